@@ -1,0 +1,280 @@
+//! HealerTicket: an error report on its way through the healer pipeline — ingest, classify,
+//! propose, approve, apply (with rollback), regenerate, notify.
+//!
+//! Tickets enter through the operator's HTTP ingest endpoint, through `kubectl`, or from a failed
+//! run. The operator fingerprints and deduplicates them, classifies them into tiers, and either
+//! fixes them deterministically (tier 1), proposes a fix for approval (tiers 2-3), or closes them
+//! as not fixable by code.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::heal_run::HealRunSpec;
+use super::shared::Decision;
+
+/// Desired state of a HealerTicket: the error, where it points, and the human's decision on the
+/// proposed fix.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[kube(
+    group = "kubeheal.dev",
+    version = "v1alpha1",
+    kind = "HealerTicket",
+    plural = "healertickets",
+    shortname = "ht",
+    category = "kubeheal",
+    namespaced,
+    status = "HealerTicketStatus",
+    doc = "An error report in the healer pipeline: classified into a tier, fixed deterministically, proposed for human approval, or closed as not fixable by code.",
+    printcolumn = r#"{"name":"Source","type":"string","jsonPath":".spec.source"}"#,
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Tier","type":"integer","jsonPath":".status.classification.tier"}"#,
+    printcolumn = r#"{"name":"Priority","type":"string","jsonPath":".status.classification.priority"}"#,
+    printcolumn = r#"{"name":"Seen","type":"integer","jsonPath":".status.occurrences"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(
+    validation = Rule::new("oldSelf.hasValue() || !has(self.decision)")
+        .optional_old_self(true)
+        .message("decision must be empty when a HealerTicket is created: a fix is proposed first and decided by a human afterwards")
+        .field_path(".decision"),
+    validation = Rule::new("!has(oldSelf.decision) || (has(self.decision) && self.decision == oldSelf.decision)")
+        .message("decision cannot be changed or removed once it has been made")
+        .field_path(".decision"),
+)]
+pub struct HealerTicketSpec {
+    /// How the error entered: `validation`, `compilation`, `runtime` or `manual`. Required.
+    pub source: TicketSource,
+
+    /// What the error points at. Required.
+    pub target: TicketTarget,
+
+    /// The original error message. Required.
+    #[schemars(length(min = 1, max = 8192))]
+    pub error: String,
+
+    /// The stack trace, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 65536))]
+    pub stacktrace: Option<String>,
+
+    /// More context, such as `request_path`, `method` and `status_code`. Default: empty.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub context: BTreeMap<String, String>,
+
+    /// Overrides the priority the classifier would give. Default: from the classifier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<Priority>,
+
+    /// The human decision on the proposed fix (tiers 2 and 3). Empty at creation; cannot change
+    /// once made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
+}
+
+/// How an error entered the pipeline.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TicketSource {
+    /// A contract validation error.
+    Validation,
+    /// A compiler error (unresolved reference, cycle).
+    Compilation,
+    /// An HTTP 500 or unhandled exception of the running application.
+    Runtime,
+    /// Submitted by a person.
+    Manual,
+}
+
+/// What a ticket's error points at: a contract, a file, or a repository to heal.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("has(self.contractFqn) || has(self.path) || has(self.healRun)")
+    .message("target must name a contractFqn, a path, or a healRun template"))]
+pub struct TicketTarget {
+    /// Fully qualified name of the contract, e.g. `entity/helpdesk/ticket`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    #[x_kube(validation = Rule::new(r"self.matches('^[^\\s/]+(/[^\\s/]+)+$')").message("contractFqn must be slash-separated names without spaces, e.g. entity/helpdesk/ticket"))]
+    pub contract_fqn: Option<String>,
+
+    /// Path of the file the error points at, relative to the repository root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 1024))]
+    #[x_kube(validation = Rule::new("!self.startsWith('/') && !self.contains('..')").message("target.path must be relative to the repository root and must not contain '..'"))]
+    pub path: Option<String>,
+
+    /// For errors fixed in code: the HealRun to create for them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heal_run: Option<HealRunSpec>,
+}
+
+/// How urgent a ticket is; tickets are analysed CRITICAL first, first-in first-out within a
+/// priority.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    /// An outage: runtime 500s.
+    Critical,
+    /// Other runtime exceptions.
+    High,
+    /// Structural contract errors.
+    Medium,
+    /// Cosmetic errors such as naming.
+    Low,
+}
+
+/// Observed state of a HealerTicket, written by the operator only.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HealerTicketStatus {
+    /// The `metadata.generation` this status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// `Ready`, `Reconciling` and `Stalled`, each with a reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[x_kube(merge_strategy = ListMerge::Map(vec!["type".into()]))]
+    pub conditions: Vec<Condition>,
+    /// Queued, Analyzing, Proposed, Approved, Applied, Failed or Rejected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<TicketPhase>,
+    /// What the classifier decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classification: Option<Classification>,
+    /// Stable hash of source, target and normalised error; equal fingerprints are one ticket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// How many times this error was reported.
+    #[serde(default)]
+    pub occurrences: u32,
+    /// When the error was first reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_seen: Option<Time>,
+    /// When the error was last reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_seen: Option<Time>,
+    /// The proposed fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<TicketProposal>,
+    /// How the fix was applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply: Option<ApplyStatus>,
+    /// The code regeneration that followed the apply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regenerate: Option<RegenerateStatus>,
+    /// When the ticket reached a terminal phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_at: Option<Time>,
+    /// How it ended, for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution_note: Option<String>,
+}
+
+/// Where a HealerTicket is in the pipeline.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum TicketPhase {
+    /// Waiting for analysis.
+    Queued,
+    /// Being classified and a fix proposed.
+    Analyzing,
+    /// A fix waits for a human decision.
+    Proposed,
+    /// Approved, about to be applied.
+    Approved,
+    /// The fix was applied and the code regenerated (terminal).
+    Applied,
+    /// Not fixable by a contract or code change, no proposal, or the apply failed (terminal).
+    Failed,
+    /// A human rejected the fix (terminal).
+    Rejected,
+}
+
+/// What the classifier decided about a ticket.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Classification {
+    /// e.g. `naming`, `missing_field`, `runtime_500`.
+    pub error_type: String,
+    /// 1 (deterministic, automatic), 2 (structural, approval) or 3 (runtime, approval).
+    #[schemars(range(min = 1, max = 3))]
+    pub tier: u8,
+    /// Who can fix it: `contract`, `generator`, `data` or `code`.
+    pub fixable_by: FixableBy,
+    /// How urgent it is.
+    pub priority: Priority,
+}
+
+/// Who can fix an error.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FixableBy {
+    /// A change to the contract.
+    Contract,
+    /// A bug in a code generator: not fixable by a contract change.
+    Generator,
+    /// A data or infrastructure issue: not fixable by code.
+    Data,
+    /// A change to hand-written code, through a HealRun.
+    Code,
+}
+
+/// A fix proposed for a ticket.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TicketProposal {
+    /// `deterministic`, `llm_structural` or `llm_runtime`.
+    pub method: ProposalMethod,
+    /// From 0 to 1 (1.0 for deterministic fixes).
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub confidence: f64,
+    /// What the fix does, for people.
+    pub explanation: String,
+    /// Each change, e.g. `spec.fields.myField -> spec.fields.my_field`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<String>,
+    /// `sha256:` digest of the change; an approval must carry the same digest.
+    pub patch_digest: String,
+}
+
+/// How a fix was proposed.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProposalMethod {
+    /// Deterministic normalisation, no LLM (tier 1).
+    Deterministic,
+    /// An LLM's structural contract fix (tier 2).
+    LlmStructural,
+    /// An LLM's fix for a runtime error (tier 3).
+    LlmRuntime,
+}
+
+/// How a fix was applied.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyStatus {
+    /// The commit that applied the fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// True when the fix failed validation and the previous content was restored.
+    #[serde(default)]
+    pub rolled_back: bool,
+    /// Why the apply failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The code regeneration after an apply.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RegenerateStatus {
+    /// The Job that regenerated the code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_name: Option<String>,
+    /// What it reported, e.g. `42 files regenerated`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+}

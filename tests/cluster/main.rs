@@ -1,0 +1,9 @@
+//! Cluster tests: the kubeheal API against a real kube-apiserver + etcd (see
+//! `tests/support/cluster.rs`). None is ignored; a control plane that cannot start fails them.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod api_served;
+mod cel_rules;
+mod controller_manager;

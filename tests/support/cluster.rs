@@ -1,0 +1,512 @@
+//! A real Kubernetes control plane for tests: etcd + kube-apiserver (and, for tests that need
+//! Jobs and garbage collection, kube-controller-manager) on loopback, like controller-runtime's
+//! envtest.
+//!
+//! One control plane is started per test binary, on first use, and shared by its tests; each test
+//! gets its own namespace ([`ControlPlane::namespace`]) and, when it panics, the objects in that
+//! namespace are printed. The binaries come from `KUBEBUILDER_ASSETS`, or from
+//! `tests/control-plane/build.sh`, which builds them from the Go module proxy once and caches them
+//! under `~/.cache/kubeheal/k8s/<version>/`.
+//!
+//! There is no kubelet and no container runtime: tests that need a Pod to run play the node's
+//! part themselves (they run the container's command as a local process and report its result
+//! through the API).
+//!
+//! Every process runs in its own process group, watched by a small `bash` watchdog in another
+//! group: when the test binary ends — normally, by a panic, or killed — the watchdog stops the
+//! process group and removes the temporary directory, so no etcd or apiserver outlives its tests.
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Client, Config};
+
+/// The admin user's static bearer token; the user is in `system:masters`.
+const ADMIN_TOKEN: &str = "kubeheal-test-admin-token";
+
+/// Extra users for RBAC tests: (token, user name, groups).
+pub const TEST_USERS: [(&str, &str, &str); 2] = [
+    ("kubeheal-test-alice-token", "alice", "kubeheal:approvers"),
+    ("kubeheal-test-bob-token", "bob", "kubeheal:viewers"),
+];
+
+static CONTROL_PLANE: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
+
+/// The shared control plane of this test binary, started on first use with the CRDs in `crds/`
+/// installed and Established. Panics with the reason when it cannot start: a cluster test
+/// never passes by skipping.
+pub fn control_plane() -> &'static ControlPlane {
+    match CONTROL_PLANE.get_or_init(ControlPlane::start) {
+        Ok(plane) => plane,
+        Err(reason) => panic!("the test control plane could not start: {reason}"),
+    }
+}
+
+/// A running etcd + kube-apiserver.
+pub struct ControlPlane {
+    dir: PathBuf,
+    assets: PathBuf,
+    kubeconfig: PathBuf,
+    server: String,
+    processes: Mutex<Vec<Process>>,
+    controller_manager: Mutex<Option<Result<(), String>>>,
+}
+
+impl ControlPlane {
+    fn start() -> Result<Self, String> {
+        let assets = assets_dir()?;
+        let dir = std::env::temp_dir().join(format!("kubeheal-cp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+
+        let pki = Pki::generate(&dir)?;
+        let tokens = dir.join("tokens.csv");
+        let mut token_lines = vec![format!("{ADMIN_TOKEN},admin,admin,system:masters")];
+        for (token, user, group) in TEST_USERS {
+            token_lines.push(format!("{token},{user},{user},{group}"));
+        }
+        write(&tokens, &(token_lines.join("\n") + "\n"))?;
+
+        let etcd_client_port = free_port()?;
+        let etcd_peer_port = free_port()?;
+        let etcd_url = format!("http://127.0.0.1:{etcd_client_port}");
+        let peer_url = format!("http://127.0.0.1:{etcd_peer_port}");
+        let etcd_data = dir.join("etcd");
+        // The etcd watchdog also removes the whole directory once everything is stopped.
+        let etcd = spawn_watched(
+            &dir,
+            "etcd",
+            Command::new(assets.join("etcd")).args([
+                "--name=default",
+                &format!("--data-dir={}", etcd_data.display()),
+                &format!("--listen-client-urls={etcd_url}"),
+                &format!("--advertise-client-urls={etcd_url}"),
+                &format!("--listen-peer-urls={peer_url}"),
+                &format!("--initial-advertise-peer-urls={peer_url}"),
+                &format!("--initial-cluster=default={peer_url}"),
+                "--unsafe-no-fsync=true",
+                "--log-level=warn",
+            ]),
+            Some(&dir),
+        )?;
+
+        let secure_port = free_port()?;
+        let server = format!("https://127.0.0.1:{secure_port}");
+        let apiserver = spawn_watched(
+            &dir,
+            "kube-apiserver",
+            Command::new(assets.join("kube-apiserver")).args([
+                &format!("--etcd-servers={etcd_url}"),
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                &format!("--secure-port={secure_port}"),
+                &format!("--cert-dir={}", dir.join("apiserver-certs").display()),
+                &format!("--tls-cert-file={}", pki.server_cert.display()),
+                &format!("--tls-private-key-file={}", pki.server_key.display()),
+                &format!("--client-ca-file={}", pki.ca_cert.display()),
+                &format!("--token-auth-file={}", tokens.display()),
+                "--authorization-mode=RBAC",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                &format!(
+                    "--service-account-key-file={}",
+                    pki.service_account_public_key.display()
+                ),
+                &format!(
+                    "--service-account-signing-key-file={}",
+                    pki.service_account_key.display()
+                ),
+                "--service-cluster-ip-range=10.0.0.0/24",
+                "--allow-privileged=true",
+                "--v=0",
+            ]),
+            None,
+        )?;
+
+        let kubeconfig = dir.join("kubeconfig");
+        write(&kubeconfig, &kubeconfig_yaml(&server, &pki.ca_cert, ADMIN_TOKEN))?;
+
+        let mut plane = ControlPlane {
+            dir,
+            assets,
+            kubeconfig,
+            server,
+            processes: Mutex::new(vec![etcd, apiserver]),
+            controller_manager: Mutex::new(None),
+        };
+        plane.wait_ready()?;
+        plane.install_crds()?;
+        Ok(plane)
+    }
+
+    /// Polls `/readyz` until the API server answers; fails at once when a server process exits.
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if self.kubectl(["get", "--raw=/readyz"]).status.success() {
+                return Ok(());
+            }
+            let processes = self.processes.get_mut().unwrap_or_else(|e| e.into_inner());
+            if let Some(reason) = processes.iter_mut().find_map(Process::exited) {
+                return Err(reason);
+            }
+            if Instant::now() > deadline {
+                let logs: Vec<String> = processes
+                    .iter()
+                    .map(|p| format!("{} log ends with:\n{}", p.name, tail(&p.log, 20)))
+                    .collect();
+                return Err(format!("kube-apiserver was not ready after 120 s\n{}", logs.join("\n")));
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    fn install_crds(&self) -> Result<(), String> {
+        let crds = repo_root().join("crds");
+        let out = self.kubectl(["apply", "--server-side", "-f", &crds.display().to_string()]);
+        if !out.status.success() {
+            return Err(format!(
+                "kubectl apply of crds/ failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let out = self.kubectl([
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/healruns.kubeheal.dev",
+            "crd/codefixdds.kubeheal.dev",
+            "crd/healertickets.kubeheal.dev",
+        ]);
+        if !out.status.success() {
+            return Err(format!(
+                "the CRDs did not become Established: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(())
+    }
+
+    /// Starts kube-controller-manager (Job, garbage-collector, namespace and service-account
+    /// controllers) once, for tests that need Jobs to create Pods or owned objects to be
+    /// collected.
+    pub fn ensure_controller_manager(&self) {
+        let mut started = self.controller_manager.lock().unwrap_or_else(|e| e.into_inner());
+        let result = started.get_or_insert_with(|| {
+            let process = spawn_watched(
+                &self.dir,
+                "kube-controller-manager",
+                Command::new(self.assets.join("kube-controller-manager")).args([
+                    &format!("--kubeconfig={}", self.kubeconfig.display()),
+                    "--controllers=job,garbage-collector-controller,namespace-controller,serviceaccount-controller,ttl-after-finished-controller",
+                    "--leader-elect=false",
+                    "--secure-port=0",
+                    "--concurrent-gc-syncs=5",
+                    "--v=0",
+                ]),
+                None,
+            )?;
+            self.processes.lock().unwrap_or_else(|e| e.into_inner()).push(process);
+            Ok(())
+        });
+        if let Err(reason) = result {
+            panic!("kube-controller-manager could not start: {reason}");
+        }
+    }
+
+    /// The API server's URL.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// Path of an admin kubeconfig for this control plane.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Runs this control plane's `kubectl` with the admin kubeconfig.
+    pub fn kubectl<I, S>(&self, args: I) -> Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        Command::new(self.assets.join("kubectl"))
+            .arg(format!("--kubeconfig={}", self.kubeconfig.display()))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("kubectl from KUBEBUILDER_ASSETS could not be run")
+    }
+
+    /// Runs `kubectl` acting as one of [`TEST_USERS`], authenticated by that user's token.
+    pub fn kubectl_as<I, S>(&self, user: &str, args: I) -> Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let (token, _, _) = TEST_USERS
+            .iter()
+            .find(|(_, name, _)| *name == user)
+            .unwrap_or_else(|| panic!("{user} is not one of the test users"));
+        Command::new(self.assets.join("kubectl"))
+            .arg(format!("--kubeconfig={}", self.kubeconfig.display()))
+            .arg(format!("--token={token}"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("kubectl from KUBEBUILDER_ASSETS could not be run")
+    }
+
+    /// A client with admin rights, bound to the calling test's runtime.
+    pub async fn client(&self) -> Client {
+        let kubeconfig = Kubeconfig::read_from(&self.kubeconfig).expect("the test kubeconfig is readable");
+        let config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .expect("the test kubeconfig is valid");
+        Client::try_from(config).expect("a client can be built from the test kubeconfig")
+    }
+
+    /// A fresh namespace for one test, named after it. When the test panics, the objects in the
+    /// namespace are printed before it is deleted.
+    pub fn namespace(&'static self, test: &str) -> TestNamespace {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let mut stem: String = test
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        stem.truncate(50);
+        let name = format!("{}-{n}", stem.trim_matches('-'));
+        let out = self.kubectl(["create", "namespace", &name]);
+        assert!(
+            out.status.success(),
+            "cannot create namespace {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        TestNamespace { name, plane: self }
+    }
+}
+
+/// A namespace that belongs to one test.
+pub struct TestNamespace {
+    pub name: String,
+    plane: &'static ControlPlane,
+}
+
+impl Drop for TestNamespace {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let out = self.plane.kubectl([
+                "get",
+                "kubeheal,jobs,pods,configmaps,secrets,events",
+                "-n",
+                &self.name,
+                "-o",
+                "yaml",
+            ]);
+            eprintln!(
+                "---- objects in namespace {} when the test failed ----\n{}{}",
+                self.name,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        } else {
+            self.plane.kubectl(["delete", "namespace", &self.name, "--wait=false"]);
+        }
+    }
+}
+
+/// The folder with etcd, kube-apiserver, kube-controller-manager and kubectl.
+fn assets_dir() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("KUBEBUILDER_ASSETS") {
+        let dir = PathBuf::from(dir);
+        for bin in ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl"] {
+            if !dir.join(bin).is_file() {
+                return Err(format!("KUBEBUILDER_ASSETS={} has no {bin}", dir.display()));
+            }
+        }
+        return Ok(dir);
+    }
+    let script = repo_root().join("tests/control-plane/build.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} failed (see its output above)", script.display()));
+    }
+    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A port that was free a moment ago. Racy by nature, as envtest's; loopback only.
+fn free_port() -> Result<u16, String> {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("no free loopback port: {e}"))
+}
+
+/// Starts `command` in its own process group with its output in `<dir>/<name>.log`, and a
+/// watchdog that stops the group when this test process is gone (and then removes `cleanup`).
+fn spawn_watched(dir: &Path, name: &str, command: &mut Command, cleanup: Option<&Path>) -> Result<Process, String> {
+    let log = dir.join(format!("{name}.log"));
+    let file = std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let err = file.try_clone().map_err(|e| e.to_string())?;
+    let child: Child = command
+        .stdin(Stdio::null())
+        .stdout(file)
+        .stderr(err)
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start {name}: {e}"))?;
+    let pgid = child.id();
+    let script = r#"
+        while kill -0 "$1" 2>/dev/null; do sleep 0.5; done
+        kill -TERM -- "-$2" 2>/dev/null
+        for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 -- "-$2" 2>/dev/null || break; sleep 0.3; done
+        kill -KILL -- "-$2" 2>/dev/null
+        if [ -n "$3" ]; then sleep 1; rm -rf -- "$3"; fi
+    "#;
+    // bash, not sh: dash's `kill` cannot signal a process group.
+    Command::new("bash")
+        .args(["-c", script, "kubeheal-test-watchdog"])
+        .arg(std::process::id().to_string())
+        .arg(pgid.to_string())
+        .arg(cleanup.map(|p| p.display().to_string()).unwrap_or_default())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start the watchdog for {name}: {e}"))?;
+    Ok(Process {
+        name: name.to_owned(),
+        child,
+        log,
+    })
+}
+
+/// A server process of the control plane; it lives as long as the test binary.
+struct Process {
+    name: String,
+    child: Child,
+    log: PathBuf,
+}
+
+impl Process {
+    /// Why the process is no longer running, with the end of its log; `None` while it runs.
+    fn exited(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(None) => None,
+            Ok(Some(status)) => Some(format!(
+                "{} exited ({status}); its log ends with:\n{}",
+                self.name,
+                tail(&self.log, 30)
+            )),
+            Err(e) => Some(format!("cannot check on {}: {e}", self.name)),
+        }
+    }
+}
+
+fn write(path: &Path, contents: &str) -> Result<(), String> {
+    std::fs::write(path, contents).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn tail(path: &Path, lines: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+fn kubeconfig_yaml(server: &str, ca: &Path, token: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: {server}
+    certificate-authority: {ca}
+users:
+- name: admin
+  user:
+    token: {token}
+contexts:
+- name: test
+  context:
+    cluster: test
+    user: admin
+current-context: test
+",
+        ca = ca.display()
+    )
+}
+
+/// The certificates and keys of a test control plane, generated fresh for each run.
+struct Pki {
+    ca_cert: PathBuf,
+    server_cert: PathBuf,
+    server_key: PathBuf,
+    service_account_key: PathBuf,
+    service_account_public_key: PathBuf,
+}
+
+impl Pki {
+    fn generate(dir: &Path) -> Result<Self, String> {
+        use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
+        let e = |err: rcgen::Error| format!("cannot generate test certificates: {err}");
+
+        let ca_key = KeyPair::generate().map_err(e)?;
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(e)?;
+        ca_params
+            .distinguished_name
+            .push(DnType::CommonName, "kubeheal-test-ca");
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        let ca_cert = ca_params.self_signed(&ca_key).map_err(e)?;
+        let issuer = Issuer::new(ca_params, &ca_key);
+
+        let server_key = KeyPair::generate().map_err(e)?;
+        let mut server_params = CertificateParams::new(vec![
+            "127.0.0.1".to_owned(),
+            "localhost".to_owned(),
+            "kubernetes.default.svc".to_owned(),
+        ])
+        .map_err(e)?;
+        server_params
+            .distinguished_name
+            .push(DnType::CommonName, "kube-apiserver");
+        let server_cert = server_params.signed_by(&server_key, &issuer).map_err(e)?;
+
+        let sa_key = KeyPair::generate().map_err(e)?;
+
+        let pki = Pki {
+            ca_cert: dir.join("ca.crt"),
+            server_cert: dir.join("apiserver.crt"),
+            server_key: dir.join("apiserver.key"),
+            service_account_key: dir.join("sa.key"),
+            service_account_public_key: dir.join("sa.pub"),
+        };
+        write(&pki.ca_cert, &ca_cert.pem())?;
+        write(&pki.server_cert, &server_cert.pem())?;
+        write(&pki.server_key, &server_key.serialize_pem())?;
+        write(&pki.service_account_key, &sa_key.serialize_pem())?;
+        write(&pki.service_account_public_key, &sa_key.public_key_pem())?;
+        Ok(pki)
+    }
+}
