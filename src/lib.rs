@@ -8,3 +8,4 @@
 
 pub mod api;
 pub mod crdgen;
+pub mod parse;

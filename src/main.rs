@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// kubeheal heals failing builds and tests, in a Kubernetes cluster or on a laptop.
 #[derive(Debug, Parser)]
@@ -18,6 +18,19 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Parse a build log into bug reports (file, line, type, message, test).
+    Parse {
+        /// The build log; `-` or nothing reads standard input.
+        file: Option<PathBuf>,
+        /// Repository root as the build saw it, for making paths repository-relative
+        /// (default: the current directory).
+        #[arg(long)]
+        workspace: Option<String>,
+        /// `json`: a JSON array of bug reports with seed 001's field names; `text`: one line per
+        /// report, `{TYPE} error in {file} line {N} → Fix: {desc}`.
+        #[arg(long, value_enum, default_value_t = ParseFormat::Json)]
+        format: ParseFormat,
+    },
     /// Write the CustomResourceDefinitions to crds/ and charts/kubeheal/crds/.
     Crdgen {
         /// Repository root to write into.
@@ -37,6 +50,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Crdgen { root, check, stdout } => crdgen(&root, check, stdout),
+        Command::Parse {
+            file,
+            workspace,
+            format,
+        } => parse(file, workspace, format),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -62,6 +80,75 @@ fn crdgen(root: &std::path::Path, check: bool, stdout: bool) -> Result<(), Strin
     }
     for path in crdgen::write(root).map_err(|e| e.to_string())? {
         eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ParseFormat {
+    Json,
+    Text,
+}
+
+/// A bug report with seed 001's snake_case field names (the resources use camelCase).
+#[derive(serde::Serialize)]
+struct BugReportWire<'a> {
+    file_path: &'a str,
+    line_number: u32,
+    error_type: &'static str,
+    message: &'a str,
+    test_name: Option<&'a str>,
+    confidence_score: Option<f64>,
+}
+
+fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) -> Result<(), String> {
+    use kubeheal::parse::{self, Workspace, format as render};
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    match file.as_deref() {
+        None => std::io::stdin().read_to_end(&mut bytes).map(|_| ()),
+        Some(p) if p.as_os_str() == "-" => std::io::stdin().read_to_end(&mut bytes).map(|_| ()),
+        Some(p) => std::fs::File::open(p)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map(|_| ()),
+    }
+    .map_err(|e| {
+        let what = file
+            .as_deref()
+            .map_or("standard input".to_owned(), |p| p.display().to_string());
+        format!("cannot read {what}: {e}")
+    })?;
+    // Logs are not always UTF-8 (a test printing bytes); invalid sequences become U+FFFD.
+    let log = String::from_utf8_lossy(&bytes);
+    let root = match workspace {
+        Some(w) => w,
+        None => std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default(),
+    };
+    let parsed = parse::parse(&log, &Workspace::new(root));
+    match format {
+        ParseFormat::Json => {
+            let wire: Vec<BugReportWire<'_>> = parsed
+                .reports
+                .iter()
+                .map(|r| BugReportWire {
+                    file_path: &r.file_path,
+                    line_number: r.line_number,
+                    error_type: render::type_name(r.error_type),
+                    message: &r.message,
+                    test_name: r.test_name.as_deref(),
+                    confidence_score: r.confidence_score,
+                })
+                .collect();
+            let json = serde_json::to_string_pretty(&wire).map_err(|e| format!("cannot render JSON: {e}"))?;
+            println!("{json}");
+        }
+        ParseFormat::Text => {
+            for report in &parsed.reports {
+                println!("{}", render::render(report));
+            }
+        }
     }
     Ok(())
 }

@@ -1,0 +1,159 @@
+//! Line cleaning: what a CI log adds around a tool's own output — ANSI colours, carriage-return
+//! redraws, CRLF, timestamp prefixes, very long lines — is taken off before any format looks at a
+//! line. Lines that need nothing are borrowed, not copied.
+
+use std::borrow::Cow;
+
+/// Longest line the parser looks at; the rest of a longer line is ignored (minified output,
+/// base64 blobs), so one line can never cost more than this much matching.
+pub const MAX_LINE: usize = 8 * 1024;
+
+/// Cleans one raw line (without its `\n`).
+pub fn clean_line(raw: &str) -> Cow<'_, str> {
+    let mut line = Cow::Borrowed(raw.strip_suffix('\r').unwrap_or(raw));
+    if line.len() > MAX_LINE {
+        let mut end = MAX_LINE;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        line = match line {
+            Cow::Borrowed(s) => Cow::Borrowed(&s[..end]),
+            Cow::Owned(s) => Cow::Owned(s[..end].to_owned()),
+        };
+    }
+    if line.contains('\x1b') {
+        line = Cow::Owned(strip_ansi(&line));
+    }
+    // A progress bar redraws the line after each `\r`; what a person sees is the last redraw.
+    if let Some(pos) = line.rfind('\r') {
+        line = match line {
+            Cow::Borrowed(s) => Cow::Borrowed(&s[pos + 1..]),
+            Cow::Owned(s) => Cow::Owned(s[pos + 1..].to_owned()),
+        };
+    }
+    match strip_timestamp(&line) {
+        Some(start) if start > 0 => match line {
+            Cow::Borrowed(s) => Cow::Borrowed(&s[start..]),
+            Cow::Owned(s) => Cow::Owned(s[start..].to_owned()),
+        },
+        _ => line,
+    }
+}
+
+/// Removes CSI (`ESC [ ... final`) and OSC (`ESC ] ... BEL|ST`) sequences and lone escapes.
+fn strip_ansi(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let mut copied_from = 0;
+    while i < bytes.len() {
+        if bytes[i] != 0x1b {
+            i += 1;
+            continue;
+        }
+        out.push_str(&s[copied_from..i]);
+        i += 1;
+        match bytes.get(i) {
+            Some(b'[') => {
+                i += 1;
+                while i < bytes.len() && !(0x40..=0x7e).contains(&bytes[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            Some(b']') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != 0x07 && !(bytes[i] == 0x1b && bytes.get(i + 1) == Some(&b'\\')) {
+                    i += 1;
+                }
+                i += if bytes.get(i) == Some(&0x07) { 1 } else { 2 };
+            }
+            Some(_) => i += 1,
+            None => {}
+        }
+        i = i.min(bytes.len());
+        // A lone escape may be followed by a multi-byte character: resume on a boundary.
+        while i < bytes.len() && !s.is_char_boundary(i) {
+            i += 1;
+        }
+        copied_from = i;
+    }
+    out.push_str(&s[copied_from..]);
+    out
+}
+
+/// Where the tool's text starts after a CI timestamp prefix: GitHub Actions / GitLab
+/// (`2024-01-02T03:04:05.1234567Z `), Jenkins timestamper (`[2024-01-02T03:04:05.123Z] `) and
+/// clock prefixes with seconds (`[03:04:05] `, `03:04:05 `).
+fn strip_timestamp(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
+    let (offset, bracket) = if b.first() == Some(&b'[') {
+        (1, true)
+    } else {
+        (0, false)
+    };
+    let mut i = offset;
+    if digit(i) && digit(i + 1) && digit(i + 2) && digit(i + 3) && b.get(i + 4) == Some(&b'-') {
+        // ISO date and time.
+        if !(digit(i + 5) && digit(i + 6) && b.get(i + 7) == Some(&b'-') && digit(i + 8) && digit(i + 9)) {
+            return None;
+        }
+        if !matches!(b.get(i + 10), Some(b'T' | b' ')) {
+            return None;
+        }
+        i += 11;
+    }
+    if !(digit(i) && digit(i + 1) && b.get(i + 2) == Some(&b':') && digit(i + 3) && digit(i + 4)) {
+        return None;
+    }
+    i += 5;
+    if !(b.get(i) == Some(&b':') && digit(i + 1) && digit(i + 2)) {
+        return None;
+    }
+    i += 3;
+    while i < b.len() && (b[i].is_ascii_digit() || matches!(b[i], b'.' | b',' | b'Z' | b'+' | b':')) {
+        i += 1;
+    }
+    if bracket {
+        if b.get(i) != Some(&b']') {
+            return None;
+        }
+        i += 1;
+    }
+    if b.get(i) == Some(&b' ') {
+        Some(i + 1)
+    } else if i == b.len() {
+        Some(i)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean_line;
+
+    #[test]
+    fn colours_redraws_crlf_and_timestamps_come_off() {
+        assert_eq!(
+            clean_line("\x1b[31mFAILED\x1b[0m tests/a.py::t\r"),
+            "FAILED tests/a.py::t"
+        );
+        assert_eq!(clean_line("Downloading 10%\rDownloading 100%"), "Downloading 100%");
+        assert_eq!(
+            clean_line("2026-11-22T04:01:02.1234567Z E   KeyError: 'x'"),
+            "E   KeyError: 'x'"
+        );
+        assert_eq!(clean_line("[2026-11-22T04:01:02.123Z] ok"), "ok");
+        assert_eq!(clean_line("[04:01:02] ok"), "ok");
+        assert_eq!(clean_line("\x1b]8;;http://x\x07link\x1b]8;;\x07"), "link");
+    }
+
+    #[test]
+    fn text_that_only_looks_like_a_timestamp_is_kept() {
+        assert_eq!(clean_line("2026-11-22 is the date"), "2026-11-22 is the date");
+        assert_eq!(clean_line("12:30 lunch"), "12:30 lunch");
+        assert_eq!(clean_line("10:5: error"), "10:5: error");
+    }
+}

@@ -1,0 +1,189 @@
+//! The output formatter: the one place that renders a bug report for people —
+//! `{TYPE} error in {file} line {N} → Fix: {desc}` — used by the CLI, commit messages, events and
+//! summaries. The fix description is short and chosen from the report's type and message.
+
+use crate::api::shared::{BugReport, ErrorType};
+
+/// `LINTING error in src/utils.py line 15 → Fix: remove the unused import`.
+pub fn render(report: &BugReport) -> String {
+    format!(
+        "{} error in {} line {} → Fix: {}",
+        type_name(report.error_type),
+        report.file_path,
+        report.line_number,
+        fix_description(report)
+    )
+}
+
+/// The wire name of a bug type (`TYPE_ERROR`, ...).
+pub fn type_name(t: ErrorType) -> &'static str {
+    match t {
+        ErrorType::Linting => "LINTING",
+        ErrorType::Syntax => "SYNTAX",
+        ErrorType::Logic => "LOGIC",
+        ErrorType::TypeError => "TYPE_ERROR",
+        ErrorType::Import => "IMPORT",
+        ErrorType::Indentation => "INDENTATION",
+    }
+}
+
+/// A short, actionable description of the fix, by sub-type.
+pub fn fix_description(report: &BugReport) -> String {
+    let m = report.message.as_str();
+    let lower = m.to_ascii_lowercase();
+    let quoted = first_quoted(m);
+    match report.error_type {
+        ErrorType::Linting => {
+            if lower.contains("unused import")
+                || lower.contains("imported but unused")
+                || lower.contains("imported and not used")
+            {
+                "remove the unused import".into()
+            } else if lower.contains("never used")
+                || lower.contains("declared and not used")
+                || lower.contains("unused variable")
+            {
+                "remove the unused variable".into()
+            } else if lower.contains("import block is un-sorted") || lower.contains("wrong-import-order") {
+                "sort the imports".into()
+            } else if lower.contains("whitespace") || lower.contains("spaces") {
+                "fix the spacing".into()
+            } else if lower.contains("docstring") {
+                "add the missing docstring".into()
+            } else {
+                format!("resolve the lint finding: {}", clip(m))
+            }
+        }
+        ErrorType::Syntax => {
+            if let Some(token) = expected_token(m) {
+                format!("add the missing {token}")
+            } else {
+                format!("correct the syntax: {}", clip(m))
+            }
+        }
+        ErrorType::Indentation => {
+            if lower.contains("unexpected indent") || lower.contains("unexpected indentation") {
+                "remove the unexpected indentation".into()
+            } else if lower.contains("unindent") || lower.contains("dedent") {
+                "align the line with its enclosing block".into()
+            } else if lower.contains("tab") {
+                "indent with spaces only, not a mix of tabs and spaces".into()
+            } else if lower.contains("expected an indented block") {
+                "indent the block under its header".into()
+            } else {
+                "fix the indentation".into()
+            }
+        }
+        ErrorType::Import => match quoted {
+            Some(name) if lower.contains("name") && lower.contains("not defined") => format!("import {name}"),
+            Some(name) if lower.contains("no module named") || lower.contains("cannot find module") => {
+                format!("fix the import of '{name}' or add it to the project")
+            }
+            Some(name) => format!("import or define '{name}'"),
+            None => format!("fix the import: {}", clip(m)),
+        },
+        ErrorType::TypeError => format!("make the types agree: {}", clip(m)),
+        ErrorType::Logic => {
+            if lower.contains("assert") {
+                "correct the logic so the assertion holds".into()
+            } else {
+                format!("handle the failing case: {}", clip(m))
+            }
+        }
+    }
+}
+
+/// The first name in quotes or backticks.
+fn first_quoted(m: &str) -> Option<&str> {
+    for (open, close) in [('\'', '\''), ('`', '`'), ('"', '"')] {
+        if let Some(start) = m.find(open)
+            && let Some(len) = m[start + 1..].find(close)
+        {
+            let name = &m[start + 1..start + 1 + len];
+            if !name.is_empty() && name.len() <= 80 {
+                return Some(name);
+            }
+        }
+    }
+    None
+}
+
+/// `expected ':'`, ``Expected `:` ``, `')' expected` → the token.
+fn expected_token(m: &str) -> Option<String> {
+    let lower = m.to_ascii_lowercase();
+    if let Some(i) = lower.find("expected ") {
+        let rest = &m[i + "expected ".len()..];
+        let token = rest.split([',', ' ']).next()?.trim();
+        if (2..=5).contains(&token.len())
+            && (token.starts_with('\'') || token.starts_with('`') || token.starts_with('"'))
+        {
+            return Some(token.to_owned());
+        }
+    }
+    if let Some(i) = m.find(" expected") {
+        let token = m[..i].rsplit(' ').next()?;
+        if (3..=5).contains(&token.len()) && token.starts_with('\'') {
+            return Some(token.to_owned());
+        }
+    }
+    None
+}
+
+fn clip(m: &str) -> String {
+    let first = m.lines().next().unwrap_or(m);
+    super::truncate(first, 120)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(error_type: ErrorType, file: &str, line: u32, message: &str) -> BugReport {
+        BugReport {
+            file_path: file.into(),
+            line_number: line,
+            error_type,
+            message: message.into(),
+            test_name: None,
+            confidence_score: None,
+        }
+    }
+
+    #[test]
+    fn renders_the_contract_line() {
+        let r = report(
+            ErrorType::Linting,
+            "src/utils.py",
+            15,
+            "F401 [*] `os` imported but unused",
+        );
+        assert_eq!(
+            render(&r),
+            "LINTING error in src/utils.py line 15 → Fix: remove the unused import"
+        );
+        let r = report(ErrorType::Syntax, "calc.py", 1, "SyntaxError: expected ':'");
+        assert_eq!(render(&r), "SYNTAX error in calc.py line 1 → Fix: add the missing ':'");
+        let r = report(
+            ErrorType::Import,
+            "app/encode.py",
+            2,
+            "NameError: name 'json' is not defined",
+        );
+        assert_eq!(render(&r), "IMPORT error in app/encode.py line 2 → Fix: import json");
+        let r = report(
+            ErrorType::Indentation,
+            "shapes.py",
+            10,
+            "IndentationError: unexpected indent",
+        );
+        assert_eq!(
+            render(&r),
+            "INDENTATION error in shapes.py line 10 → Fix: remove the unexpected indentation"
+        );
+        let r = report(ErrorType::Syntax, "src/money.ts", 2, "error TS1005: ')' expected.");
+        assert_eq!(
+            render(&r),
+            "SYNTAX error in src/money.ts line 2 → Fix: add the missing ')'"
+        );
+    }
+}

@@ -1,0 +1,222 @@
+//! Go: `go build` / `go vet` diagnostics, `go test` outcomes (`--- FAIL: TestX/sub`), `t.Errorf`
+//! lines, panics with their goroutine frames, and `go test -json` events (whose `Output` is read
+//! as the text it carries).
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Deserialize;
+
+use super::outcome::InfraKind;
+use super::{Finding, Rank, Sink, TestOutcome, split_location};
+use crate::api::shared::ErrorType;
+
+static RESULT_HEADER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*--- (FAIL|PASS|SKIP): (\S+) \(").expect("regex"));
+static RUN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^=== (?:RUN|CONT|PAUSE)\s+(\S+)").expect("regex"));
+static TEST_LOCATION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s+([\w./-]+_test\.go|[\w./-]+\.go):(\d+): (.*)$").expect("regex"));
+static PACKAGE_RESULT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(ok|FAIL|\?)\s+(\S+)\s+(?:[\d.]+s|\(cached\)|\[no test files\])").expect("regex"));
+
+#[derive(Deserialize)]
+struct Event {
+    #[serde(rename = "Action")]
+    action: String,
+    #[serde(rename = "Test")]
+    test: Option<String>,
+    #[serde(rename = "Output")]
+    output: Option<String>,
+}
+
+#[derive(Default)]
+pub(crate) struct Go {
+    /// The test whose output the following lines are.
+    current_test: Option<String>,
+    /// A panic's message, waiting for its first frame in the project.
+    panic: Option<String>,
+    packages_with_tests: u32,
+    packages_without_tests: u32,
+}
+
+impl Go {
+    pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        if line.starts_with("{\"Time\":") || line.starts_with("{\"Action\":") {
+            self.json_event(line, sink);
+            return;
+        }
+        self.text(line, sink);
+    }
+
+    fn json_event(&mut self, line: &str, sink: &mut Sink<'_>) {
+        let Ok(event) = serde_json::from_str::<Event>(line) else {
+            return;
+        };
+        match (event.action.as_str(), event.test.as_deref()) {
+            ("output", test) => {
+                if let Some(output) = event.output {
+                    if test.is_some() {
+                        self.current_test = test.map(str::to_owned);
+                    }
+                    for text in output.lines() {
+                        let cleaned = super::clean::clean_line(text);
+                        self.text(&cleaned, sink);
+                    }
+                }
+            }
+            ("fail", Some(test)) => sink.test(test, TestOutcome::Failed),
+            ("pass", Some(test)) => sink.test(test, TestOutcome::Passed),
+            ("skip", Some(test)) => sink.test(test, TestOutcome::Skipped),
+            _ => {}
+        }
+    }
+
+    fn text(&mut self, line: &str, sink: &mut Sink<'_>) {
+        let Some(&first) = line.as_bytes().first() else {
+            return;
+        };
+        if let Some(message) = line.strip_prefix("panic: ") {
+            self.panic = Some(message.trim_end_matches(" [recovered]").to_owned());
+            return;
+        }
+        if first == b'\t' {
+            if self.panic.is_some() {
+                // A goroutine frame: `\t/abs/path/file.go:15 +0x1d`.
+                let location = line.trim().split(' ').next().unwrap_or("");
+                if let Some((file, n, _)) = split_location(location)
+                    && file.ends_with(".go")
+                    && sink.workspace.relative(file).is_some()
+                {
+                    let message = self.panic.take().unwrap_or_default();
+                    sink.report(Finding {
+                        file,
+                        line: n,
+                        error_type: ErrorType::Logic,
+                        message: Cow::Owned(format!("panic: {message}")),
+                        test: self.current_test.as_deref(),
+                        confidence: 0.9,
+                        rank: Rank::Error,
+                    });
+                }
+            }
+            return;
+        }
+        match first {
+            b'=' => {
+                if let Some(c) = RUN.captures(line) {
+                    self.current_test = Some(c[1].to_owned());
+                }
+            }
+            b'o' | b'F' | b'?' => {
+                if let Some(c) = PACKAGE_RESULT.captures(line) {
+                    sink.summary.runner_summary_seen = true;
+                    if &c[1] == "?" {
+                        self.packages_without_tests += 1;
+                    } else {
+                        self.packages_with_tests += 1;
+                    }
+                }
+            }
+            b' ' | b'-' => {
+                if let Some(c) = RESULT_HEADER.captures(line) {
+                    let outcome = match &c[1] {
+                        "FAIL" => TestOutcome::Failed,
+                        "PASS" => TestOutcome::Passed,
+                        _ => TestOutcome::Skipped,
+                    };
+                    match outcome {
+                        TestOutcome::Failed => sink.summary.failed += 1,
+                        TestOutcome::Passed => sink.summary.passed += 1,
+                        _ => sink.summary.skipped += 1,
+                    }
+                    sink.test(&c[2], outcome);
+                    self.current_test = Some(c[2].to_owned());
+                    return;
+                }
+                if first == b' '
+                    && let Some(c) = TEST_LOCATION.captures(line)
+                {
+                    sink.report(Finding {
+                        file: &c[1],
+                        line: c[2].parse().unwrap_or(1),
+                        error_type: ErrorType::Logic,
+                        message: Cow::Borrowed(&c[3]),
+                        test: self.current_test.as_deref(),
+                        confidence: 0.9,
+                        rank: Rank::Error,
+                    });
+                }
+            }
+            _ => {}
+        }
+        // Compiler and vet diagnostics: `./main.go:9:17: message`, possibly after `vet: `.
+        let diagnostic = line.strip_prefix("vet: ").unwrap_or(line);
+        if diagnostic.contains(".go:")
+            && !diagnostic.starts_with(' ')
+            && let Some((file, n, message)) = split_location(diagnostic)
+            && file.ends_with(".go")
+            && !message.is_empty()
+        {
+            let (error_type, rank) = go_type(message);
+            sink.report(Finding {
+                file,
+                line: n,
+                error_type,
+                message: Cow::Borrowed(message),
+                test: None,
+                confidence: 0.9,
+                rank,
+            });
+        }
+    }
+
+    pub fn finish(&mut self, sink: &mut Sink<'_>) {
+        if self.packages_without_tests > 0 && self.packages_with_tests == 0 {
+            sink.infra(InfraKind::NoTestsCollected);
+        }
+    }
+}
+
+/// The bug type of a Go compiler or vet message.
+fn go_type(message: &str) -> (ErrorType, Rank) {
+    let m = message;
+    if m.starts_with("syntax error") || m.starts_with("expected ") || m.contains("unexpected newline") {
+        return (ErrorType::Syntax, Rank::Error);
+    }
+    if m.starts_with("undefined: ")
+        || m.starts_with("could not import")
+        || m.contains("is not in std")
+        || m.contains("cannot find package")
+        || m.contains("no required module provides package")
+        || m.starts_with("package ") && m.contains(" is not in ")
+    {
+        return (ErrorType::Import, Rank::Error);
+    }
+    if m.contains("imported and not used") || m.contains("declared and not used") {
+        return (ErrorType::Linting, Rank::Error);
+    }
+    const TYPE_PHRASES: &[&str] = &[
+        "cannot use ",
+        "mismatched types",
+        "invalid operation",
+        "cannot convert",
+        "has no field or method",
+        "not enough arguments",
+        "too many arguments",
+        "missing return",
+        "assignment mismatch",
+        "does not implement",
+        "not enough return values",
+        "too many return values",
+        "cannot assign",
+        "(value of type",
+        "undefined (type",
+        "is not a type",
+        "non-boolean condition",
+    ];
+    if TYPE_PHRASES.iter().any(|p| m.contains(p)) {
+        return (ErrorType::TypeError, Rank::Error);
+    }
+    (ErrorType::Linting, Rank::Warning)
+}

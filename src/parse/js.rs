@@ -1,0 +1,236 @@
+//! TypeScript and JavaScript: tsc (classic `file(line,col)` and pretty `file:line:col -`), eslint's
+//! stylish format, jest failure blocks (`● Suite › test`) with their stack frames, and Node stack
+//! traces. eslint's and jest's JSON formats and jest-junit XML are read in `structured`.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Finding, Rank, Sink, TestOutcome, looks_like_source};
+use crate::api::shared::ErrorType;
+
+static TSC_CLASSIC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\S+?)\((\d+),(\d+)\): (error|warning) (TS\d+): (.*)$").expect("regex"));
+static TSC_PRETTY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\S+?):(\d+):(\d+) - (error|warning) (TS\d+): (.*)$").expect("regex"));
+static ESLINT_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s+(\d+):(\d+)\s+(error|warning)\s+(.+?)(?:\s{2,}(@?[\w/-]+))?\s*$").expect("regex")
+});
+static FRAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s+at (?:.*? \()?(?:file://)?([^()\s]+?):(\d+):(\d+)\)?$").expect("regex"));
+static JS_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[[\w_]+\])?: (.*)$").expect("regex")
+});
+
+const JS_EXTENSIONS: &[&str] = &[
+    ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts", ".vue", ".svelte",
+];
+
+#[derive(Default)]
+struct Failure {
+    test: Option<String>,
+    message: Option<String>,
+    location: Option<(String, u32)>,
+    /// Frames seen; a plain Node error ends at the first line after its frames.
+    frames: u32,
+}
+
+#[derive(Default)]
+pub(crate) struct Js {
+    /// eslint stylish: the file the following rows belong to.
+    eslint_file: Option<String>,
+    /// jest's `●` block, or a Node error, being read.
+    failure: Option<Failure>,
+    in_jest_block: bool,
+}
+
+impl Js {
+    pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        let Some(&first) = line.as_bytes().first() else {
+            return;
+        };
+
+        if first != b' ' && first != b'\t' {
+            if let Some(c) = TSC_CLASSIC.captures(line).or_else(|| TSC_PRETTY.captures(line)) {
+                let (error_type, rank) = ts_type(&c[5], &c[4]);
+                sink.report(Finding {
+                    file: &c[1],
+                    line: c[2].parse().unwrap_or(1),
+                    error_type,
+                    message: Cow::Owned(format!("{} {}: {}", &c[4], &c[5], &c[6])),
+                    test: None,
+                    confidence: 0.95,
+                    rank,
+                });
+                return;
+            }
+            // eslint stylish: a line that is only a path to a source file starts its rows.
+            let trimmed = line.trim_end();
+            if !trimmed.contains(' ')
+                && JS_EXTENSIONS.iter().any(|e| trimmed.ends_with(e))
+                && looks_like_source(trimmed)
+            {
+                self.eslint_file = Some(trimmed.to_owned());
+                return;
+            }
+        }
+
+        if let Some(file) = self.eslint_file.as_deref() {
+            if let Some(c) = ESLINT_ROW.captures(line) {
+                let rule = c.get(5).map_or("", |m| m.as_str());
+                sink.report(eslint_finding(
+                    file,
+                    c[1].parse().unwrap_or(1),
+                    c[4].trim(),
+                    rule,
+                    false,
+                    0.95,
+                ));
+                return;
+            }
+            if !line.trim().is_empty() {
+                self.eslint_file = None;
+            }
+        }
+
+        let trimmed = line.trim_start();
+        // jest: `● describe › test`, and the end of a file's results.
+        if let Some(title) = trimmed.strip_prefix("● ") {
+            self.flush(sink);
+            self.in_jest_block = true;
+            let test = (title != "Test suite failed to run").then(|| title.replace(" › ", " "));
+            if let Some(test) = &test {
+                sink.test(test, TestOutcome::Failed);
+            }
+            self.failure = Some(Failure {
+                test,
+                ..Failure::default()
+            });
+            return;
+        }
+        if line.starts_with("FAIL ") || line.starts_with("PASS ") || line.starts_with("Test Suites:") {
+            self.flush(sink);
+            self.in_jest_block = false;
+            return;
+        }
+
+        if trimmed.starts_with("at ") {
+            if let Some(c) = FRAME.captures(line)
+                && let Some(failure) = self.failure.as_mut()
+            {
+                failure.frames += 1;
+                if failure.location.is_none() && sink.workspace.relative(&c[1]).is_some() {
+                    failure.location = Some((c[1].to_owned(), c[2].parse().unwrap_or(1)));
+                }
+            }
+            return;
+        }
+
+        if !self.in_jest_block {
+            if let Some(c) = JS_ERROR.captures(line) {
+                self.flush(sink);
+                self.failure = Some(Failure {
+                    message: Some(format!("{}: {}", &c[1], &c[2])),
+                    ..Failure::default()
+                });
+                return;
+            }
+            if self.failure.as_ref().is_some_and(|f| f.frames > 0) {
+                self.flush(sink);
+            }
+            return;
+        }
+
+        if let Some(failure) = self.failure.as_mut()
+            && failure.message.is_none()
+            && !trimmed.is_empty()
+        {
+            failure.message = Some(trimmed.to_owned());
+        }
+    }
+
+    fn flush(&mut self, sink: &mut Sink<'_>) {
+        let Some(failure) = self.failure.take() else {
+            return;
+        };
+        let (Some((file, line)), Some(message)) = (failure.location, failure.message) else {
+            return;
+        };
+        sink.report(Finding {
+            file: &file,
+            line,
+            error_type: js_type(&message),
+            message: Cow::Owned(message),
+            test: failure.test.as_deref(),
+            confidence: 0.9,
+            rank: Rank::Error,
+        });
+    }
+
+    pub fn finish(&mut self, sink: &mut Sink<'_>) {
+        self.flush(sink);
+    }
+}
+
+/// One eslint message: a parse failure is SYNTAX, anything else a LINTING finding.
+pub(crate) fn eslint_finding<'a>(
+    file: &'a str,
+    line: u32,
+    message: &'a str,
+    rule: &str,
+    fatal: bool,
+    confidence: f64,
+) -> Finding<'a> {
+    let error_type = if fatal || message.starts_with("Parsing error") {
+        ErrorType::Syntax
+    } else {
+        ErrorType::Linting
+    };
+    Finding {
+        file,
+        line,
+        error_type,
+        message: if rule.is_empty() {
+            Cow::Borrowed(message)
+        } else {
+            Cow::Owned(format!("{message} ({rule})"))
+        },
+        test: None,
+        confidence,
+        rank: Rank::of(error_type),
+    }
+}
+
+/// The bug type of a TypeScript diagnostic code.
+pub(crate) fn ts_type(code: &str, level: &str) -> (ErrorType, Rank) {
+    let number: u32 = code.trim_start_matches("TS").parse().unwrap_or(0);
+    let error_type = match number {
+        1000..=1999 => ErrorType::Syntax,
+        2307 | 2304 | 2305 | 2306 | 2503 | 2552 | 2580 | 2582 | 2614 | 2724 | 2792 | 2875 => ErrorType::Import,
+        6133 | 6192 | 6196 | 6198 => ErrorType::Linting,
+        _ => ErrorType::TypeError,
+    };
+    let rank = if level == "warning" || error_type == ErrorType::Linting {
+        Rank::Warning
+    } else {
+        Rank::Error
+    };
+    (error_type, rank)
+}
+
+/// The bug type of a JavaScript error message.
+pub(crate) fn js_type(message: &str) -> ErrorType {
+    if message.starts_with("TypeError") {
+        ErrorType::TypeError
+    } else if message.starts_with("SyntaxError") {
+        ErrorType::Syntax
+    } else if message.starts_with("ReferenceError") && message.ends_with("is not defined")
+        || message.contains("Cannot find module")
+        || message.starts_with("Module not found")
+    {
+        ErrorType::Import
+    } else {
+        ErrorType::Logic
+    }
+}

@@ -1,0 +1,324 @@
+//! The Parser layer: `build log + workspace → bug reports`, deterministic, regex and heuristics
+//! only — no LLM, no I/O, no clock, no hash-order iteration.
+//!
+//! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps). Each
+//! format family (`python`, `rust`, `go`, `js`, `lint`, `structured`) keeps a little state and
+//! hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
+//! keeps the output bounded and ordered, and records test outcomes and infrastructure signatures
+//! ([`outcome`]). What the parser found becomes a [`Verdict`] together with the exit code, and
+//! [`format`] renders a report for people.
+
+pub mod clean;
+pub mod format;
+mod go;
+mod js;
+mod lint;
+pub mod outcome;
+pub mod paths;
+mod python;
+mod rust;
+mod structured;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::api::shared::{BugReport, ErrorType};
+pub use outcome::{InfraKind, SuiteSummary, TestOutcome, Verdict};
+pub use paths::Workspace;
+
+/// Most bug reports one log yields; past this the log says little more.
+pub const MAX_REPORTS: usize = 200;
+/// Most test outcomes one log keeps.
+pub const MAX_TESTS: usize = 20_000;
+/// Longest message kept in a report.
+pub const MAX_MESSAGE: usize = 1000;
+
+/// Everything the parser learnt from one log.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ParseOutput {
+    /// Bug reports, most important first (errors before lint findings, then in log order).
+    pub reports: Vec<BugReport>,
+    /// Each test the log names, with its outcome, sorted by name.
+    pub tests: Vec<TestResult>,
+    /// What the test runners' own summaries said.
+    pub summary: SuiteSummary,
+    /// Infrastructure failures seen in the log (out of memory, DNS, disk full, ...), sorted.
+    pub infra: Vec<InfraKind>,
+}
+
+impl ParseOutput {
+    /// Whether the run passed, failed on the code, ran no tests, or failed on infrastructure.
+    pub fn verdict(&self, exit_code: i32) -> Verdict {
+        outcome::verdict(self, exit_code)
+    }
+
+    /// Names of the tests that failed or errored, sorted.
+    pub fn failing_tests(&self) -> Vec<String> {
+        self.tests
+            .iter()
+            .filter(|t| matches!(t.outcome, TestOutcome::Failed | TestOutcome::Error))
+            .map(|t| t.name.clone())
+            .collect()
+    }
+}
+
+/// One test and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestResult {
+    pub name: String,
+    pub outcome: TestOutcome,
+}
+
+/// Parses a whole log.
+pub fn parse(log: &str, workspace: &Workspace) -> ParseOutput {
+    let mut parser = Parser::new(workspace);
+    for raw in log.split('\n') {
+        parser.line(raw);
+    }
+    parser.finish()
+}
+
+/// The streaming parser: feed it raw lines, then `finish`.
+pub struct Parser<'w> {
+    sink: Sink<'w>,
+    python: python::Python,
+    rust: rust::Rust,
+    go: go::Go,
+    js: js::Js,
+    lint: lint::Lint,
+    structured: structured::Structured,
+}
+
+impl<'w> Parser<'w> {
+    pub fn new(workspace: &'w Workspace) -> Self {
+        Parser {
+            sink: Sink::new(workspace),
+            python: python::Python::default(),
+            rust: rust::Rust::default(),
+            go: go::Go::default(),
+            js: js::Js::default(),
+            lint: lint::Lint,
+            structured: structured::Structured::default(),
+        }
+    }
+
+    /// Feeds one raw line (without its `\n`).
+    pub fn line(&mut self, raw: &str) {
+        let line = clean::clean_line(raw);
+        self.cleaned(&line);
+    }
+
+    fn cleaned(&mut self, line: &str) {
+        // A structured document (JSON array, JUnit XML) being collected takes its lines.
+        if self.structured.line(line, &mut self.sink) {
+            return;
+        }
+        outcome::line(line, &mut self.sink);
+        self.python.line(line, &mut self.sink);
+        self.rust.line(line, &mut self.sink);
+        self.go.line(line, &mut self.sink);
+        self.js.line(line, &mut self.sink);
+        self.lint.line(line, &mut self.sink);
+    }
+
+    pub fn finish(mut self) -> ParseOutput {
+        self.structured.finish(&mut self.sink);
+        self.python.finish(&mut self.sink);
+        self.rust.finish(&mut self.sink);
+        self.go.finish(&mut self.sink);
+        self.js.finish(&mut self.sink);
+        self.sink.finish()
+    }
+}
+
+/// How much a report matters when reports are ordered: errors before warnings and lint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Rank {
+    Error,
+    Warning,
+}
+
+impl Rank {
+    /// Lint findings rank below everything that breaks the build or the tests.
+    pub(crate) fn of(error_type: ErrorType) -> Rank {
+        if error_type == ErrorType::Linting {
+            Rank::Warning
+        } else {
+            Rank::Error
+        }
+    }
+}
+
+/// A report before path normalisation.
+pub(crate) struct Finding<'a> {
+    pub file: &'a str,
+    pub line: u32,
+    pub error_type: ErrorType,
+    pub message: std::borrow::Cow<'a, str>,
+    pub test: Option<&'a str>,
+    pub confidence: f64,
+    pub rank: Rank,
+}
+
+/// Where everything found goes: normalises, merges, bounds and orders.
+pub(crate) struct Sink<'w> {
+    pub workspace: &'w Workspace,
+    reports: Vec<(Rank, BugReport)>,
+    /// (file, line, type, lint message) → reports at that place, for merging duplicates.
+    index: BTreeMap<(String, u32, ErrorType, String), Vec<usize>>,
+    tests: BTreeMap<String, TestOutcome>,
+    pub summary: SuiteSummary,
+    infra: Vec<InfraKind>,
+}
+
+impl<'w> Sink<'w> {
+    fn new(workspace: &'w Workspace) -> Self {
+        Sink {
+            workspace,
+            reports: Vec::new(),
+            index: BTreeMap::new(),
+            tests: BTreeMap::new(),
+            summary: SuiteSummary::default(),
+            infra: Vec::new(),
+        }
+    }
+
+    /// Records a finding; returns the index of its report, or `None` when its file is not the
+    /// project's code or the report limit is reached.
+    pub fn report(&mut self, f: Finding<'_>) -> Option<usize> {
+        let file = self.workspace.relative(f.file)?;
+        let line = f.line.max(1);
+        // Lint findings at one line are distinct by message; other reports by place and type.
+        let detail = if f.error_type == ErrorType::Linting {
+            f.message.trim().to_owned()
+        } else {
+            String::new()
+        };
+        let key = (file, line, f.error_type, detail);
+        if let Some(existing) = self.index.get(&key) {
+            let same_test = existing.iter().copied().find(|&i| {
+                let t = self.reports[i].1.test_name.as_deref();
+                f.test.is_none() || t == f.test || t.is_none()
+            });
+            if let Some(i) = same_test {
+                let report = &mut self.reports[i].1;
+                if report.test_name.is_none() {
+                    report.test_name = f.test.map(str::to_owned);
+                }
+                return Some(i);
+            }
+        }
+        if self.reports.len() >= MAX_REPORTS {
+            return None;
+        }
+        let report = BugReport {
+            file_path: key.0.clone(),
+            line_number: line,
+            error_type: f.error_type,
+            message: truncate(f.message.trim(), MAX_MESSAGE),
+            test_name: f.test.map(str::to_owned),
+            confidence_score: Some(f.confidence),
+        };
+        self.index.entry(key).or_default().push(self.reports.len());
+        self.reports.push((f.rank, report));
+        Some(self.reports.len() - 1)
+    }
+
+    /// Names the test of an earlier report (used when the name comes later in the log).
+    pub fn set_test(&mut self, report: usize, test: &str) {
+        if let Some((_, r)) = self.reports.get_mut(report) {
+            r.test_name = Some(test.to_owned());
+        }
+    }
+
+    pub fn test(&mut self, name: &str, outcome: TestOutcome) {
+        let name = name.trim();
+        if name.is_empty() {
+            return;
+        }
+        if let Some(existing) = self.tests.get_mut(name) {
+            // A later, worse outcome wins (a test reported passed by one runner line and failed
+            // by another failed).
+            if outcome.severity() > existing.severity() {
+                *existing = outcome;
+            }
+        } else if self.tests.len() < MAX_TESTS {
+            self.tests.insert(name.to_owned(), outcome);
+        }
+    }
+
+    pub fn tests(&self) -> impl Iterator<Item = (&String, &TestOutcome)> {
+        self.tests.iter()
+    }
+
+    pub fn infra(&mut self, kind: InfraKind) {
+        if !self.infra.contains(&kind) {
+            self.infra.push(kind);
+        }
+    }
+
+    fn finish(mut self) -> ParseOutput {
+        // Stable: equal ranks keep log order.
+        self.reports.sort_by_key(|(rank, _)| *rank);
+        self.infra.sort();
+        ParseOutput {
+            reports: self.reports.into_iter().map(|(_, r)| r).collect(),
+            tests: self
+                .tests
+                .into_iter()
+                .map(|(name, outcome)| TestResult { name, outcome })
+                .collect(),
+            summary: self.summary,
+            infra: self.infra,
+        }
+    }
+}
+
+/// The first `max` characters of `s`, on a character boundary.
+pub(crate) fn truncate(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => s[..i].to_owned(),
+        None => s.to_owned(),
+    }
+}
+
+/// Splits `path:line[:col][: rest]` at the start of a line: the path may not contain spaces or
+/// `:` (Windows drive letters aside). Returns (path, line, rest after the location).
+pub(crate) fn split_location(s: &str) -> Option<(&str, u32, &str)> {
+    let skip = if s.as_bytes().get(1) == Some(&b':') && s.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) {
+        2
+    } else {
+        0
+    };
+    let colon = skip + s[skip..].find(':')?;
+    let path = &s[..colon];
+    if path.is_empty() || path.contains(' ') || path.contains('\t') {
+        return None;
+    }
+    let after = &s[colon + 1..];
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || digits > 9 {
+        return None;
+    }
+    let line: u32 = after[..digits].parse().ok()?;
+    let mut rest = &after[digits..];
+    // An optional `:col`.
+    if let Some(r) = rest.strip_prefix(':') {
+        let col = r.bytes().take_while(u8::is_ascii_digit).count();
+        rest = if col > 0 { &r[col..] } else { rest };
+    }
+    let rest = rest.strip_prefix(':').unwrap_or(rest);
+    Some((path, line, rest.trim_start()))
+}
+
+/// Whether `path` looks like a source file (has an extension of a few letters).
+pub(crate) fn looks_like_source(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    match name.rsplit_once('.') {
+        Some((stem, ext)) => {
+            !stem.is_empty() && (1..=5).contains(&ext.len()) && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+        }
+        None => false,
+    }
+}

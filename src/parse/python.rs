@@ -1,0 +1,458 @@
+//! Python: tracebacks, SyntaxError / IndentationError / TabError blocks, pytest in every `--tb`
+//! mode (failure sections, collection errors, the short test summary, `-v` and `-rA` outcomes,
+//! parametrised ids) and unittest.
+//!
+//! A failure is a block of frames and an exception; the report points at the deepest frame in the
+//! project (where the exception was raised), or at the exact spot a SyntaxError names, and keeps
+//! the test's name.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Finding, Rank, Sink, TestOutcome, split_location};
+use crate::api::shared::ErrorType;
+
+static FILE_FRAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"^\s*File "([^"]+)", line (\d+)(?:, in (.*))?$"#).expect("regex"));
+static EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning|Iteration|NotFound))(?:: (.*))?$")
+        .expect("regex")
+});
+static SECTION_HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^_{2,} (.+?) _{2,}$").expect("regex"));
+static VERBOSE_OUTCOME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: \(.*\))?(?:\s+\[\s*\d+%\])?$").expect("regex")
+});
+static SUMMARY_OUTCOME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+)(?: - (.*))?$").expect("regex"));
+static UNITTEST_HEADER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)").expect("regex"));
+static UNITTEST_VERBOSE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\w+) \(([\w.]+)\)(?:\n.*)? \.\.\. (ok|FAIL|ERROR|skipped|expected failure|unexpected success)")
+        .expect("regex")
+});
+
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum Section {
+    #[default]
+    None,
+    /// pytest's FAILURES or ERRORS section.
+    Pytest,
+}
+
+#[derive(Default)]
+struct Frame {
+    file: String,
+    line: u32,
+    /// A `File ... line N` frame with no function: the location of a SyntaxError.
+    syntax_location: bool,
+}
+
+#[derive(Default)]
+struct Block {
+    /// pytest's short test name (resolved to a node id at the end) or unittest's id.
+    test: Option<String>,
+    /// unittest ids are final; pytest short names are not.
+    test_is_final: bool,
+    frames: Vec<Frame>,
+    exception: Option<(String, String)>,
+    /// The source line shown under the last frame.
+    source: Option<String>,
+    awaiting_source: bool,
+    /// A plain traceback ends at its exception line; pytest and unittest blocks at the next header.
+    ends_at_exception: bool,
+}
+
+/// Most frames one block keeps (a RecursionError prints a thousand).
+const MAX_FRAMES: usize = 64;
+
+#[derive(Default)]
+pub(crate) struct Python {
+    section: Section,
+    block: Option<Block>,
+    /// Whether the current pytest section had `___ name ___` headers (not `--tb=line`).
+    section_has_headers: bool,
+    /// Reports whose pytest short test name must become a node id.
+    pending_names: Vec<(usize, String)>,
+    /// `--tb=line` failures (file, line, exception, message) in log order, reported at the end
+    /// with the names of the short test summary, which lists the failures in the same order.
+    anonymous: Vec<(String, u32, String, String)>,
+    summary_failed: Vec<String>,
+}
+
+impl Python {
+    pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        let Some(&first) = line.as_bytes().first() else {
+            return;
+        };
+
+        if first == b'=' && line.len() > 10 && line.ends_with('=') {
+            self.flush(sink);
+            let title = line.trim_matches('=').trim();
+            self.section = if title == "FAILURES" || title == "ERRORS" {
+                self.section_has_headers = false;
+                Section::Pytest
+            } else {
+                Section::None
+            };
+            return;
+        }
+        if first == b'=' && line.starts_with("======") && line.bytes().all(|b| b == b'=') {
+            // unittest's separator before FAIL:/ERROR:.
+            self.flush(sink);
+            return;
+        }
+
+        if self.section == Section::Pytest
+            && first == b'_'
+            && let Some(c) = SECTION_HEADER.captures(line)
+        {
+            self.flush(sink);
+            self.section_has_headers = true;
+            let name = c[1].to_owned();
+            let test = name
+                .strip_prefix("ERROR collecting ")
+                .map_or(Some(name.clone()), |_| None);
+            self.block = Some(Block {
+                test,
+                ..Block::default()
+            });
+            return;
+        }
+
+        if (first == b'F' || first == b'E')
+            && let Some(c) = UNITTEST_HEADER.captures(line)
+        {
+            self.flush(sink);
+            let id = if c[3].ends_with(&format!(".{}", &c[2])) {
+                c[3].to_owned()
+            } else {
+                format!("{}.{}", &c[3], &c[2])
+            };
+            let outcome = if &c[1] == "FAIL" {
+                TestOutcome::Failed
+            } else {
+                TestOutcome::Error
+            };
+            sink.test(&id, outcome);
+            self.block = Some(Block {
+                test: Some(id),
+                test_is_final: true,
+                ..Block::default()
+            });
+            return;
+        }
+
+        if self.section == Section::None {
+            self.outcomes(line, sink);
+        }
+
+        if line.starts_with("Traceback (most recent call last)") {
+            if self.block.is_none() {
+                self.block = Some(Block {
+                    ends_at_exception: true,
+                    ..Block::default()
+                });
+            }
+            return;
+        }
+
+        // pytest's `E   ` lines carry the exception, and sometimes a whole nested traceback.
+        let (body, from_e_line) = match line.strip_prefix("E ") {
+            Some(rest) if self.block.is_some() => (rest.trim_start(), true),
+            _ => (line, false),
+        };
+
+        if body.trim_start().starts_with("File \"")
+            && let Some(c) = FILE_FRAME.captures(body)
+        {
+            let block = self.block.get_or_insert_with(|| Block {
+                ends_at_exception: true,
+                ..Block::default()
+            });
+            if block.frames.len() < MAX_FRAMES {
+                block.frames.push(Frame {
+                    file: c[1].to_owned(),
+                    line: c[2].parse().unwrap_or(1),
+                    syntax_location: c.get(3).is_none(),
+                });
+            }
+            block.source = None;
+            block.awaiting_source = true;
+            return;
+        }
+
+        // pytest --tb=line: one line per failure, `path:N: ExcName: message`, no headers.
+        if self.section == Section::Pytest && !self.section_has_headers && first != b' ' && !from_e_line {
+            if let Some((file, n, rest)) = split_location(line)
+                && let (true, Some(c)) = (file.ends_with(".py"), EXCEPTION.captures(rest))
+                && self.anonymous.len() < super::MAX_REPORTS
+            {
+                let message = c.get(2).map_or("", |m| m.as_str()).to_owned();
+                self.anonymous.push((file.to_owned(), n, c[1].to_owned(), message));
+            }
+            return;
+        }
+
+        let Some(block) = self.block.as_mut() else {
+            return;
+        };
+
+        if block.awaiting_source && (line.starts_with("    ") || from_e_line) && !body.is_empty() {
+            block.awaiting_source = false;
+            block.source = Some(body.trim().to_owned());
+            return;
+        }
+
+        if let Some(c) = EXCEPTION.captures(body.trim_end())
+            && (from_e_line || !line.starts_with(' '))
+            && block.exception.is_none()
+        {
+            block.exception = Some((c[1].to_owned(), c.get(2).map_or("", |m| m.as_str()).to_owned()));
+            if block.ends_at_exception && !from_e_line {
+                self.flush(sink);
+            }
+            return;
+        }
+
+        // pytest's own frame lines: `path:N: in func`, `path:N: ExcName[: msg]`, `path:N: `.
+        if self.section == Section::Pytest
+            && !from_e_line
+            && first != b' '
+            && let Some((file, n, rest)) = split_location(line)
+            && file.ends_with(".py")
+        {
+            if block.frames.len() < MAX_FRAMES {
+                block.frames.push(Frame {
+                    file: file.to_owned(),
+                    line: n,
+                    syntax_location: false,
+                });
+            }
+            if block.exception.is_none()
+                && let Some(c) = EXCEPTION.captures(rest)
+            {
+                block.exception = Some((c[1].to_owned(), c.get(2).map_or("", |m| m.as_str()).to_owned()));
+            }
+            block.awaiting_source = rest.starts_with("in ");
+        }
+    }
+
+    /// pytest `-v` lines and the short test summary; unittest `-v` lines.
+    fn outcomes(&mut self, line: &str, sink: &mut Sink<'_>) {
+        let first = line.as_bytes()[0];
+        if matches!(first, b'P' | b'F' | b'E' | b'X')
+            && let Some(c) = SUMMARY_OUTCOME.captures(line)
+        {
+            let name = &c[2];
+            if name.contains("::") || name.ends_with(".py") {
+                let outcome = match &c[1] {
+                    "PASSED" | "XFAIL" | "XPASS" => TestOutcome::Passed,
+                    "FAILED" => TestOutcome::Failed,
+                    _ => TestOutcome::Error,
+                };
+                if outcome == TestOutcome::Failed {
+                    self.summary_failed.push(name.to_owned());
+                }
+                sink.test(name, outcome);
+                return;
+            }
+        }
+        if line.contains("::")
+            && let Some(c) = VERBOSE_OUTCOME.captures(line)
+        {
+            let outcome = match &c[2] {
+                "PASSED" | "XFAIL" | "XPASS" => TestOutcome::Passed,
+                "FAILED" => TestOutcome::Failed,
+                "SKIPPED" => TestOutcome::Skipped,
+                _ => TestOutcome::Error,
+            };
+            sink.test(&c[1], outcome);
+            return;
+        }
+        if line.contains(" ... ")
+            && let Some(c) = UNITTEST_VERBOSE.captures(line)
+        {
+            let id = if c[2].ends_with(&format!(".{}", &c[1])) {
+                c[2].to_owned()
+            } else {
+                format!("{}.{}", &c[2], &c[1])
+            };
+            let outcome = match &c[3] {
+                "ok" | "expected failure" => TestOutcome::Passed,
+                "FAIL" | "unexpected success" => TestOutcome::Failed,
+                "ERROR" => TestOutcome::Error,
+                _ => TestOutcome::Skipped,
+            };
+            sink.test(&id, outcome);
+        }
+    }
+
+    fn flush(&mut self, sink: &mut Sink<'_>) {
+        let Some(block) = self.block.take() else {
+            return;
+        };
+        let Some((kind, message)) = block.exception.as_ref() else {
+            return;
+        };
+        // The deepest frame in the project; for a SyntaxError the frame that names its location.
+        let syntax = matches!(kind.as_str(), "SyntaxError" | "IndentationError" | "TabError");
+        let mut candidates = block
+            .frames
+            .iter()
+            .rev()
+            .filter(|f| sink.workspace.relative(&f.file).is_some());
+        let frame = if syntax {
+            block
+                .frames
+                .iter()
+                .rev()
+                .find(|f| f.syntax_location && sink.workspace.relative(&f.file).is_some())
+                .or_else(|| candidates.next())
+        } else {
+            candidates.next()
+        };
+        let Some(frame) = frame else {
+            return;
+        };
+        let test = block.test.as_deref();
+        let finding = python_finding(&frame.file, frame.line, kind, message, block.source.as_deref(), test);
+        if let Some(i) = sink.report(finding)
+            && !block.test_is_final
+            && let Some(short) = block.test
+        {
+            self.pending_names.push((i, short));
+        }
+    }
+
+    pub fn finish(&mut self, sink: &mut Sink<'_>) {
+        self.flush(sink);
+        // pytest names tests in section headers by their short name; the node id comes from the
+        // outcome lines. Prefer an id whose file appears in the report.
+        let ids: Vec<String> = sink.tests().map(|(name, _)| name.clone()).collect();
+        for (report, short) in std::mem::take(&mut self.pending_names) {
+            // `Class.test[1.5-x]` → `Class::test[1.5-x]`: dots outside the parameter brackets.
+            let (name, params) = short.split_at(short.find('[').unwrap_or(short.len()));
+            let wanted = format!("{}{params}", name.replace('.', "::"));
+            let mut matches = ids
+                .iter()
+                .filter(|id| id.ends_with(&format!("::{wanted}")) || **id == wanted);
+            let id = matches.next().cloned().unwrap_or(short);
+            sink.set_test(report, &id);
+        }
+        let named = self.anonymous.len() == self.summary_failed.len();
+        for (i, (file, line, kind, message)) in std::mem::take(&mut self.anonymous).iter().enumerate() {
+            let test = if named {
+                self.summary_failed.get(i).map(String::as_str)
+            } else {
+                None
+            };
+            sink.report(python_finding(file, *line, kind, message, None, test));
+        }
+    }
+}
+
+/// The report for a Python exception at `file:line`.
+fn python_finding<'a>(
+    file: &'a str,
+    line: u32,
+    kind: &'a str,
+    message: &'a str,
+    source: Option<&str>,
+    test: Option<&'a str>,
+) -> Finding<'a> {
+    let short_kind = kind.rsplit('.').next().unwrap_or(kind);
+    let error_type = match short_kind {
+        "SyntaxError" => ErrorType::Syntax,
+        "IndentationError" | "TabError" => ErrorType::Indentation,
+        "ModuleNotFoundError" | "ImportError" => ErrorType::Import,
+        "NameError" if names_a_module(message, source) => ErrorType::Import,
+        "AttributeError" if message.starts_with("module ") => ErrorType::Import,
+        "TypeError" | "AttributeError" => ErrorType::TypeError,
+        _ => ErrorType::Logic,
+    };
+    Finding {
+        file,
+        line,
+        error_type,
+        message: if message.is_empty() {
+            Cow::Borrowed(kind)
+        } else {
+            Cow::Owned(format!("{kind}: {message}"))
+        },
+        test,
+        confidence: if test.is_some() { 0.95 } else { 0.9 },
+        rank: Rank::Error,
+    }
+}
+
+/// A NameError names a module when the name is used as `name.` in the failing line or is a
+/// well-known standard-library module.
+fn names_a_module(message: &str, source: Option<&str>) -> bool {
+    let Some(name) = message.split('\'').nth(1) else {
+        return false;
+    };
+    const STDLIB: &[&str] = &[
+        "os",
+        "sys",
+        "re",
+        "json",
+        "math",
+        "time",
+        "datetime",
+        "random",
+        "collections",
+        "itertools",
+        "functools",
+        "typing",
+        "pathlib",
+        "subprocess",
+        "logging",
+        "shutil",
+        "tempfile",
+        "hashlib",
+        "base64",
+        "uuid",
+        "copy",
+        "csv",
+        "io",
+        "string",
+        "textwrap",
+        "decimal",
+        "fractions",
+        "statistics",
+        "argparse",
+        "dataclasses",
+        "enum",
+        "asyncio",
+        "threading",
+        "socket",
+        "struct",
+        "pickle",
+        "glob",
+        "fnmatch",
+        "operator",
+        "contextlib",
+        "inspect",
+        "traceback",
+        "warnings",
+        "heapq",
+        "bisect",
+        "secrets",
+        "urllib",
+        "http",
+        "platform",
+        "signal",
+    ];
+    STDLIB.contains(&name) || source.is_some_and(|s| s.contains(&format!("{name}.")))
+}
+
+impl Python {
+    /// Reads what follows as the body of one pytest failure (a JUnit `<failure>` text).
+    pub(crate) fn begin_pytest_block(&mut self) {
+        self.section = Section::Pytest;
+        self.section_has_headers = true;
+        self.block = Some(Block::default());
+    }
+}

@@ -1,0 +1,203 @@
+//! Rust: rustc and clippy diagnostics in the human format (`error[E0308]: ...` then
+//! ` --> src/lib.rs:4:5`), `cargo test` outcomes and panics (`assert_eq!` diffs, unwraps), in both
+//! the current (`panicked at src/lib.rs:4:5:`) and the older (`panicked at 'msg', src/lib.rs:4:5`)
+//! form. The JSON message format is read in `structured`. ruff's full format shares the
+//! `-->` shape and is read here too.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{Finding, Rank, Sink, TestOutcome, split_location};
+use crate::api::shared::ErrorType;
+
+static RUSTC_HEADER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(error|warning)(?:\[([A-Za-z0-9_:]+)\])?: (.+)$").expect("regex"));
+static RUFF_HEADER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^([A-Z]{1,4}\d{2,4}|invalid-syntax)(?: \[\*\])?:? (.+)$").expect("regex"));
+static PANIC_NEW: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^thread '([^']*)'(?: \(\d+\))? panicked at ([^:\s]+):(\d+):(\d+):$").expect("regex"));
+static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^thread '([^']*)'(?: \(\d+\))? panicked at '(.*)', ([^:\s]+):(\d+):(\d+)$").expect("regex")
+});
+static TEST_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^test (\S+) \.\.\. (ok|FAILED|ignored)").expect("regex"));
+
+enum Header {
+    Rustc {
+        level: String,
+        code: Option<String>,
+        message: String,
+    },
+    Ruff {
+        code: String,
+        message: String,
+    },
+}
+
+#[derive(Default)]
+pub(crate) struct Rust {
+    header: Option<Header>,
+    /// A panic waiting for its message on the next line.
+    panic: Option<(String, String, u32)>,
+}
+
+impl Rust {
+    pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        let Some(&first) = line.as_bytes().first() else {
+            return;
+        };
+        if let Some((test, file, n)) = self.panic.take() {
+            let message = format!("panicked: {}", line.trim());
+            sink.report(Finding {
+                file: &file,
+                line: n,
+                error_type: ErrorType::Logic,
+                message: Cow::Owned(message),
+                test: (test != "main").then_some(test.as_str()),
+                confidence: 0.95,
+                rank: Rank::Error,
+            });
+            sink.test(&test, TestOutcome::Failed);
+        }
+        match first {
+            b'e' | b'w' if line.starts_with("error") || line.starts_with("warning") => {
+                if let Some(c) = RUSTC_HEADER.captures(line) {
+                    let message = c[3].to_owned();
+                    // Summaries that point nowhere.
+                    if message.starts_with("could not compile")
+                        || message.starts_with("aborting due to")
+                        || message.contains("warnings emitted")
+                        || message.contains("warning emitted")
+                        || message.starts_with("build failed")
+                    {
+                        self.header = None;
+                        return;
+                    }
+                    self.header = Some(Header::Rustc {
+                        level: c[1].to_owned(),
+                        code: c.get(2).map(|m| m.as_str().to_owned()),
+                        message,
+                    });
+                }
+            }
+            b'A'..=b'Z' | b'i' => {
+                if let Some(c) = RUFF_HEADER.captures(line) {
+                    self.header = Some(Header::Ruff {
+                        code: c[1].to_owned(),
+                        message: c[2].to_owned(),
+                    });
+                }
+            }
+            b' ' => {
+                let trimmed = line.trim_start();
+                if let Some(location) = trimmed.strip_prefix("--> ").or_else(|| trimmed.strip_prefix("::: "))
+                    && let (Some(header), Some((file, n, _))) = (self.header.take(), split_location(location))
+                {
+                    emit_header(&header, file, n, sink);
+                }
+            }
+            b't' => {
+                if let Some(c) = PANIC_NEW.captures(line) {
+                    self.panic = Some((c[1].to_owned(), c[2].to_owned(), c[3].parse().unwrap_or(1)));
+                } else if let Some(c) = PANIC_OLD.captures(line) {
+                    let test = c[1].to_owned();
+                    sink.report(Finding {
+                        file: &c[3],
+                        line: c[4].parse().unwrap_or(1),
+                        error_type: ErrorType::Logic,
+                        message: Cow::Owned(format!("panicked: {}", &c[2])),
+                        test: (test != "main").then_some(test.as_str()),
+                        confidence: 0.95,
+                        rank: Rank::Error,
+                    });
+                    sink.test(&test, TestOutcome::Failed);
+                } else if let Some(c) = TEST_LINE.captures(line) {
+                    let outcome = match &c[2] {
+                        "ok" => TestOutcome::Passed,
+                        "FAILED" => TestOutcome::Failed,
+                        _ => TestOutcome::Skipped,
+                    };
+                    sink.test(&c[1], outcome);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn finish(&mut self, _sink: &mut Sink<'_>) {}
+}
+
+fn emit_header(header: &Header, file: &str, line: u32, sink: &mut Sink<'_>) {
+    match header {
+        Header::Rustc { level, code, message } => {
+            let (error_type, rank) = rustc_type(level, code.as_deref(), message);
+            let message = match code {
+                Some(code) => format!("{level}[{code}]: {message}"),
+                None => format!("{level}: {message}"),
+            };
+            sink.report(Finding {
+                file,
+                line,
+                error_type,
+                message: Cow::Owned(message),
+                test: None,
+                confidence: 0.95,
+                rank,
+            });
+        }
+        Header::Ruff { code, message } => {
+            let error_type = lint_type_for_syntax_message(code, message);
+            sink.report(Finding {
+                file,
+                line,
+                error_type,
+                message: Cow::Owned(format!("{code} {message}")),
+                test: None,
+                confidence: 0.95,
+                rank: Rank::of(error_type),
+            });
+        }
+    }
+}
+
+/// The bug type of a rustc or clippy diagnostic.
+pub(crate) fn rustc_type(level: &str, code: Option<&str>, message: &str) -> (ErrorType, Rank) {
+    if level == "warning" {
+        return (ErrorType::Linting, Rank::Warning);
+    }
+    let error_type = match code {
+        Some("E0432" | "E0433" | "E0412" | "E0425" | "E0422" | "E0423" | "E0583" | "E0463" | "E0405" | "E0531") => {
+            ErrorType::Import
+        }
+        Some(c) if c.starts_with("clippy::") => ErrorType::Linting,
+        Some(_) => ErrorType::TypeError,
+        None if message.starts_with("expected ")
+            || message.starts_with("unexpected ")
+            || message.contains("unclosed delimiter")
+            || message.contains("mismatched closing delimiter")
+            || message.contains("unterminated")
+            || message.starts_with("this file contains an unclosed") =>
+        {
+            ErrorType::Syntax
+        }
+        None => ErrorType::TypeError,
+    };
+    (error_type, Rank::Error)
+}
+
+/// ruff, flake8 and pylint report parse failures through the linter: those are SYNTAX or
+/// INDENTATION, everything else is LINTING.
+pub(crate) fn lint_type_for_syntax_message(code: &str, message: &str) -> ErrorType {
+    let m = message.to_ascii_lowercase();
+    let syntax_code = matches!(code, "invalid-syntax" | "E999" | "E0001" | "E902") || code.starts_with("syntax");
+    if !syntax_code && !m.starts_with("syntaxerror") && !m.starts_with("parsing failed") {
+        return ErrorType::Linting;
+    }
+    if m.contains("indent") || m.contains("taberror") || m.contains("inconsistent use of tabs") {
+        ErrorType::Indentation
+    } else {
+        ErrorType::Syntax
+    }
+}
