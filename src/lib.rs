@@ -8,4 +8,5 @@
 
 pub mod api;
 pub mod crdgen;
+pub mod healer;
 pub mod parse;

@@ -31,6 +31,12 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ParseFormat::Json)]
         format: ParseFormat,
     },
+    /// The reference Code Healer server (seed 000's `POST /api/heal`, `GET /healthz`), answering
+    /// with the built-in deterministic fixers.
+    Healer {
+        #[command(subcommand)]
+        command: HealerCommand,
+    },
     /// Write the CustomResourceDefinitions to crds/ and charts/kubeheal/crds/.
     Crdgen {
         /// Repository root to write into.
@@ -46,6 +52,16 @@ enum Command {
     },
 }
 
+#[derive(Debug, Subcommand)]
+enum HealerCommand {
+    /// Serve the Code Healer API until interrupted.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:3000")]
+        listen: std::net::SocketAddr,
+    },
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -55,6 +71,9 @@ fn main() -> ExitCode {
             workspace,
             format,
         } => parse(file, workspace, format),
+        Command::Healer {
+            command: HealerCommand::Serve { listen },
+        } => healer_serve(listen),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -103,30 +122,22 @@ struct BugReportWire<'a> {
 
 fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) -> Result<(), String> {
     use kubeheal::parse::{self, Workspace, format as render};
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    match file.as_deref() {
-        None => std::io::stdin().read_to_end(&mut bytes).map(|_| ()),
-        Some(p) if p.as_os_str() == "-" => std::io::stdin().read_to_end(&mut bytes).map(|_| ()),
-        Some(p) => std::fs::File::open(p)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map(|_| ()),
-    }
-    .map_err(|e| {
-        let what = file
-            .as_deref()
-            .map_or("standard input".to_owned(), |p| p.display().to_string());
-        format!("cannot read {what}: {e}")
-    })?;
-    // Logs are not always UTF-8 (a test printing bytes); invalid sequences become U+FFFD.
-    let log = String::from_utf8_lossy(&bytes);
     let root = match workspace {
         Some(w) => w,
         None => std::env::current_dir()
             .map(|d| d.display().to_string())
             .unwrap_or_default(),
     };
-    let parsed = parse::parse(&log, &Workspace::new(root));
+    let workspace = Workspace::new(root);
+    // Streamed, so a log of gigabytes is parsed in constant memory.
+    let parsed = match file.as_deref() {
+        Some(p) if p.as_os_str() != "-" => std::fs::File::open(p)
+            .map(std::io::BufReader::new)
+            .and_then(|r| parse::parse_reader(r, &workspace))
+            .map_err(|e| format!("cannot read {}: {e}", p.display()))?,
+        _ => parse::parse_reader(std::io::stdin().lock(), &workspace)
+            .map_err(|e| format!("cannot read standard input: {e}"))?,
+    };
     match format {
         ParseFormat::Json => {
             let wire: Vec<BugReportWire<'_>> = parsed
@@ -151,4 +162,23 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
         }
     }
     Ok(())
+}
+
+fn healer_serve(listen: std::net::SocketAddr) -> Result<(), String> {
+    use kubeheal::healer::{builtin::Builtin, server};
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .init();
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(async move {
+        let state = std::sync::Arc::new(server::ServerState {
+            healers: vec![Box::new(Builtin)],
+        });
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        server::serve(listen, state, shutdown)
+            .await
+            .map_err(|e| format!("cannot serve on {listen}: {e}"))
+    })
 }

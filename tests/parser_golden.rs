@@ -117,6 +117,19 @@ fn parsing_is_deterministic() {
 }
 
 #[test]
+fn streaming_a_log_gives_what_parsing_it_whole_gives() {
+    for (case, project) in cases() {
+        let bytes = std::fs::read(fixtures().join("logs").join(format!("{case}.log"))).expect("the log exists");
+        let ws = workspace(&project);
+        let whole = parse::parse(&String::from_utf8_lossy(&bytes), &ws);
+        // A small buffer makes lines cross buffer boundaries.
+        let reader = std::io::BufReader::with_capacity(7, &bytes[..]);
+        let streamed = parse::parse_reader(reader, &ws).expect("reading from memory cannot fail");
+        assert_eq!(whole, streamed, "{case}");
+    }
+}
+
+#[test]
 fn every_bug_type_appears_in_the_goldens() {
     let mut seen = std::collections::BTreeSet::new();
     for (case, project) in cases() {

@@ -21,11 +21,11 @@ pub fn clean_line(raw: &str) -> Cow<'_, str> {
             Cow::Owned(s) => Cow::Owned(s[..end].to_owned()),
         };
     }
-    if line.contains('\x1b') {
+    if memchr::memchr(0x1b, line.as_bytes()).is_some() {
         line = Cow::Owned(strip_ansi(&line));
     }
     // A progress bar redraws the line after each `\r`; what a person sees is the last redraw.
-    if let Some(pos) = line.rfind('\r') {
+    if let Some(pos) = memchr::memrchr(b'\r', line.as_bytes()) {
         line = match line {
             Cow::Borrowed(s) => Cow::Borrowed(&s[pos + 1..]),
             Cow::Owned(s) => Cow::Owned(s[pos + 1..].to_owned()),

@@ -103,12 +103,12 @@ impl Go {
             return;
         }
         match first {
-            b'=' => {
+            b'=' if line.starts_with("=== ") => {
                 if let Some(c) = RUN.captures(line) {
                     self.current_test = Some(c[1].to_owned());
                 }
             }
-            b'o' | b'F' | b'?' => {
+            b'o' | b'F' | b'?' if line.contains('\t') || line.starts_with("ok ") || line.starts_with("FAIL ") => {
                 if let Some(c) = PACKAGE_RESULT.captures(line) {
                     sink.summary.runner_summary_seen = true;
                     if &c[1] == "?" {
@@ -118,7 +118,7 @@ impl Go {
                     }
                 }
             }
-            b' ' | b'-' => {
+            b' ' | b'-' if line.trim_start().starts_with("--- ") || line.contains(".go:") => {
                 if let Some(c) = RESULT_HEADER.captures(line) {
                     let outcome = match &c[1] {
                         "FAIL" => TestOutcome::Failed,

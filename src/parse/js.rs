@@ -52,7 +52,11 @@ impl Js {
         };
 
         if first != b' ' && first != b'\t' {
-            if let Some(c) = TSC_CLASSIC.captures(line).or_else(|| TSC_PRETTY.captures(line)) {
+            let tsc = memchr::memmem::find(line.as_bytes(), b" TS").is_some();
+            if let Some(c) = tsc
+                .then(|| TSC_CLASSIC.captures(line).or_else(|| TSC_PRETTY.captures(line)))
+                .flatten()
+            {
                 let (error_type, rank) = ts_type(&c[5], &c[4]);
                 sink.report(Finding {
                     file: &c[1],
@@ -128,7 +132,10 @@ impl Js {
         }
 
         if !self.in_jest_block {
-            if let Some(c) = JS_ERROR.captures(line) {
+            let may_be_error = first.is_ascii_uppercase()
+                && (memchr::memmem::find(line.as_bytes(), b"Error").is_some()
+                    || memchr::memmem::find(line.as_bytes(), b"Exception").is_some());
+            if let Some(c) = may_be_error.then(|| JS_ERROR.captures(line)).flatten() {
                 self.flush(sink);
                 self.failure = Some(Failure {
                     message: Some(format!("{}: {}", &c[1], &c[2])),

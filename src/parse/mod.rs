@@ -73,10 +73,83 @@ pub struct TestResult {
 /// Parses a whole log.
 pub fn parse(log: &str, workspace: &Workspace) -> ParseOutput {
     let mut parser = Parser::new(workspace);
-    for raw in log.split('\n') {
+    for raw in memchr::memchr_iter(b'\n', log.as_bytes())
+        .chain(std::iter::once(log.len()))
+        .scan(0, |start, end| {
+            let line = &log[*start..end];
+            *start = end + 1;
+            Some(line)
+        })
+    {
         parser.line(raw);
     }
     parser.finish()
+}
+
+/// Parses a log read from `reader`, in constant memory: a line is held at most
+/// [`clean::MAX_LINE`] bytes (the rest of a longer line is skipped), and bytes that are not
+/// UTF-8 become U+FFFD.
+pub fn parse_reader(mut reader: impl std::io::BufRead, workspace: &Workspace) -> std::io::Result<ParseOutput> {
+    let mut parser = Parser::new(workspace);
+    let mut line: Vec<u8> = Vec::with_capacity(1024);
+    // Bytes past this in one line are dropped; the cleaner truncates anyway.
+    let keep = clean::MAX_LINE + 4;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            break;
+        }
+        let Some(newline) = memchr::memchr(b'\n', chunk) else {
+            // No line end in the buffer: keep (a bounded part of) it and read on.
+            let room = keep.saturating_sub(line.len());
+            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            let used = chunk.len();
+            reader.consume(used);
+            continue;
+        };
+        if line.is_empty() {
+            // The common case: every line that ends in this buffer is parsed where it lies.
+            let end = memchr::memrchr(b'\n', chunk).unwrap_or(newline);
+            let lines = &chunk[..end];
+            // One UTF-8 check for the whole run of lines; `\n` never splits a character.
+            match std::str::from_utf8(lines) {
+                Ok(text) => {
+                    for raw in text.split('\n') {
+                        parser.line(raw);
+                    }
+                }
+                Err(_) => {
+                    for raw in lines.split(|&b| b == b'\n') {
+                        parser.line(&utf8(raw));
+                    }
+                }
+            }
+            reader.consume(end + 1);
+        } else {
+            let room = keep.saturating_sub(line.len());
+            line.extend_from_slice(&chunk[..newline.min(room)]);
+            reader.consume(newline + 1);
+            parser.line(&utf8(&line));
+            line.clear();
+        }
+    }
+    if !line.is_empty() {
+        parser.line(&utf8(&line));
+    }
+    Ok(parser.finish())
+}
+
+/// The line as text: borrowed when it is valid UTF-8 (the fast, common case), otherwise with
+/// U+FFFD for each invalid sequence.
+fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// The streaming parser: feed it raw lines, then `finish`.

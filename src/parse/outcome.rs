@@ -213,10 +213,42 @@ fn add_counts(counts: &str, sink: &mut Sink<'_>) {
     }
 }
 
+/// Every word an infrastructure signature contains: one pass over a line tells whether any of
+/// the detailed checks below can match (most lines hold none of these words).
+static INFRA_WORDS: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
+    aho_corasick::AhoCorasick::new([
+        "Killed",
+        "allocate memory",
+        "out of memory",
+        "MemoryError",
+        "memory allocation of ",
+        "SIGKILL",
+        "No space left",
+        "ENOSPC",
+        "name resolution",
+        "resolve host",
+        "ENOTFOUND",
+        "EAI_AGAIN",
+        "Name or service not known",
+        "no such host",
+        "lookup address",
+        "Connection refused",
+        "ECONNREFUSED",
+        "Could not connect to ",
+        "Network is unreachable",
+        "i/o timeout",
+        "spurious network error",
+        "not found",
+        "No such file or directory",
+        "collected 0 items",
+        "no test target matches",
+    ])
+    .expect("aho-corasick automaton")
+});
+
 fn infra_signature(line: &str, sink: &mut Sink<'_>) {
-    // Cheap filters first: most lines hold none of these words.
     let l = line.trim();
-    if l.is_empty() {
+    if l.is_empty() || !INFRA_WORDS.is_match(l) {
         return;
     }
     if l == "Killed"

@@ -20,6 +20,11 @@ static EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning|Iteration|NotFound))(?:: (.*))?$")
         .expect("regex")
 });
+/// `SyntaxError: expected ':' (calc.py, line 1)`: how pytest's summary and `compile()` name the
+/// place of a syntax error on one line.
+static INLINE_SYNTAX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(SyntaxError|IndentationError|TabError): (.*) \(([^()\s]+\.py), line (\d+)\)$").expect("regex")
+});
 static SECTION_HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^_{2,} (.+?) _{2,}$").expect("regex"));
 static VERBOSE_OUTCOME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: \(.*\))?(?:\s+\[\s*\d+%\])?$").expect("regex")
@@ -148,6 +153,27 @@ impl Python {
             self.outcomes(line, sink);
         }
 
+        if line.ends_with(')')
+            && line.contains(", line ")
+            && let Some(c) = INLINE_SYNTAX.captures(line)
+        {
+            let message = format!("{}: {} ({}, line {})", &c[1], &c[2], &c[3], &c[4]);
+            let error_type = if &c[1] == "SyntaxError" {
+                ErrorType::Syntax
+            } else {
+                ErrorType::Indentation
+            };
+            sink.report(Finding {
+                file: &c[3],
+                line: c[4].parse().unwrap_or(1),
+                error_type,
+                message: Cow::Owned(message),
+                test: None,
+                confidence: 0.9,
+                rank: Rank::Error,
+            });
+        }
+
         if line.starts_with("Traceback (most recent call last)") {
             if self.block.is_none() {
                 self.block = Some(Block {
@@ -243,6 +269,7 @@ impl Python {
     fn outcomes(&mut self, line: &str, sink: &mut Sink<'_>) {
         let first = line.as_bytes()[0];
         if matches!(first, b'P' | b'F' | b'E' | b'X')
+            && summary_word(line)
             && let Some(c) = SUMMARY_OUTCOME.captures(line)
         {
             let name = &c[2];
@@ -259,7 +286,12 @@ impl Python {
                 return;
             }
         }
+        if let Some((id, outcome)) = verbose_outcome(line) {
+            sink.test(id, outcome);
+            return;
+        }
         if line.contains("::")
+            && line.contains(" [")
             && let Some(c) = VERBOSE_OUTCOME.captures(line)
         {
             let outcome = match &c[2] {
@@ -351,6 +383,32 @@ impl Python {
             sink.report(python_finding(file, *line, kind, message, None, test));
         }
     }
+}
+
+/// Whether the line starts with one of pytest's short-summary words.
+fn summary_word(line: &str) -> bool {
+    ["PASSED ", "FAILED ", "ERROR ", "XFAIL ", "XPASS "]
+        .iter()
+        .any(|w| line.starts_with(w))
+}
+
+/// pytest `-v`: `path::test[params] PASSED   [ 42%]`, read without a regex (the common case in
+/// a long log of passing tests).
+fn verbose_outcome(line: &str) -> Option<(&str, TestOutcome)> {
+    let (id, rest) = line.split_once(' ')?;
+    if !id.contains("::") {
+        return None;
+    }
+    let word = rest.trim_start().split(' ').next()?;
+    let outcome = match word {
+        "PASSED" | "XFAIL" | "XPASS" => TestOutcome::Passed,
+        "FAILED" => TestOutcome::Failed,
+        "SKIPPED" => TestOutcome::Skipped,
+        "ERROR" => TestOutcome::Error,
+        _ => return None,
+    };
+    let tail = rest.trim_start()[word.len()..].trim();
+    (tail.is_empty() || (tail.starts_with('[') && tail.ends_with("%]"))).then_some((id, outcome))
 }
 
 /// The report for a Python exception at `file:line`.

@@ -82,7 +82,7 @@ impl Rust {
                     });
                 }
             }
-            b'A'..=b'Z' | b'i' => {
+            b'A'..=b'Z' | b'i' if ruff_code_prefix(line) => {
                 if let Some(c) = RUFF_HEADER.captures(line) {
                     self.header = Some(Header::Ruff {
                         code: c[1].to_owned(),
@@ -98,7 +98,7 @@ impl Rust {
                     emit_header(&header, file, n, sink);
                 }
             }
-            b't' => {
+            b't' if line.starts_with("thread '") || line.starts_with("test ") => {
                 if let Some(c) = PANIC_NEW.captures(line) {
                     self.panic = Some((c[1].to_owned(), c[2].to_owned(), c[3].parse().unwrap_or(1)));
                 } else if let Some(c) = PANIC_OLD.captures(line) {
@@ -127,6 +127,13 @@ impl Rust {
     }
 
     pub fn finish(&mut self, _sink: &mut Sink<'_>) {}
+}
+
+/// `F401 `, `I001 `, `invalid-syntax:`: the start of a ruff diagnostic, checked without a regex.
+fn ruff_code_prefix(line: &str) -> bool {
+    let b = line.as_bytes();
+    let letters = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    (1..=4).contains(&letters) && b.get(letters).is_some_and(u8::is_ascii_digit) || line.starts_with("invalid-syntax")
 }
 
 fn emit_header(header: &Header, file: &str, line: u32, sink: &mut Sink<'_>) {

@@ -19,7 +19,11 @@ const MAX_DOCUMENT: usize = 64 * 1024 * 1024;
 enum Collecting {
     None,
     JsonArray(String),
-    Xml { text: String, root: Option<&'static str> },
+    /// `end` is the closing tag of the document's root, once seen.
+    Xml {
+        text: String,
+        end: Option<&'static str>,
+    },
 }
 
 pub(crate) struct Structured {
@@ -48,17 +52,13 @@ impl Structured {
                 }
                 return true;
             }
-            Collecting::Xml { text, root } => {
+            Collecting::Xml { text, end } => {
                 push_bounded(text, line);
                 let trimmed = line.trim();
-                if root.is_none() {
-                    if trimmed.starts_with("<testsuites") {
-                        *root = Some("testsuites");
-                    } else if trimmed.starts_with("<testsuite") {
-                        *root = Some("testsuite");
-                    }
+                if end.is_none() {
+                    *end = root_end(trimmed);
                 }
-                if root.is_some_and(|r| trimmed.ends_with(&format!("</{r}>"))) {
+                if end.is_some_and(|e| trimmed.ends_with(e)) {
                     let text = std::mem::take(text);
                     self.collecting = Collecting::None;
                     junit(&text, sink);
@@ -92,19 +92,13 @@ impl Structured {
                 true
             }
             b'<' if line.starts_with("<?xml") || line.starts_with("<testsuites") || line.starts_with("<testsuite") => {
-                let root = if line.contains("<testsuites") {
-                    Some("testsuites")
-                } else if line.contains("<testsuite") {
-                    Some("testsuite")
-                } else {
-                    None
-                };
+                let end = root_end(line);
                 let mut text = String::new();
                 push_bounded(&mut text, line);
-                if root.is_some_and(|r| line.trim_end().ends_with(&format!("</{r}>"))) {
+                if end.is_some_and(|e| line.trim_end().ends_with(e)) {
                     junit(&text, sink);
                 } else {
-                    self.collecting = Collecting::Xml { text, root };
+                    self.collecting = Collecting::Xml { text, end };
                 }
                 true
             }
@@ -119,6 +113,17 @@ impl Structured {
             Collecting::Xml { text, .. } => junit(&text, sink),
             Collecting::None => {}
         }
+    }
+}
+
+/// The closing tag of a JUnit document whose root element opens in `line`.
+fn root_end(line: &str) -> Option<&'static str> {
+    if line.contains("<testsuites") {
+        Some("</testsuites>")
+    } else if line.contains("<testsuite") {
+        Some("</testsuite>")
+    } else {
+        None
     }
 }
 

@@ -1,0 +1,154 @@
+//! The Fix Agent side: a `Healer` takes the failing files, the bug reports with their snippets,
+//! the executor's error context and what earlier cycles tried, and answers with full-file
+//! replacements, a summary and a confidence — or an error or timeout outcome with a reason.
+//!
+//! Implementations: the Code Healer API client (`code_healer_api`, seed 000), the built-in
+//! deterministic fixers (`builtin`), and the reference server that serves them (`server`).
+//! Whatever a healer returns passes [`validate::validate`] before anything is written.
+
+pub mod builtin;
+pub mod code_healer_api;
+pub mod server;
+pub mod validate;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::api::heal_run::HealerOutcome;
+use crate::api::shared::BugReport;
+
+/// Progressive per-cycle timeouts of seed 000: cycle N uses entry N, later cycles the last.
+pub const DEFAULT_CYCLE_TIMEOUTS: [u32; 5] = [30, 45, 60, 90, 120];
+
+/// The timeout of `cycle` (1-based) from `timeouts` (seconds).
+pub fn cycle_timeout(timeouts: &[u32], cycle: u32) -> Duration {
+    let table: &[u32] = if timeouts.is_empty() {
+        &DEFAULT_CYCLE_TIMEOUTS
+    } else {
+        timeouts
+    };
+    let i = (cycle.max(1) as usize - 1).min(table.len() - 1);
+    Duration::from_secs(u64::from(table[i]))
+}
+
+/// The executor's error context, as seed 000's `pytest_errors`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorContext {
+    pub exit_code: i32,
+    pub error_count: u32,
+    pub error_summary: String,
+    /// The last 1000 characters of stderr.
+    pub stderr: String,
+    /// The last 2000 characters of stdout.
+    pub stdout: String,
+}
+
+impl ErrorContext {
+    /// Keeps the tails seed 000 asks for: stderr's last 1000, stdout's last 2000 characters.
+    pub fn new(exit_code: i32, error_count: u32, error_summary: String, stderr: &str, stdout: &str) -> Self {
+        ErrorContext {
+            exit_code,
+            error_count,
+            error_summary,
+            stderr: tail_chars(stderr, 1000),
+            stdout: tail_chars(stdout, 2000),
+        }
+    }
+}
+
+fn tail_chars(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    s.chars().skip(count.saturating_sub(n)).collect()
+}
+
+/// A bug report with the source around it (±3 lines), for the healer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportWithSnippet {
+    pub report: BugReport,
+    pub snippet: String,
+}
+
+impl ReportWithSnippet {
+    /// The report with lines `line-3 ..= line+3` of `content`, each prefixed with its number.
+    pub fn new(report: BugReport, content: &str) -> Self {
+        let line = report.line_number as usize;
+        let snippet = content
+            .lines()
+            .enumerate()
+            .skip(line.saturating_sub(4))
+            .take(7)
+            .map(|(i, text)| format!("{:>5} | {text}", i + 1))
+            .collect::<Vec<_>>()
+            .join("\n");
+        ReportWithSnippet { report, snippet }
+    }
+}
+
+/// What an earlier cycle tried, so a healer is not asked the same thing twice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreviousAttempt {
+    pub cycle: u32,
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes_summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+}
+
+/// Everything a healer is given for one cycle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HealRequest {
+    pub project_id: String,
+    pub cycle: u32,
+    /// Repository-relative path → full content of each failing file.
+    pub failed_files: BTreeMap<String, String>,
+    pub reports: Vec<ReportWithSnippet>,
+    pub error_context: ErrorContext,
+    pub history: Vec<PreviousAttempt>,
+    pub timeout: Duration,
+    pub limits: validate::Limits,
+}
+
+/// A healer's answer, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HealResponse {
+    pub outcome: HealerOutcome,
+    /// Why the healer did not heal, for people.
+    pub reason: Option<String>,
+    /// Path → full new content; empty unless `outcome` is `Healed`.
+    pub modified_files: BTreeMap<String, String>,
+    pub changes_summary: Option<String>,
+    /// From 0 to 1: 1.0 for deterministic fixes.
+    pub confidence: f64,
+    pub duration: Duration,
+}
+
+impl HealResponse {
+    pub fn failed(outcome: HealerOutcome, reason: impl Into<String>, duration: Duration) -> Self {
+        HealResponse {
+            outcome,
+            reason: Some(reason.into()),
+            modified_files: BTreeMap::new(),
+            changes_summary: None,
+            confidence: 0.0,
+            duration,
+        }
+    }
+}
+
+/// A boxed future, so that healers can be used as trait objects.
+pub type HealFuture<'a> = Pin<Box<dyn Future<Output = HealResponse> + Send + 'a>>;
+
+/// Anything that proposes fixes.
+pub trait Healer: Send + Sync {
+    /// A short name for logs and status (`code-healer-api`, `builtin`, ...).
+    fn name(&self) -> &'static str;
+    /// Asks for a fix. Never fails: errors and timeouts are outcomes.
+    fn heal<'a>(&'a self, request: &'a HealRequest) -> HealFuture<'a>;
+}
