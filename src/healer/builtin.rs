@@ -14,6 +14,7 @@ use std::time::Instant;
 use super::{HealFuture, HealRequest, HealResponse, Healer, validate};
 use crate::api::heal_run::HealerOutcome;
 use crate::api::shared::{BugReport, ErrorType};
+use crate::parse::PYTHON_STDLIB_MODULES;
 
 /// The built-in deterministic healer.
 #[derive(Debug, Default, Clone, Copy)]
@@ -213,60 +214,9 @@ fn mixed_tabs(content: &str) -> Option<(String, String)> {
     (fixed != content).then(|| (fixed, format!("Replaced tabs with {unit} spaces in indentation")))
 }
 
-const STDLIB_MODULES: &[&str] = &[
-    "os",
-    "sys",
-    "re",
-    "json",
-    "math",
-    "time",
-    "datetime",
-    "random",
-    "collections",
-    "itertools",
-    "functools",
-    "typing",
-    "pathlib",
-    "subprocess",
-    "logging",
-    "shutil",
-    "tempfile",
-    "hashlib",
-    "base64",
-    "uuid",
-    "copy",
-    "csv",
-    "io",
-    "string",
-    "textwrap",
-    "decimal",
-    "fractions",
-    "statistics",
-    "argparse",
-    "dataclasses",
-    "enum",
-    "asyncio",
-    "threading",
-    "socket",
-    "struct",
-    "pickle",
-    "glob",
-    "fnmatch",
-    "operator",
-    "contextlib",
-    "inspect",
-    "traceback",
-    "warnings",
-    "heapq",
-    "bisect",
-    "secrets",
-    "platform",
-    "signal",
-];
-
 fn missing_stdlib_import(content: &str, message: &str) -> Option<(String, String)> {
     let name = message.split('\'').nth(1)?;
-    if !STDLIB_MODULES.contains(&name) {
+    if !PYTHON_STDLIB_MODULES.contains(&name) {
         return None;
     }
     let all = lines(content);

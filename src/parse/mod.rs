@@ -26,6 +26,7 @@ use serde::Serialize;
 use crate::api::shared::{BugReport, ErrorType};
 pub use outcome::{InfraKind, SuiteSummary, TestOutcome, Verdict};
 pub use paths::Workspace;
+pub use python::PYTHON_STDLIB_MODULES;
 
 /// Most bug reports one log yields; past this the log says little more.
 pub const MAX_REPORTS: usize = 200;
