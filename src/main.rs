@@ -59,6 +59,17 @@ enum HealerCommand {
         /// Address to listen on.
         #[arg(long, default_value = "127.0.0.1:3000")]
         listen: std::net::SocketAddr,
+        /// An OpenAI-compatible endpoint asked when no deterministic fixer applies, e.g.
+        /// `https://api.openai.com/v1` or `http://localhost:11434/v1`. Its API key is read from
+        /// `OPENAI_API_KEY`.
+        #[arg(long, requires = "model")]
+        openai_base_url: Option<String>,
+        /// The model to ask at `--openai-base-url`.
+        #[arg(long, requires = "openai_base_url")]
+        model: Option<String>,
+        /// Most tokens per completion.
+        #[arg(long, default_value_t = 4096)]
+        max_tokens: u32,
     },
 }
 
@@ -72,8 +83,14 @@ fn main() -> ExitCode {
             format,
         } => parse(file, workspace, format),
         Command::Healer {
-            command: HealerCommand::Serve { listen },
-        } => healer_serve(listen),
+            command:
+                HealerCommand::Serve {
+                    listen,
+                    openai_base_url,
+                    model,
+                    max_tokens,
+                },
+        } => healer_serve(listen, openai_base_url.zip(model), max_tokens),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -164,16 +181,19 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
     Ok(())
 }
 
-fn healer_serve(listen: std::net::SocketAddr) -> Result<(), String> {
-    use kubeheal::healer::{builtin::Builtin, server};
+fn healer_serve(listen: std::net::SocketAddr, openai: Option<(String, String)>, max_tokens: u32) -> Result<(), String> {
+    use kubeheal::healer::{Healer, builtin::Builtin, openai::OpenAi, server};
+    let mut healers: Vec<Box<dyn Healer>> = vec![Box::new(Builtin)];
+    if let Some((base_url, model)) = openai {
+        let key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
+        healers.push(Box::new(OpenAi::new(&base_url, &model, key, max_tokens)?));
+    }
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .init();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(async move {
-        let state = std::sync::Arc::new(server::ServerState {
-            healers: vec![Box::new(Builtin)],
-        });
+        let state = std::sync::Arc::new(server::ServerState { healers });
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };

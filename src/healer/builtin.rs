@@ -38,6 +38,7 @@ impl Healer for Builtin {
                         changes_summary: Some(summary),
                         confidence: 1.0,
                         duration: started.elapsed(),
+                        tokens_used: None,
                     },
                     Err(e) => HealResponse::failed(HealerOutcome::Error, e, started.elapsed()),
                 },

@@ -128,6 +128,7 @@ impl CodeHealerApi {
                     // Seed 000 has no confidence; a healer may add one.
                     confidence: confidence(&body).unwrap_or(0.7),
                     duration: elapsed,
+                    tokens_used: None,
                 },
                 Err(e) => HealResponse::failed(
                     HealerOutcome::Error,

@@ -8,6 +8,7 @@
 
 pub mod builtin;
 pub mod code_healer_api;
+pub mod openai;
 pub mod server;
 pub mod validate;
 
@@ -127,6 +128,8 @@ pub struct HealResponse {
     /// From 0 to 1: 1.0 for deterministic fixes.
     pub confidence: f64,
     pub duration: Duration,
+    /// Tokens the call used, when the healer reports them (for budgets).
+    pub tokens_used: Option<u64>,
 }
 
 impl HealResponse {
@@ -138,6 +141,7 @@ impl HealResponse {
             changes_summary: None,
             confidence: 0.0,
             duration,
+            tokens_used: None,
         }
     }
 }
