@@ -135,3 +135,31 @@ fn unused_imports_reported_by_ruff_flake8_and_pylint_are_removed() {
         assert!(ok, "{case}: the fixed module does not import:\n{output}");
     }
 }
+
+#[test]
+fn contract_naming_errors_from_a_real_validator_are_normalised_until_it_passes() {
+    use kubeheal::healer::contract::normalize_contract;
+    let project = fixtures().join("projects/contract_helpdesk");
+    let contract = "domains/helpdesk/entities/ticket.contract.yaml";
+    let log = std::fs::read_to_string(fixtures().join("logs/contract_jsonschema.log")).expect("the log");
+    let errors: Vec<String> = log.lines().map(str::to_owned).collect();
+    let original = std::fs::read_to_string(project.join(contract)).expect("the contract");
+    let (fixed, changes) = normalize_contract(&original, &errors)
+        .expect("YAML")
+        .expect("a normalisation");
+    assert_eq!(
+        changes,
+        [
+            "metadata.fqn: Entity/helpdesk/ticket -> entity/helpdesk/ticket",
+            "spec.fields.myField -> spec.fields.my_field",
+            "spec.fields.resolutionNotes -> spec.fields.resolution_notes",
+            "spec.graph.edges.assigned_to -> spec.graph.edges.ASSIGNED_TO",
+            "spec.number_prefix: tkt -> TKT",
+        ]
+    );
+    let copy = tempfile::tempdir().expect("a temp dir");
+    copy_dir(&project, copy.path());
+    std::fs::write(copy.path().join(contract), &fixed).expect("write");
+    let (ok, output) = run(copy.path(), &["validate_contract.py", contract]);
+    assert!(ok, "the validator still fails:\n{output}\n{fixed}");
+}

@@ -8,6 +8,7 @@
 
 pub mod builtin;
 pub mod code_healer_api;
+pub mod contract;
 pub mod openai;
 pub mod server;
 pub mod validate;
