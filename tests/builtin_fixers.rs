@@ -163,3 +163,27 @@ fn contract_naming_errors_from_a_real_validator_are_normalised_until_it_passes()
     let (ok, output) = run(copy.path(), &["validate_contract.py", contract]);
     assert!(ok, "the validator still fails:\n{output}\n{fixed}");
 }
+
+#[test]
+fn a_name_error_for_a_name_the_project_defines_gets_imported_from_its_module() {
+    let log = std::fs::read_to_string(fixtures().join("logs/py_projname_default.log")).expect("the log");
+    let project_dir = fixtures().join("projects/py_projname");
+    let parsed = parse(&log, &Workspace::new("/tmp/kubeheal-fixtures/py_projname"));
+    let read = |f: &str| std::fs::read_to_string(project_dir.join(f)).expect("the file");
+    // The healer is given the failing file and the module that defines the name.
+    let files = BTreeMap::from([
+        ("app/report.py".to_owned(), read("app/report.py")),
+        ("app/totals.py".to_owned(), read("app/totals.py")),
+    ]);
+    let (fixed, summary) = fix(&files, &parsed.reports).expect("a fix");
+    assert_eq!(summary, "Added missing import of total from app.totals");
+    assert!(
+        fixed["app/report.py"].contains("\"\"\"Builds the daily report.\"\"\"\nfrom app.totals import total\n"),
+        "{}",
+        fixed["app/report.py"]
+    );
+    let copy = tempfile::tempdir().expect("a temp dir");
+    copy_dir(&project_dir, copy.path());
+    std::fs::write(copy.path().join("app/report.py"), &fixed["app/report.py"]).expect("write");
+    assert_pytest_passes(copy.path(), "test_report.py");
+}

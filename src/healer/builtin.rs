@@ -5,7 +5,8 @@
 //! - SYNTAX `expected ':'`: add the colon a Python block header is missing.
 //! - INDENTATION: an unexpected indent, an unindent that matches no outer level (only when one
 //!   level is nearest), tabs mixed with spaces.
-//! - IMPORT: `NameError: name 'json' is not defined` for a standard-library module.
+//! - IMPORT: `NameError: name 'json' is not defined` for a standard-library module, or for a name
+//!   exactly one of the given files defines at its top level.
 //! - LINTING: an unused import reported by ruff, flake8 or pylint.
 
 use std::collections::BTreeMap;
@@ -64,7 +65,8 @@ pub fn fix(files: &BTreeMap<String, String>, reports: &[BugReport]) -> Option<(B
         let Some(original) = changed.get(&report.file_path).or_else(|| files.get(&report.file_path)) else {
             continue;
         };
-        if let Some((content, summary)) = fix_one(original, report) {
+        let fixed = fix_one(original, report).or_else(|| missing_project_import(files, report, original));
+        if let Some((content, summary)) = fixed {
             if !summaries.contains(&summary) {
                 summaries.push(summary);
             }
@@ -220,11 +222,17 @@ fn missing_stdlib_import(content: &str, message: &str) -> Option<(String, String
     if !PYTHON_STDLIB_MODULES.contains(&name) {
         return None;
     }
+    let (with_import, _) = insert_import(content, &format!("import {name}\n"))?;
+    Some((with_import, format!("Added missing import of {name}")))
+}
+
+/// Inserts `import_line` after the module docstring and the last top-level import; `None` when
+/// the file already has that line.
+fn insert_import(content: &str, import_line: &str) -> Option<(String, usize)> {
     let all = lines(content);
-    if all.iter().any(|l| l.trim() == format!("import {name}")) {
+    if all.iter().any(|l| l.trim() == import_line.trim()) {
         return None;
     }
-    // After the module docstring and the last top-level import, or at the top.
     let mut insert_at = 0;
     let mut in_docstring = false;
     for (i, l) in all.iter().enumerate() {
@@ -246,8 +254,45 @@ fn missing_stdlib_import(content: &str, message: &str) -> Option<(String, String
         }
     }
     let mut out: Vec<String> = all.iter().map(|l| (*l).to_owned()).collect();
-    out.insert(insert_at, format!("import {name}\n"));
-    Some((out.concat(), format!("Added missing import of {name}")))
+    out.insert(insert_at, import_line.to_owned());
+    Some((out.concat(), insert_at))
+}
+
+/// `NameError: name 'total' is not defined` where exactly one of the given files defines `total`
+/// at its top level: import it from that module.
+fn missing_project_import(
+    files: &BTreeMap<String, String>,
+    report: &BugReport,
+    content: &str,
+) -> Option<(String, String)> {
+    if report.error_type != ErrorType::Import || !report.message.contains("NameError") {
+        return None;
+    }
+    let name = report.message.split('\'').nth(1)?;
+    let defines = |text: &str| {
+        text.lines().any(|l| {
+            l.strip_prefix("def ")
+                .or_else(|| l.strip_prefix("async def "))
+                .or_else(|| l.strip_prefix("class "))
+                .is_some_and(|rest| rest.strip_prefix(name).is_some_and(|r| r.starts_with(['(', ':'])))
+                || l.strip_prefix(name)
+                    .is_some_and(|r| r.trim_start().starts_with('=') && !r.trim_start().starts_with("=="))
+        })
+    };
+    let mut definers = files
+        .iter()
+        .filter(|(path, text)| **path != report.file_path && path.ends_with(".py") && defines(text));
+    let (path, _) = definers.next()?;
+    if definers.next().is_some() {
+        return None; // defined in two modules: not sure which one is meant
+    }
+    let module = path
+        .trim_end_matches(".py")
+        .trim_end_matches("/__init__")
+        .replace('/', ".");
+    let line = format!("from {module} import {name}\n");
+    let (with_import, _) = insert_import(content, &line)?;
+    Some((with_import, format!("Added missing import of {name} from {module}")))
 }
 
 fn unused_import(content: &str, line: usize, message: &str) -> Option<(String, String)> {

@@ -349,7 +349,7 @@ impl Python {
             return;
         };
         let test = block.test.as_deref();
-        let finding = python_finding(&frame.file, frame.line, kind, message, block.source.as_deref(), test);
+        let finding = python_finding(&frame.file, frame.line, kind, message, test);
         if let Some(i) = sink.report(finding)
             && !block.test_is_final
             && let Some(short) = block.test
@@ -380,7 +380,7 @@ impl Python {
             } else {
                 None
             };
-            sink.report(python_finding(file, *line, kind, message, None, test));
+            sink.report(python_finding(file, *line, kind, message, test));
         }
     }
 }
@@ -412,20 +412,14 @@ fn verbose_outcome(line: &str) -> Option<(&str, TestOutcome)> {
 }
 
 /// The report for a Python exception at `file:line`.
-fn python_finding<'a>(
-    file: &'a str,
-    line: u32,
-    kind: &'a str,
-    message: &'a str,
-    source: Option<&str>,
-    test: Option<&'a str>,
-) -> Finding<'a> {
+fn python_finding<'a>(file: &'a str, line: u32, kind: &'a str, message: &'a str, test: Option<&'a str>) -> Finding<'a> {
     let short_kind = kind.rsplit('.').next().unwrap_or(kind);
     let error_type = match short_kind {
         "SyntaxError" => ErrorType::Syntax,
         "IndentationError" | "TabError" => ErrorType::Indentation,
         "ModuleNotFoundError" | "ImportError" => ErrorType::Import,
-        "NameError" if names_a_module(message, source) => ErrorType::Import,
+        // An unresolvable name: a module never imported, or a name never imported or defined.
+        "NameError" => ErrorType::Import,
         "AttributeError" if message.starts_with("module ") => ErrorType::Import,
         "TypeError" | "AttributeError" => ErrorType::TypeError,
         _ => ErrorType::Logic,
@@ -446,7 +440,7 @@ fn python_finding<'a>(
 }
 
 /// Standard-library modules a NameError most often names: a name in this list is a module the
-/// code forgot to import (also used by the built-in import fixer).
+/// code forgot to import (the built-in import fixer adds those).
 pub const PYTHON_STDLIB_MODULES: &[&str] = &[
     "os",
     "sys",
@@ -499,15 +493,6 @@ pub const PYTHON_STDLIB_MODULES: &[&str] = &[
     "platform",
     "signal",
 ];
-
-/// A NameError names a module when the name is used as `name.` in the failing line or is a
-/// well-known standard-library module.
-fn names_a_module(message: &str, source: Option<&str>) -> bool {
-    let Some(name) = message.split('\'').nth(1) else {
-        return false;
-    };
-    PYTHON_STDLIB_MODULES.contains(&name) || source.is_some_and(|s| s.contains(&format!("{name}.")))
-}
 
 impl Python {
     /// Reads what follows as the body of one pytest failure (a JUnit `<failure>` text).
