@@ -1,7 +1,7 @@
 //! Properties of the parser on arbitrary input: it never panics, and what it returns is always a
 //! valid report (relative path inside the workspace, line ≥ 1, bounded message and count).
 
-use kubeheal::parse::{MAX_MESSAGE, MAX_REPORTS, Workspace, parse};
+use kubeheal::parse::{MAX_MESSAGE, MAX_REPORTS, Workspace, parse, parse_reader};
 use proptest::prelude::*;
 
 fn check(log: &str) {
@@ -20,6 +20,13 @@ fn check(log: &str) {
         assert!(r.confidence_score.is_none_or(|c| (0.0..=1.0).contains(&c)));
     }
     assert_eq!(parsed, parse(log, &Workspace::new("/w")), "not deterministic");
+    // The same assertion as the cargo-fuzz target: streaming through a tiny buffer changes nothing.
+    let streamed = parse_reader(
+        std::io::BufReader::with_capacity(16, log.as_bytes()),
+        &Workspace::new("/w"),
+    )
+    .expect("reading from memory cannot fail");
+    assert_eq!(parsed, streamed, "streaming differs");
 }
 
 /// Lines that look like the formats the parser knows, to reach deep into each one.
