@@ -3,6 +3,9 @@
 //! slow, failing, lying, huge, or reaching outside the repository — with a clear outcome and no
 //! files to write.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,22 +22,7 @@ use kubeheal::healer::server::{ServerState, router};
 use kubeheal::healer::validate::Limits;
 use kubeheal::healer::{ErrorContext, HealRequest, HealResponse, Healer};
 use serde_json::{Value, json};
-
-/// Serves `app` on a free loopback port for the rest of the test.
-async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a loopback port");
-    let addr = listener.local_addr().expect("an address");
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("the test server runs") });
-    addr
-}
-
-/// A plain HTTP client for the tests' own requests (rustls needs its crypto provider chosen).
-fn http() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::new()
-}
+use support::http::serve;
 
 fn seed_example_request() -> Value {
     json!({
@@ -61,7 +49,7 @@ async fn reference_server() -> SocketAddr {
 #[tokio::test]
 async fn the_reference_server_answers_seed_000s_example_with_seed_000s_response() {
     let addr = reference_server().await;
-    let response = http()
+    let response = support::http::client()
         .post(format!("http://{addr}/api/heal"))
         .json(&seed_example_request())
         .send()
@@ -80,7 +68,7 @@ async fn the_reference_server_answers_seed_000s_example_with_seed_000s_response(
 #[tokio::test]
 async fn the_reference_server_reports_bad_requests_and_unfixable_errors_as_seed_000_errors() {
     let addr = reference_server().await;
-    let client = http();
+    let client = support::http::client();
     let bad = client
         .post(format!("http://{addr}/api/heal"))
         .body("not json")

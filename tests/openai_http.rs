@@ -2,8 +2,10 @@
 //! format: a good reply becomes validated files; malformed replies and failing endpoints become
 //! clear errors with nothing to write.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use axum::Router;
@@ -16,15 +18,7 @@ use kubeheal::healer::openai::OpenAi;
 use kubeheal::healer::validate::Limits;
 use kubeheal::healer::{ErrorContext, HealRequest, HealResponse, Healer, PreviousAttempt, ReportWithSnippet};
 use serde_json::{Value, json};
-
-async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a loopback port");
-    let addr = listener.local_addr().expect("an address");
-    tokio::spawn(async move { axum::serve(listener, app).await.expect("the test server runs") });
-    addr
-}
+use support::http::serve;
 
 fn request() -> HealRequest {
     let content = "def calculate(a, b):\n    return a - b\n";
@@ -212,8 +206,7 @@ async fn the_reference_server_asks_the_model_when_no_deterministic_fixer_applies
         healers: vec![Box::new(Builtin), Box::new(openai)],
     })))
     .await;
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let answer: Value = reqwest::Client::new()
+    let answer: Value = support::http::client()
         .post(format!("http://{server}/api/heal"))
         .json(&json!({
             "project_id": "calc", "cycle": 3,

@@ -23,6 +23,16 @@ use serde::{Deserialize, Serialize};
 use crate::api::heal_run::HealerOutcome;
 use crate::api::shared::BugReport;
 
+/// The HTTP client every healer uses: rustls with ring (the provider kube is built with, so no
+/// second TLS stack), a 10 s connect timeout; each request sets the cycle's own timeout.
+pub fn http_client() -> Result<reqwest::Client, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
 /// Progressive per-cycle timeouts of seed 000: cycle N uses entry N, later cycles the last.
 pub const DEFAULT_CYCLE_TIMEOUTS: [u32; 5] = [30, 45, 60, 90, 120];
 
