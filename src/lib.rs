@@ -8,5 +8,6 @@
 
 pub mod api;
 pub mod crdgen;
+pub mod executor;
 pub mod healer;
 pub mod parse;

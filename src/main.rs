@@ -31,6 +31,25 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ParseFormat::Json)]
         format: ParseFormat,
     },
+    /// Run a project's build locally and print its RunEnvelope as JSON (seed 003's field names).
+    Exec {
+        /// The project folder.
+        dir: PathBuf,
+        /// The build command, run by `sh` in a fresh copy of the folder (default: from the
+        /// project type: pytest, npm test, cargo test or go test).
+        #[arg(long)]
+        command: Option<String>,
+        /// Seconds the build may take before its process group is stopped.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+        /// Check out this branch, tag or commit of the folder's Git repository instead of copying
+        /// its working tree.
+        #[arg(long)]
+        revision: Option<String>,
+        /// Also write the whole redacted log to this file.
+        #[arg(long)]
+        log: Option<PathBuf>,
+    },
     /// The reference Code Healer server (seed 000's `POST /api/heal`, `GET /healthz`), answering
     /// with the built-in deterministic fixers.
     Healer {
@@ -82,6 +101,13 @@ fn main() -> ExitCode {
             workspace,
             format,
         } => parse(file, workspace, format),
+        Command::Exec {
+            dir,
+            command,
+            timeout,
+            revision,
+            log,
+        } => exec(dir, command, timeout, revision, log),
         Command::Healer {
             command:
                 HealerCommand::Serve {
@@ -201,4 +227,81 @@ fn healer_serve(listen: std::net::SocketAddr, openai: Option<(String, String)>, 
             .await
             .map_err(|e| format!("cannot serve on {listen}: {e}"))
     })
+}
+
+fn exec(
+    dir: PathBuf,
+    command: Option<String>,
+    timeout: u64,
+    revision: Option<String>,
+    log: Option<PathBuf>,
+) -> Result<(), String> {
+    use kubeheal::api::heal_run::ProjectType;
+    use kubeheal::executor::{ExecutionRequest, local::LocalExecutor};
+    if !dir.is_dir() {
+        return Err(format!(
+            "{} is not a folder; give the project folder to run",
+            dir.display()
+        ));
+    }
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    let run_id = format!("local-{millis}");
+    let request = ExecutionRequest {
+        artifacts_dir: dir.join(".kubeheal/artifacts").join(&run_id),
+        run_id,
+        source: dir,
+        revision,
+        patches: Vec::new(),
+        project_type: ProjectType::Auto,
+        command,
+        timeout: std::time::Duration::from_secs(timeout.max(1)),
+        env: Vec::new(),
+        secrets: Vec::new(),
+    };
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let execution = runtime.block_on(LocalExecutor.execute(&request));
+    if let Some(path) = log {
+        std::fs::write(&path, &execution.log).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let value = serde_json::to_value(&execution.envelope).map_err(|e| format!("cannot render the envelope: {e}"))?;
+    let json = serde_json::to_string_pretty(&snake_case_keys(value)).map_err(|e| format!("cannot render JSON: {e}"))?;
+    println!("{json}");
+    Ok(())
+}
+
+/// The resources' camelCase field names as seed 003's snake_case (`runId` → `run_id`); map keys
+/// that are data (environment metadata) keep their names.
+fn snake_case_keys(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let v = if k == "environmentMetadata" {
+                        v
+                    } else {
+                        snake_case_keys(v)
+                    };
+                    let mut snake = String::with_capacity(k.len() + 4);
+                    for c in k.chars() {
+                        if c.is_ascii_uppercase() {
+                            snake.push('_');
+                            snake.push(c.to_ascii_lowercase());
+                        } else {
+                            snake.push(c);
+                        }
+                    }
+                    (snake, v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(snake_case_keys).collect()),
+        other => other,
+    }
 }
