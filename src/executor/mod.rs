@@ -8,6 +8,7 @@
 //! removes secrets; `detect` picks the project type, command and image.
 
 pub mod detect;
+pub mod job;
 pub mod local;
 pub mod output;
 pub mod redact;

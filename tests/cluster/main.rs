@@ -7,3 +7,4 @@ mod support;
 mod api_served;
 mod cel_rules;
 mod controller_manager;
+mod executor_job;

@@ -1,0 +1,415 @@
+//! The Kubernetes Job executor: one Job per execution, deterministically named and owned by its
+//! resource. An init container fetches the source at the exact revision (credentials from the
+//! source's `secretRef`) and applies the patch set from a ConfigMap the run owns; the user's
+//! image runs the command. The Pod has no service-account token, runs as non-root with every
+//! capability dropped and the RuntimeDefault seccomp profile, within resource limits and a
+//! deadline. When the container ends, its log is read through the API, redacted, compressed and
+//! kept (bounded) in a ConfigMap the run owns, so it survives Pod cleanup; the exit code comes
+//! from the container status, and OOMKilled, eviction, image pull failures and the deadline map
+//! to their own error classes.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::ByteString;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::Client;
+use kube::api::{Api, ListParams, LogParams, Patch, PatchParams};
+use serde_json::json;
+
+use super::detect::{self, Runner};
+use super::redact::redact;
+use super::{Ending, Execution, classify, excerpt};
+use crate::api::heal_run::ProjectType;
+use crate::api::shared::{ErrorClass, GitSource, RunEnvelope, RunStatus};
+
+/// The field manager of everything the executor applies.
+pub const FIELD_MANAGER: &str = "kubeheal-executor";
+/// The image of the init step that fetches the source.
+pub const FETCH_IMAGE: &str = "alpine/git:2.47.2";
+/// Most compressed log bytes kept per execution (a ConfigMap holds at most 1 MiB).
+pub const MAX_KEPT_LOG: usize = 512 * 1024;
+/// Container names.
+pub const FETCH_CONTAINER: &str = "fetch";
+pub const BUILD_CONTAINER: &str = "build";
+
+/// One execution to run as a Job.
+#[derive(Debug, Clone)]
+pub struct JobRequest {
+    /// The owning resource's name (the HealRun), and its owner reference.
+    pub owner_name: String,
+    pub owner: OwnerReference,
+    pub namespace: String,
+    pub cycle: u32,
+    pub source: GitSource,
+    /// The exact commit to fetch.
+    pub commit: String,
+    pub patches: Vec<String>,
+    pub project_type: ProjectType,
+    pub image: Option<String>,
+    pub command: Option<String>,
+    pub timeout: Duration,
+    /// Secret values to redact (read from the Secrets the run references).
+    pub secrets: Vec<String>,
+}
+
+impl JobRequest {
+    /// `<owner>-c<cycle>-<8 hex of the commit and patches>`: the same execution always has the
+    /// same name, so a restarted operator finds its Job instead of creating a second one.
+    pub fn job_name(&self) -> String {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for byte in self.commit.bytes().chain(self.patches.iter().flat_map(|p| p.bytes())) {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        let mut owner = self.owner_name.clone();
+        owner.truncate(40);
+        format!("{}-c{}-{:08x}", owner.trim_end_matches('-'), self.cycle, hash as u32)
+    }
+
+    fn command_and_runner(&self) -> (String, Option<Runner>) {
+        match (&self.command, detect::default_command(self.project_type)) {
+            (Some(c), _) => (c.clone(), detect::runner_of(c)),
+            (None, Some((c, r))) => (c.to_owned(), Some(r)),
+            (None, None) => (
+                "echo 'no build command: set spec.executor.command' >&2; exit 127".to_owned(),
+                None,
+            ),
+        }
+    }
+
+    fn labels(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("app.kubernetes.io/managed-by".to_owned(), "kubeheal".to_owned()),
+            ("kubeheal.dev/healrun".to_owned(), self.owner_name.clone()),
+        ])
+    }
+
+    /// The ConfigMap with the patch set, mounted by the fetch step.
+    pub fn patches_config_map(&self) -> ConfigMap {
+        let data: BTreeMap<String, String> = self
+            .patches
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (format!("{i:03}.diff"), p.clone()))
+            .collect();
+        serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("{}-patches", self.job_name()), "namespace": self.namespace,
+                         "labels": self.labels(), "ownerReferences": [self.owner]},
+            "data": data,
+        }))
+        .expect("a ConfigMap")
+    }
+
+    /// The Job. Paths are passed as `$WORKSPACE` and `$PATCHES` so that the commands do not depend
+    /// on where the volumes are mounted.
+    pub fn job(&self) -> Job {
+        let (command, _) = self.command_and_runner();
+        let image = self
+            .image
+            .clone()
+            .unwrap_or_else(|| detect::default_image(self.project_type).to_owned());
+        let fetch = r#"set -eu
+git clone --quiet --no-checkout "$SOURCE_URL" "$WORKSPACE/src"
+cd "$WORKSPACE/src"
+git -c advice.detachedHead=false checkout --quiet "$SOURCE_COMMIT"
+for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "$PATCHES/$p"; done"#;
+        let mut fetch_env = vec![
+            json!({"name": "SOURCE_URL", "value": self.source.url}),
+            json!({"name": "SOURCE_COMMIT", "value": self.commit}),
+            json!({"name": "WORKSPACE", "value": "/workspace"}),
+            json!({"name": "PATCHES", "value": "/patches"}),
+            json!({"name": "HOME", "value": "/workspace"}),
+        ];
+        if let Some(secret) = &self.source.secret_ref {
+            // An HTTPS token as the password of `x-access-token`, through git's credential helper
+            // so it never appears in a URL or a process list.
+            fetch_env.push(json!({"name": "GIT_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret.name, "key": "token", "optional": true}}}));
+            fetch_env.push(json!({"name": "GIT_CONFIG_COUNT", "value": "1"}));
+            fetch_env.push(json!({"name": "GIT_CONFIG_KEY_0", "value": "credential.helper"}));
+            fetch_env.push(json!({"name": "GIT_CONFIG_VALUE_0", "value": "!f() { echo username=x-access-token; echo \"password=$GIT_TOKEN\"; }; f"}));
+        }
+        let subpath = self.source.sub_path.clone().unwrap_or_default();
+        let security = json!({
+            "runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532,
+            "allowPrivilegeEscalation": false, "readOnlyRootFilesystem": false,
+            "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"},
+        });
+        let limits = json!({"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"cpu": "2", "memory": "2Gi"}});
+        serde_json::from_value(json!({
+            "apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": self.job_name(), "namespace": self.namespace, "labels": self.labels(),
+                         "ownerReferences": [self.owner]},
+            "spec": {
+                "backoffLimit": 0,
+                "activeDeadlineSeconds": self.timeout.as_secs().max(1),
+                "ttlSecondsAfterFinished": 3600,
+                "podFailurePolicy": {"rules": [
+                    {"action": "FailJob", "onExitCodes": {"containerName": BUILD_CONTAINER, "operator": "NotIn", "values": [0]}},
+                    {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
+                ]},
+                "template": {
+                    "metadata": {"labels": self.labels()},
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "automountServiceAccountToken": false,
+                        "enableServiceLinks": false,
+                        "securityContext": {"runAsNonRoot": true, "fsGroup": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
+                        "volumes": [
+                            {"name": "workspace", "emptyDir": {}},
+                            {"name": "patches", "configMap": {"name": format!("{}-patches", self.job_name())}}
+                        ],
+                        "initContainers": [{
+                            "name": FETCH_CONTAINER, "image": FETCH_IMAGE,
+                            "command": ["sh", "-c", fetch], "env": fetch_env,
+                            "securityContext": security, "resources": limits,
+                            "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"},
+                                             {"name": "patches", "mountPath": "/patches", "readOnly": true}]
+                        }],
+                        "containers": [{
+                            "name": BUILD_CONTAINER, "image": image,
+                            "command": ["sh", "-c", format!("cd \"$WORKSPACE/src/{subpath}\" && exec 2>&1 && {command}")],
+                            "env": [{"name": "WORKSPACE", "value": "/workspace"},
+                                    {"name": "KUBEHEAL_ARTIFACTS", "value": "/workspace/artifacts"},
+                                    {"name": "HOME", "value": "/workspace"},
+                                    {"name": "CI", "value": "true"}],
+                            "securityContext": security, "resources": limits,
+                            "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]
+                        }]
+                    }
+                }
+            }
+        }))
+        .expect("a Job")
+    }
+}
+
+/// How a Job's Pod ended, read from the Job's conditions and the Pod's statuses.
+pub fn job_ending(job: &Job, pod: Option<&Pod>) -> Option<(Ending, Option<ErrorClass>)> {
+    let conditions = job
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .cloned()
+        .unwrap_or_default();
+    let failed = conditions.iter().find(|c| c.type_ == "Failed" && c.status == "True");
+    if let Some(c) = failed
+        && c.reason.as_deref() == Some("DeadlineExceeded")
+    {
+        return Some((Ending::TimedOut, None));
+    }
+    let status = pod.and_then(|p| p.status.as_ref());
+    if status.and_then(|s| s.reason.as_deref()) == Some("Evicted") {
+        return Some((Ending::Exited(-1), Some(ErrorClass::Evicted)));
+    }
+    let containers = status.into_iter().flat_map(|s| {
+        s.init_container_statuses
+            .iter()
+            .flatten()
+            .chain(s.container_statuses.iter().flatten())
+    });
+    for c in containers {
+        let state = c.state.as_ref();
+        if let Some(waiting) = state.and_then(|s| s.waiting.as_ref())
+            && matches!(
+                waiting.reason.as_deref(),
+                Some("ErrImagePull" | "ImagePullBackOff" | "InvalidImageName")
+            )
+        {
+            return Some((Ending::Exited(-1), Some(ErrorClass::ImagePull)));
+        }
+        if let Some(t) = state.and_then(|s| s.terminated.as_ref()) {
+            if t.reason.as_deref() == Some("OOMKilled") {
+                return Some((Ending::Exited(137), Some(ErrorClass::OomKilled)));
+            }
+            if c.name == FETCH_CONTAINER && t.exit_code != 0 {
+                return Some((Ending::SourceFailed, None));
+            }
+            if c.name == BUILD_CONTAINER {
+                return Some((Ending::Exited(t.exit_code), None));
+            }
+        }
+    }
+    failed.map(|_| (Ending::Exited(-1), Some(ErrorClass::Unknown)))
+}
+
+/// Runs builds as Kubernetes Jobs.
+pub struct JobExecutor {
+    client: Client,
+}
+
+impl JobExecutor {
+    pub fn new(client: Client) -> Self {
+        JobExecutor { client }
+    }
+
+    /// Creates (or finds) the Job, waits for it to end, and returns the envelope and the log.
+    pub async fn execute(&self, request: &JobRequest) -> Result<Execution, kube::Error> {
+        let started = Instant::now();
+        let name = request.job_name();
+        let ns = &request.namespace;
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        let config_maps: Api<ConfigMap> = Api::namespaced(self.client.clone(), ns);
+        let cm = request.patches_config_map();
+        config_maps
+            .patch(
+                cm.metadata.name.as_deref().unwrap_or_default(),
+                &params,
+                &Patch::Apply(&cm),
+            )
+            .await?;
+        let jobs: Api<Job> = Api::namespaced(self.client.clone(), ns);
+        jobs.patch(&name, &params, &Patch::Apply(&request.job())).await?;
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), ns);
+
+        // The deadline is the Job's own; this loop only waits a little longer for it to report.
+        let give_up = started + request.timeout + Duration::from_secs(60);
+        let (ending, class, pod) = loop {
+            let job = jobs.get(&name).await?;
+            let pod = pods
+                .list(&ListParams::default().labels(&format!("job-name={name}")))
+                .await?
+                .items
+                .into_iter()
+                .next();
+            if let Some((ending, class)) = job_ending(&job, pod.as_ref()) {
+                break (ending, class, pod);
+            }
+            if Instant::now() > give_up {
+                break (Ending::TimedOut, None, pod);
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+
+        let raw_log = match &pod {
+            Some(p)
+                if matches!(ending, Ending::Exited(_) | Ending::TimedOut) && class != Some(ErrorClass::ImagePull) =>
+            {
+                let params = LogParams {
+                    container: Some(BUILD_CONTAINER.into()),
+                    limit_bytes: Some(8 * 1024 * 1024),
+                    ..LogParams::default()
+                };
+                pods.logs(p.metadata.name.as_deref().unwrap_or_default(), &params)
+                    .await
+                    .unwrap_or_default()
+            }
+            _ => String::new(),
+        };
+        let (log, redactions) = redact(&raw_log, &request.secrets);
+        self.keep_log(request, &name, &log).await?;
+
+        let (_, runner) = request.command_and_runner();
+        let detail = pod
+            .as_ref()
+            .and_then(|p| p.status.as_ref())
+            .and_then(|s| s.message.clone())
+            .unwrap_or_default();
+        let (mut status, mut error) = classify(ending, runner, request.timeout, &detail);
+        if let Some(class) = class {
+            let (message, fix) = match class {
+                ErrorClass::OomKilled => (
+                    "the build container ran out of memory (OOMKilled)",
+                    "raise spec.executor.resources.limits.memory or reduce the build's parallelism",
+                ),
+                ErrorClass::ImagePull => (
+                    "the executor image could not be pulled",
+                    "check spec.executor.image: the name, the tag and the registry's pull secret",
+                ),
+                ErrorClass::Evicted => (
+                    "the Pod was evicted from its node",
+                    "give the executor more ephemeral storage or memory requests, then run again",
+                ),
+                _ => (
+                    "the Job failed without a container result",
+                    "look at the Job's events (kubectl describe job)",
+                ),
+            };
+            status = RunStatus::Error;
+            error = Some((class, message.to_owned(), fix.to_owned()));
+        }
+        let exit_code = pod
+            .as_ref()
+            .and_then(|p| p.status.as_ref())
+            .and_then(|s| s.container_statuses.as_ref())
+            .and_then(|cs| cs.iter().find(|c| c.name == BUILD_CONTAINER))
+            .and_then(|c| c.state.as_ref()?.terminated.as_ref().map(|t| t.exit_code));
+        let (error_class, error_message, suggested_fix) = match error {
+            Some((c, m, f)) => (Some(c), Some(m), Some(f)),
+            None => (None, None, None),
+        };
+        let image = request
+            .image
+            .clone()
+            .unwrap_or_else(|| detect::default_image(request.project_type).to_owned());
+        let envelope = RunEnvelope {
+            run_id: name.clone(),
+            status,
+            duration_ms: started.elapsed().as_millis() as u64,
+            exit_code,
+            error_class,
+            error_message,
+            suggested_fix,
+            warnings: Vec::new(),
+            redactions_applied: redactions > 0,
+            artifacts: Vec::new(),
+            log_excerpt: Some(excerpt(&log)),
+            environment_metadata: BTreeMap::from([("image".to_owned(), image), ("job".to_owned(), name)]),
+        };
+        Ok(Execution { envelope, log })
+    }
+
+    /// Keeps the redacted log, gzip-compressed and bounded, in a ConfigMap the run owns.
+    async fn keep_log(&self, request: &JobRequest, job: &str, log: &str) -> Result<(), kube::Error> {
+        let compressed = gzip_bounded(log);
+        let cm: ConfigMap = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("{job}-log"), "namespace": request.namespace,
+                         "labels": request.labels(), "ownerReferences": [request.owner]},
+            "binaryData": {"log.gz": ByteString(compressed)},
+        }))
+        .expect("a ConfigMap");
+        Api::<ConfigMap>::namespaced(self.client.clone(), &request.namespace)
+            .patch(
+                &format!("{job}-log"),
+                &PatchParams::apply(FIELD_MANAGER).force(),
+                &Patch::Apply(&cm),
+            )
+            .await?;
+        Ok(())
+    }
+}
+
+/// gzip of `log`, keeping its end when the whole would be larger than [`MAX_KEPT_LOG`].
+pub fn gzip_bounded(log: &str) -> Vec<u8> {
+    let mut text = log;
+    loop {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let _ = encoder.write_all(text.as_bytes());
+        let bytes = encoder.finish().unwrap_or_default();
+        if bytes.len() <= MAX_KEPT_LOG || text.len() < 1024 {
+            return bytes;
+        }
+        let mut start = text.len() / 2;
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        text = &text[start..];
+    }
+}
+
+/// The kept log of a Job, decompressed.
+pub async fn kept_log(client: Client, namespace: &str, job: &str) -> Result<Option<String>, kube::Error> {
+    let cm = Api::<ConfigMap>::namespaced(client, namespace)
+        .get_opt(&format!("{job}-log"))
+        .await?;
+    let Some(bytes) = cm.and_then(|c| c.binary_data).and_then(|d| d.get("log.gz").cloned()) else {
+        return Ok(None);
+    };
+    let mut text = String::new();
+    let _ = std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes.0[..]), &mut text);
+    Ok(Some(text))
+}
