@@ -7,7 +7,10 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod core;
 pub mod crdgen;
 pub mod executor;
+pub mod git;
 pub mod healer;
+pub mod local;
 pub mod parse;

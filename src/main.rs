@@ -31,6 +31,31 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ParseFormat::Json)]
         format: ParseFormat,
     },
+    /// Heal a project: run its build, find the bugs, ask a healer, gate and commit each fix on a
+    /// heal branch, and run again until the build is green. Exit code 0 only when healed.
+    Heal {
+        /// The project folder; its state and work repository go to DIR/.kubeheal/.
+        dir: PathBuf,
+        /// The build command (default: from the project type).
+        #[arg(long)]
+        command: Option<String>,
+        /// A Code Healer API endpoint asked when no deterministic fixer applies.
+        #[arg(long, env = "CODE_HEALER_URL")]
+        healer_url: Option<String>,
+        /// An OpenAI-compatible endpoint asked when no deterministic fixer applies (API key from
+        /// `OPENAI_API_KEY`).
+        #[arg(long, requires = "model")]
+        openai_base_url: Option<String>,
+        /// The model to ask at `--openai-base-url`.
+        #[arg(long, requires = "openai_base_url")]
+        model: Option<String>,
+        /// Most heal cycles.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10))]
+        max_cycles: u32,
+        /// Seconds one run of the build may take.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
+    },
     /// Run a project's build locally and print its RunEnvelope as JSON (seed 003's field names).
     Exec {
         /// The project folder.
@@ -101,6 +126,22 @@ fn main() -> ExitCode {
             workspace,
             format,
         } => parse(file, workspace, format),
+        Command::Heal {
+            dir,
+            command,
+            healer_url,
+            openai_base_url,
+            model,
+            max_cycles,
+            timeout,
+        } => heal(
+            dir,
+            command,
+            healer_url,
+            openai_base_url.zip(model),
+            max_cycles,
+            timeout,
+        ),
         Command::Exec {
             dir,
             command,
@@ -208,7 +249,7 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
 }
 
 fn healer_serve(listen: std::net::SocketAddr, openai: Option<(String, String)>, max_tokens: u32) -> Result<(), String> {
-    use kubeheal::healer::{Healer, builtin::Builtin, openai::OpenAi, server};
+    use kubeheal::healer::{Chain, Healer, builtin::Builtin, openai::OpenAi, server};
     let mut healers: Vec<Box<dyn Healer>> = vec![Box::new(Builtin)];
     if let Some((base_url, model)) = openai {
         let key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
@@ -219,7 +260,9 @@ fn healer_serve(listen: std::net::SocketAddr, openai: Option<(String, String)>, 
         .init();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(async move {
-        let state = std::sync::Arc::new(server::ServerState { healers });
+        let state = std::sync::Arc::new(server::ServerState {
+            healers: Chain(healers),
+        });
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };
@@ -303,5 +346,72 @@ fn snake_case_keys(value: serde_json::Value) -> serde_json::Value {
         ),
         Value::Array(items) => Value::Array(items.into_iter().map(snake_case_keys).collect()),
         other => other,
+    }
+}
+
+fn heal(
+    dir: PathBuf,
+    command: Option<String>,
+    healer_url: Option<String>,
+    openai: Option<(String, String)>,
+    max_cycles: u32,
+    timeout: u64,
+) -> Result<(), String> {
+    use kubeheal::api::heal_run::HealPolicy;
+    use kubeheal::healer::{Chain, Healer, builtin::Builtin, code_healer_api::CodeHealerApi, openai::OpenAi};
+    use kubeheal::local::{HealOptions, heal};
+    if !dir.is_dir() {
+        return Err(format!(
+            "{} is not a folder; give the project folder to heal",
+            dir.display()
+        ));
+    }
+    let mut healers: Vec<Box<dyn Healer>> = vec![Box::new(Builtin)];
+    if let Some(url) = healer_url.filter(|u| !u.is_empty()) {
+        let token = std::env::var("CODE_HEALER_TOKEN").ok().filter(|t| !t.is_empty());
+        healers.push(Box::new(CodeHealerApi::new(url, token)?));
+    }
+    if let Some((base_url, model)) = openai {
+        let key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
+        healers.push(Box::new(OpenAi::new(&base_url, &model, key, 4096)?));
+    }
+    let names: Vec<&str> = healers.iter().map(|h| h.name()).collect();
+    eprintln!(
+        "kubeheal: healing {} (healers: {}; at most {max_cycles} cycles)",
+        dir.display(),
+        names.join(", ")
+    );
+    let options = HealOptions {
+        dir,
+        command,
+        max_cycles,
+        timeout: std::time::Duration::from_secs(timeout.max(1)),
+        policy: HealPolicy::default(),
+    };
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let chain = Chain(healers);
+    let summary = runtime.block_on(heal(&options, &chain, &mut |line| eprintln!("{line}")))?;
+    println!();
+    println!("result:      {:?} — {}", summary.reason, summary.message);
+    println!("cycles:      {}", summary.cycles);
+    if !summary.fixed_tests.is_empty() {
+        println!("fixed tests: {}", summary.fixed_tests.join(", "));
+    }
+    if !summary.diff_stat.is_empty() {
+        println!("changes:     {}", summary.diff_stat);
+    }
+    println!("branch:      {} in {}", summary.branch, summary.repo.display());
+    if !summary.commits.is_empty() {
+        println!(
+            "see it with: git -C {} log --stat {}..{}",
+            summary.repo.display(),
+            &summary.base[..12.min(summary.base.len())],
+            summary.branch
+        );
+    }
+    if summary.healed() {
+        Ok(())
+    } else {
+        Err(format!("not healed: {:?}", summary.reason))
     }
 }

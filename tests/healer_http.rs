@@ -16,6 +16,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::post;
 use kubeheal::api::heal_run::HealerOutcome;
+use kubeheal::healer::Chain;
 use kubeheal::healer::builtin::Builtin;
 use kubeheal::healer::code_healer_api::CodeHealerApi;
 use kubeheal::healer::server::{ServerState, router};
@@ -41,7 +42,7 @@ fn seed_example_request() -> Value {
 
 async fn reference_server() -> SocketAddr {
     serve(router(Arc::new(ServerState {
-        healers: vec![Box::new(Builtin)],
+        healers: Chain(vec![Box::new(Builtin)]),
     })))
     .await
 }

@@ -194,6 +194,7 @@ async fn a_model_slower_than_the_cycle_timeout_is_a_timeout() {
 
 #[tokio::test]
 async fn the_reference_server_asks_the_model_when_no_deterministic_fixer_applies() {
+    use kubeheal::healer::Chain;
     use kubeheal::healer::builtin::Builtin;
     use kubeheal::healer::server::{ServerState, router};
     let model = serve(replying(
@@ -203,7 +204,7 @@ async fn the_reference_server_asks_the_model_when_no_deterministic_fixer_applies
     .await;
     let openai = OpenAi::new(&format!("http://{model}/v1"), "m", None, 256).expect("a healer");
     let server = serve(router(std::sync::Arc::new(ServerState {
-        healers: vec![Box::new(Builtin), Box::new(openai)],
+        healers: Chain(vec![Box::new(Builtin), Box::new(openai)]),
     })))
     .await;
     let answer: Value = support::http::client()

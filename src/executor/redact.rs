@@ -36,7 +36,8 @@ static PATTERNS: LazyLock<Vec<(&'static str, Regex, usize)>> = LazyLock::new(|| 
         p("URL_PASSWORD", r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@", 1),
         p(
             "PASSWORD",
-            r#"(?i)\b(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\b["']?\s*[=:]\s*["']?([^\s"',;]{4,})"#,
+            // No leading word boundary: `DB_PASSWORD=` must match too.
+            r#"(?i)(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\b["']?\s*[=:]\s*["']?([^\s"',;]{4,})"#,
             1,
         ),
     ]

@@ -167,3 +167,37 @@ pub trait Healer: Send + Sync {
     /// Asks for a fix. Never fails: errors and timeouts are outcomes.
     fn heal<'a>(&'a self, request: &'a HealRequest) -> HealFuture<'a>;
 }
+
+/// Healers asked in order until one heals: the deterministic fixers first, then a service.
+pub struct Chain(pub Vec<Box<dyn Healer>>);
+
+impl Healer for Chain {
+    fn name(&self) -> &'static str {
+        "chain"
+    }
+
+    fn heal<'a>(&'a self, request: &'a HealRequest) -> HealFuture<'a> {
+        Box::pin(async move {
+            let mut reasons = Vec::new();
+            let mut last = None;
+            let mut total = Duration::ZERO;
+            for healer in &self.0 {
+                let response = healer.heal(request).await;
+                total += response.duration;
+                if response.outcome == HealerOutcome::Healed {
+                    return HealResponse {
+                        duration: total,
+                        ..response
+                    };
+                }
+                reasons.push(format!(
+                    "{}: {}",
+                    healer.name(),
+                    response.reason.clone().unwrap_or_default()
+                ));
+                last = Some(response.outcome);
+            }
+            HealResponse::failed(last.unwrap_or(HealerOutcome::Error), reasons.join("; "), total)
+        })
+    }
+}

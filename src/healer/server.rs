@@ -15,13 +15,13 @@ use axum::routing::{get, post};
 use serde_json::json;
 
 use super::code_healer_api::{MAX_BODY, WireRequest};
-use super::{HealRequest, Healer, ReportWithSnippet, cycle_timeout, validate};
+use super::{Chain, HealRequest, Healer, ReportWithSnippet, cycle_timeout, validate};
 use crate::api::heal_run::HealerOutcome;
 use crate::parse::{self, Workspace};
 
 /// The healers the server tries, in order.
 pub struct ServerState {
-    pub healers: Vec<Box<dyn Healer>>,
+    pub healers: Chain,
 }
 
 /// The server's routes.
@@ -70,25 +70,19 @@ async fn heal(State(state): State<Arc<ServerState>>, body: Bytes) -> Response {
             "no bug report could be read from pytest_errors (stderr and stdout); nothing to fix",
         );
     }
-    let mut reasons = Vec::new();
-    for healer in &state.healers {
-        let response = healer.heal(&request).await;
-        match response.outcome {
-            HealerOutcome::Healed => {
-                return Json(json!({
-                    "status": "healed",
-                    "modified_files": response.modified_files,
-                    "changes_summary": response.changes_summary.unwrap_or_default(),
-                    "confidence": response.confidence,
-                }))
-                .into_response();
-            }
-            _ => reasons.push(format!("{}: {}", healer.name(), response.reason.unwrap_or_default())),
-        }
+    let response = state.healers.heal(&request).await;
+    if response.outcome == HealerOutcome::Healed {
+        return Json(json!({
+            "status": "healed",
+            "modified_files": response.modified_files,
+            "changes_summary": response.changes_summary.unwrap_or_default(),
+            "confidence": response.confidence,
+        }))
+        .into_response();
     }
     error(
         StatusCode::UNPROCESSABLE_ENTITY,
-        format!("no fix found ({})", reasons.join("; ")),
+        format!("no fix found ({})", response.reason.unwrap_or_default()),
     )
 }
 

@@ -1,0 +1,155 @@
+//! `kubeheal heal` end to end on the examples a newcomer runs: the real local executor (pytest),
+//! the real parser, the built-in fixers (or an OpenAI-compatible server on loopback), the gate, and
+//! commits on a real heal branch.
+
+#[path = "support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::post;
+use kubeheal::api::heal_run::{HealPolicy, HealRunReason};
+use kubeheal::healer::builtin::Builtin;
+use kubeheal::healer::openai::OpenAi;
+use kubeheal::healer::{Chain, Healer};
+use kubeheal::local::{HealOptions, HealSummary, heal};
+use serde_json::json;
+
+/// A copy of `examples/<name>` in a temporary folder, so the run's state stays out of the repo.
+fn example(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let target = dir.path().join(name);
+    std::fs::create_dir_all(&target).expect("mkdir");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(name);
+    for entry in std::fs::read_dir(source).expect("the example exists").flatten() {
+        if entry.path().is_file() {
+            std::fs::copy(entry.path(), target.join(entry.file_name())).expect("copy");
+        }
+    }
+    (dir, target)
+}
+
+async fn run(dir: &Path, healer: &dyn Healer, max_cycles: u32) -> HealSummary {
+    let options = HealOptions {
+        dir: dir.to_owned(),
+        command: None,
+        max_cycles,
+        timeout: Duration::from_secs(120),
+        policy: HealPolicy::default(),
+    };
+    heal(&options, healer, &mut |line| eprintln!("{line}"))
+        .await
+        .expect("the loop runs")
+}
+
+fn git(repo: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(repo)
+        .output()
+        .expect("git runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+#[tokio::test]
+async fn the_syntax_example_is_healed_with_one_commit_on_the_heal_branch() {
+    let (_keep, dir) = example("python-syntax");
+    let summary = run(&dir, &Builtin, 5).await;
+    assert!(summary.healed(), "{summary:?}");
+    assert_eq!(summary.cycles, 1);
+    assert_eq!(summary.branch, "kubeheal/python-syntax");
+    assert_eq!(
+        git(&summary.repo, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "kubeheal/python-syntax"
+    );
+    let message = git(&summary.repo, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("[AI-AGENT] SYNTAX error in calculator.py line 4 → Fix: add the missing ':'"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Kubeheal-Run: python-syntax") && message.contains("Kubeheal-Cycle: 1"),
+        "{message}"
+    );
+    assert!(
+        std::fs::read_to_string(summary.repo.join("calculator.py"))
+            .expect("read")
+            .contains("def add(a, b):\n")
+    );
+    // The user's own files are untouched: the fix lives on the branch.
+    assert!(
+        std::fs::read_to_string(dir.join("calculator.py"))
+            .expect("read")
+            .contains("def add(a, b)\n")
+    );
+}
+
+#[tokio::test]
+async fn the_import_example_is_healed() {
+    let (_keep, dir) = example("python-import");
+    let summary = run(&dir, &Builtin, 5).await;
+    assert!(summary.healed(), "{summary:?}");
+    assert_eq!(summary.fixed_tests, ["test_report.py::test_to_json_sorts_keys"]);
+    assert!(summary.diff_stat.contains("1 insertion"), "{}", summary.diff_stat);
+}
+
+#[tokio::test]
+async fn the_logic_example_needs_an_llm_and_stops_without_one() {
+    let (_keep, dir) = example("python-logic");
+    let summary = run(&dir, &Builtin, 2).await;
+    assert!(!summary.healed());
+    assert_eq!(summary.reason, HealRunReason::CyclesExhausted, "{summary:?}");
+    assert!(summary.commits.is_empty());
+}
+
+#[tokio::test]
+async fn the_logic_example_is_healed_by_an_openai_compatible_model() {
+    let reply = "SUMMARY: subtract the discount\nCONFIDENCE: 0.8\nFILE: pricing.py\n```python\n\"\"\"Discounts for the checkout.\"\"\"\n\n\ndef discounted(price, percent):\n    # A 20 % discount on 100 is 80.\n    return price * (1 - percent / 100)\n```\n";
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(move || async move {
+            axum::Json(json!({"choices": [{"message": {"role": "assistant", "content": reply}}], "usage": {"total_tokens": 500}}))
+        }),
+    );
+    let addr = support::http::serve(app).await;
+    let model = OpenAi::new(&format!("http://{addr}/v1"), "m", None, 1024).expect("a healer");
+    let (_keep, dir) = example("python-logic");
+    let chain = Chain(vec![Box::new(Builtin), Box::new(model)]);
+    let summary = run(&dir, &chain, 3).await;
+    assert!(summary.healed(), "{summary:?}");
+    let message = git(&summary.repo, &["log", "-1", "--format=%s"]);
+    assert!(message.starts_with("[AI-AGENT] LOGIC error in"), "{message}");
+}
+
+#[tokio::test]
+async fn a_fix_that_makes_passing_tests_fail_is_reverted_and_the_run_stops() {
+    // A "healer" that fixes the syntax error and breaks subtract on the way.
+    let reply = "SUMMARY: fix\nCONFIDENCE: 0.9\nFILE: calculator.py\n```\n\"\"\"A tiny calculator.\"\"\"\n\n\ndef add(a, b):\n    return a + b\n\n\ndef subtract(a, b):\n    return a + b\n```\n";
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(move || async move { axum::Json(json!({"choices": [{"message": {"content": reply}}]})) }),
+    );
+    let addr = support::http::serve(app).await;
+    let model = OpenAi::new(&format!("http://{addr}/v1"), "m", None, 1024).expect("a healer");
+    let (_keep, dir) = example("python-syntax");
+    let policy = HealPolicy {
+        change_window_lines: 10,
+        ..HealPolicy::default()
+    };
+    let options = HealOptions {
+        dir: dir.clone(),
+        command: None,
+        max_cycles: 3,
+        timeout: Duration::from_secs(120),
+        policy,
+    };
+    let summary = heal(&options, &model, &mut |line| eprintln!("{line}"))
+        .await
+        .expect("the loop runs");
+    assert_eq!(summary.reason, HealRunReason::Regressed, "{summary:?}");
+    assert_eq!(summary.commits.len(), 2, "the fix and its revert");
+    assert!(git(&summary.repo, &["log", "-1", "--format=%s"]).starts_with("Revert "));
+}
