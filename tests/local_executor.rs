@@ -262,3 +262,29 @@ async fn a_project_of_no_known_type_without_a_command_asks_for_one() {
         "{e:?}"
     );
 }
+
+#[tokio::test]
+async fn the_executor_trait_runs_local_folders_and_refuses_remote_urls() {
+    use kubeheal::api::shared::GitSource;
+    use kubeheal::executor::{Executor, RunRequest};
+    let executor: &dyn Executor = &LocalExecutor;
+    let mut request = RunRequest {
+        cycle: 0,
+        source: GitSource {
+            url: format!("file://{}", project("py_pass").display()),
+            ..GitSource::default()
+        },
+        revision: None,
+        patches: Vec::new(),
+        project_type: ProjectType::Auto,
+        image: None,
+        command: None,
+        timeout: Duration::from_secs(120),
+        secrets: Vec::new(),
+    };
+    let execution = executor.execute(&request).await.expect("a local folder runs");
+    assert_eq!(execution.envelope.status, RunStatus::Success, "{}", execution.log);
+    request.source.url = "https://git.example.com/acme/repo.git".into();
+    let refused = executor.execute(&request).await.expect_err("a remote URL is refused");
+    assert!(refused.contains("file:// URLs"), "{refused}");
+}

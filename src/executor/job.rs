@@ -383,6 +383,43 @@ impl JobExecutor {
     }
 }
 
+/// The Job executor bound to the resource that owns its Jobs: the shape the operator uses it in.
+pub struct OwnedJobExecutor {
+    pub executor: JobExecutor,
+    pub namespace: String,
+    pub owner_name: String,
+    pub owner: OwnerReference,
+}
+
+impl super::Executor for OwnedJobExecutor {
+    fn execute<'a>(&'a self, request: &'a super::RunRequest) -> super::ExecFuture<'a> {
+        Box::pin(async move {
+            let commit = request
+                .revision
+                .clone()
+                .ok_or_else(|| "the Job executor runs an exact commit; resolve the revision first".to_owned())?;
+            let job = JobRequest {
+                owner_name: self.owner_name.clone(),
+                owner: self.owner.clone(),
+                namespace: self.namespace.clone(),
+                cycle: request.cycle,
+                source: request.source.clone(),
+                commit,
+                patches: request.patches.clone(),
+                project_type: request.project_type,
+                image: request.image.clone(),
+                command: request.command.clone(),
+                timeout: request.timeout,
+                secrets: request.secrets.clone(),
+            };
+            self.executor
+                .execute(&job)
+                .await
+                .map_err(|e| format!("failed to run the Job: {e}"))
+        })
+    }
+}
+
 /// gzip of `log`, keeping its end when the whole would be larger than [`MAX_KEPT_LOG`].
 pub fn gzip_bounded(log: &str) -> Vec<u8> {
     let mut text = log;

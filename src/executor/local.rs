@@ -33,6 +33,40 @@ const MAX_ARTIFACT_BYTES: u64 = 50 * 1024 * 1024;
 #[derive(Debug, Default, Clone)]
 pub struct LocalExecutor;
 
+impl super::Executor for LocalExecutor {
+    fn execute<'a>(&'a self, request: &'a super::RunRequest) -> super::ExecFuture<'a> {
+        Box::pin(async move {
+            let url = &request.source.url;
+            let path = url.strip_prefix("file://").unwrap_or(url);
+            if url.contains("://") && !url.starts_with("file://") {
+                return Err(format!(
+                    "the local executor runs local folders and file:// URLs, not {url}"
+                ));
+            }
+            let mut source = PathBuf::from(path);
+            if let Some(sub) = &request.source.sub_path {
+                source = source.join(sub);
+            }
+            let run_id = format!("local-cycle-{}", request.cycle);
+            let execution = ExecutionRequest {
+                artifacts_dir: std::env::temp_dir()
+                    .join("kubeheal-artifacts")
+                    .join(format!("{}-{run_id}", std::process::id())),
+                run_id,
+                source,
+                revision: request.revision.clone(),
+                patches: request.patches.clone(),
+                project_type: request.project_type,
+                command: request.command.clone(),
+                timeout: request.timeout,
+                env: Vec::new(),
+                secrets: request.secrets.clone(),
+            };
+            Ok(self.execute(&execution).await)
+        })
+    }
+}
+
 impl LocalExecutor {
     pub async fn execute(&self, request: &ExecutionRequest) -> Execution {
         let started = Instant::now();

@@ -13,11 +13,13 @@ pub mod local;
 pub mod output;
 pub mod redact;
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::time::Duration;
 
 use crate::api::heal_run::ProjectType;
-use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus};
+use crate::api::shared::{ErrorClass, GitSource, RunEnvelope, RunStatus};
 
 /// Default time one execution may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -43,6 +45,34 @@ pub struct ExecutionRequest {
     pub secrets: Vec<String>,
     /// Where the files the run wrote to `$KUBEHEAL_ARTIFACTS` are kept.
     pub artifacts_dir: PathBuf,
+}
+
+/// Seed 001's executor input, whichever executor runs it.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// The heal cycle the run belongs to (0 for the baseline).
+    pub cycle: u32,
+    /// Where the code lives (`file://` URLs and plain paths for the local executor).
+    pub source: GitSource,
+    /// The exact revision to run; default: the source as it is.
+    pub revision: Option<String>,
+    /// Unified diffs of earlier cycles, applied in order.
+    pub patches: Vec<String>,
+    pub project_type: ProjectType,
+    /// The executor image (the Job executor; the local executor runs on the host).
+    pub image: Option<String>,
+    pub command: Option<String>,
+    pub timeout: Duration,
+    /// Values that must never leave the executor.
+    pub secrets: Vec<String>,
+}
+
+/// A boxed future, so that executors can be trait objects.
+pub type ExecFuture<'a> = Pin<Box<dyn Future<Output = Result<Execution, String>> + Send + 'a>>;
+
+/// Anything that runs a build and returns its envelope: a local process or a Kubernetes Job.
+pub trait Executor: Send + Sync {
+    fn execute<'a>(&'a self, request: &'a RunRequest) -> ExecFuture<'a>;
 }
 
 /// What an execution returned: the envelope, and the whole redacted (bounded) log.

@@ -29,7 +29,8 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kubeheal::api::HealRun;
 use kubeheal::api::heal_run::ProjectType;
 use kubeheal::api::shared::{ErrorClass, GitSource, RunStatus};
-use kubeheal::executor::job::{JobExecutor, JobRequest, kept_log};
+use kubeheal::executor::job::{JobExecutor, JobRequest, OwnedJobExecutor, kept_log};
+use kubeheal::executor::{Executor, RunRequest};
 use serde_json::json;
 
 use crate::support::cluster::{ControlPlane, control_plane};
@@ -424,7 +425,25 @@ async fn the_same_execution_twice_reuses_its_job_and_a_passing_build_succeeds() 
     let executor = JobExecutor::new(s.client.clone());
     let first = executor.execute(&s.request).await.expect("the Job runs");
     assert_eq!(first.envelope.status, RunStatus::Success, "{:?}", first.envelope);
-    let second = executor.execute(&s.request).await.expect("the Job is found");
+    // The second time through the Executor trait, bound to the HealRun, as the operator uses it.
+    let bound: Box<dyn Executor> = Box::new(OwnedJobExecutor {
+        executor: JobExecutor::new(s.client.clone()),
+        namespace: s.ns.name.clone(),
+        owner_name: s.request.owner_name.clone(),
+        owner: s.request.owner.clone(),
+    });
+    let run = RunRequest {
+        cycle: s.request.cycle,
+        source: s.request.source.clone(),
+        revision: Some(s.request.commit.clone()),
+        patches: s.request.patches.clone(),
+        project_type: s.request.project_type,
+        image: s.request.image.clone(),
+        command: s.request.command.clone(),
+        timeout: s.request.timeout,
+        secrets: s.request.secrets.clone(),
+    };
+    let second = bound.execute(&run).await.expect("the Job is found");
     assert_eq!(second.envelope.run_id, first.envelope.run_id);
     let jobs = Api::<Job>::namespaced(s.client.clone(), &s.ns.name)
         .list(&ListParams::default())
