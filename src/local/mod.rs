@@ -101,7 +101,7 @@ pub async fn heal(
         progress(format!("{} cycle {cycle}: running the build", elapsed(started)));
         let execution = execute(options, &repo, &state, cycle).await;
         let files = tracked_files(&repo).await;
-        let parsed = parse(&execution.log, &Workspace::new("").with_files(files));
+        let parsed = parse(&execution.log, &Workspace::new("").with_files(files.clone()));
         let exit = execution.envelope.exit_code.unwrap_or(-1);
         let verdict = if execution.envelope.status == RunStatus::Timeout {
             Verdict::Failed
@@ -179,7 +179,7 @@ pub async fn heal(
 
         let next = cycle + 1;
         summary.cycles = next;
-        let request = heal_request(options, &repo, &parsed, &execution, next, &history);
+        let request = heal_request(options, &repo, &name, &files, &parsed, &execution, next, &history);
         progress(format!(
             "{} cycle {next}: asking the healer ({} s allowed)",
             elapsed(started),
@@ -307,9 +307,12 @@ async fn tracked_files(repo: &Repo) -> Vec<String> {
         .unwrap_or_default()
 }
 
+#[allow(clippy::too_many_arguments)] // one call site; a struct would only rename the arguments
 fn heal_request(
     options: &HealOptions,
     repo: &Repo,
+    project: &str,
+    files: &[String],
     parsed: &ParseOutput,
     execution: &Execution,
     cycle: u32,
@@ -323,17 +326,11 @@ fn heal_request(
     }
     // Small projects: give the healer the other Python modules too, so names they define can be
     // imported.
-    if let Ok(out) = std::process::Command::new("git")
-        .args(["ls-files", "*.py"])
-        .current_dir(&repo.dir)
-        .output()
-    {
-        for path in String::from_utf8_lossy(&out.stdout).lines().take(20) {
-            if !failed_files.contains_key(path)
-                && let Some(content) = repo.read(path).filter(|c| c.len() < 64 * 1024)
-            {
-                failed_files.insert(path.to_owned(), content);
-            }
+    for path in files.iter().filter(|p| p.ends_with(".py")).take(20) {
+        if !failed_files.contains_key(path)
+            && let Some(content) = repo.read(path).filter(|c| c.len() < 64 * 1024)
+        {
+            failed_files.insert(path.clone(), content);
         }
     }
     let reports = parsed
@@ -347,13 +344,7 @@ fn heal_request(
         .collect();
     let envelope = &execution.envelope;
     HealRequest {
-        project_id: repo
-            .dir
-            .parent()
-            .and_then(|p| p.parent())
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        project_id: project.to_owned(),
         cycle,
         failed_files,
         reports,
