@@ -21,15 +21,18 @@ pub fn clean_line(raw: &str) -> Cow<'_, str> {
             Cow::Owned(s) => Cow::Owned(s[..end].to_owned()),
         };
     }
-    if memchr::memchr(0x1b, line.as_bytes()).is_some() {
-        line = Cow::Owned(strip_ansi(&line));
-    }
-    // A progress bar redraws the line after each `\r`; what a person sees is the last redraw.
-    if let Some(pos) = memchr::memrchr(b'\r', line.as_bytes()) {
-        line = match line {
-            Cow::Borrowed(s) => Cow::Borrowed(&s[pos + 1..]),
-            Cow::Owned(s) => Cow::Owned(s[pos + 1..].to_owned()),
-        };
+    // One scan tells whether the line has colours or redraws at all (most lines have neither).
+    if memchr::memchr2(0x1b, b'\r', line.as_bytes()).is_some() {
+        if memchr::memchr(0x1b, line.as_bytes()).is_some() {
+            line = Cow::Owned(strip_ansi(&line));
+        }
+        // A progress bar redraws the line after each `\r`; what a person sees is the last redraw.
+        if let Some(pos) = memchr::memrchr(b'\r', line.as_bytes()) {
+            line = match line {
+                Cow::Borrowed(s) => Cow::Borrowed(&s[pos + 1..]),
+                Cow::Owned(s) => Cow::Owned(s[pos + 1..].to_owned()),
+            };
+        }
     }
     match strip_timestamp(&line) {
         Some(start) if start > 0 => match line {

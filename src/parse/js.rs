@@ -71,7 +71,9 @@ impl Js {
             }
             // eslint stylish: a line that is only a path to a source file starts its rows.
             let trimmed = line.trim_end();
-            if !trimmed.contains(' ')
+            // Every JS/TS extension ends in s, x or e: one byte rules out most lines.
+            if matches!(trimmed.as_bytes().last(), Some(b's' | b'x' | b'e'))
+                && !trimmed.contains(' ')
                 && JS_EXTENSIONS.iter().any(|e| trimmed.ends_with(e))
                 && looks_like_source(trimmed)
             {
