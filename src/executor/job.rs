@@ -22,9 +22,8 @@ use serde_json::json;
 
 use super::detect::{self, Runner};
 use super::redact::redact;
-use super::{Ending, Execution, classify, excerpt};
-use crate::api::heal_run::ProjectType;
-use crate::api::shared::{ErrorClass, GitSource, RunEnvelope, RunStatus};
+use super::{Ending, Execution, RunRequest, classify, excerpt};
+use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus};
 
 /// The field manager of everything the executor applies.
 pub const FIELD_MANAGER: &str = "kubeheal-executor";
@@ -36,24 +35,17 @@ pub const MAX_KEPT_LOG: usize = 512 * 1024;
 pub const FETCH_CONTAINER: &str = "fetch";
 pub const BUILD_CONTAINER: &str = "build";
 
-/// One execution to run as a Job.
+/// One execution to run as a Job: seed 001's input, the exact commit, and the resource that owns
+/// the Job.
 #[derive(Debug, Clone)]
 pub struct JobRequest {
     /// The owning resource's name (the HealRun), and its owner reference.
     pub owner_name: String,
     pub owner: OwnerReference,
     pub namespace: String,
-    pub cycle: u32,
-    pub source: GitSource,
-    /// The exact commit to fetch.
+    /// The exact commit to fetch (the run's revision, resolved).
     pub commit: String,
-    pub patches: Vec<String>,
-    pub project_type: ProjectType,
-    pub image: Option<String>,
-    pub command: Option<String>,
-    pub timeout: Duration,
-    /// Secret values to redact (read from the Secrets the run references).
-    pub secrets: Vec<String>,
+    pub run: RunRequest,
 }
 
 impl JobRequest {
@@ -61,16 +53,25 @@ impl JobRequest {
     /// same name, so a restarted operator finds its Job instead of creating a second one.
     pub fn job_name(&self) -> String {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in self.commit.bytes().chain(self.patches.iter().flat_map(|p| p.bytes())) {
+        for byte in self
+            .commit
+            .bytes()
+            .chain(self.run.patches.iter().flat_map(|p| p.bytes()))
+        {
             hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
         }
         let mut owner = self.owner_name.clone();
         owner.truncate(40);
-        format!("{}-c{}-{:08x}", owner.trim_end_matches('-'), self.cycle, hash as u32)
+        format!(
+            "{}-c{}-{:08x}",
+            owner.trim_end_matches('-'),
+            self.run.cycle,
+            hash as u32
+        )
     }
 
     fn command_and_runner(&self) -> (String, Option<Runner>) {
-        match (&self.command, detect::default_command(self.project_type)) {
+        match (&self.run.command, detect::default_command(self.run.project_type)) {
             (Some(c), _) => (c.clone(), detect::runner_of(c)),
             (None, Some((c, r))) => (c.to_owned(), Some(r)),
             (None, None) => (
@@ -90,6 +91,7 @@ impl JobRequest {
     /// The ConfigMap with the patch set, mounted by the fetch step.
     pub fn patches_config_map(&self) -> ConfigMap {
         let data: BTreeMap<String, String> = self
+            .run
             .patches
             .iter()
             .enumerate()
@@ -109,22 +111,23 @@ impl JobRequest {
     pub fn job(&self) -> Job {
         let (command, _) = self.command_and_runner();
         let image = self
+            .run
             .image
             .clone()
-            .unwrap_or_else(|| detect::default_image(self.project_type).to_owned());
+            .unwrap_or_else(|| detect::default_image(self.run.project_type).to_owned());
         let fetch = r#"set -eu
 git clone --quiet --no-checkout "$SOURCE_URL" "$WORKSPACE/src"
 cd "$WORKSPACE/src"
 git -c advice.detachedHead=false checkout --quiet "$SOURCE_COMMIT"
 for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "$PATCHES/$p"; done"#;
         let mut fetch_env = vec![
-            json!({"name": "SOURCE_URL", "value": self.source.url}),
+            json!({"name": "SOURCE_URL", "value": self.run.source.url}),
             json!({"name": "SOURCE_COMMIT", "value": self.commit}),
             json!({"name": "WORKSPACE", "value": "/workspace"}),
             json!({"name": "PATCHES", "value": "/patches"}),
             json!({"name": "HOME", "value": "/workspace"}),
         ];
-        if let Some(secret) = &self.source.secret_ref {
+        if let Some(secret) = &self.run.source.secret_ref {
             // An HTTPS token as the password of `x-access-token`, through git's credential helper
             // so it never appears in a URL or a process list.
             fetch_env.push(json!({"name": "GIT_TOKEN", "valueFrom": {"secretKeyRef": {"name": secret.name, "key": "token", "optional": true}}}));
@@ -132,7 +135,7 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
             fetch_env.push(json!({"name": "GIT_CONFIG_KEY_0", "value": "credential.helper"}));
             fetch_env.push(json!({"name": "GIT_CONFIG_VALUE_0", "value": "!f() { echo username=x-access-token; echo \"password=$GIT_TOKEN\"; }; f"}));
         }
-        let subpath = self.source.sub_path.clone().unwrap_or_default();
+        let subpath = self.run.source.sub_path.clone().unwrap_or_default();
         let security = json!({
             "runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532,
             "allowPrivilegeEscalation": false, "readOnlyRootFilesystem": false,
@@ -145,7 +148,7 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
                          "ownerReferences": [self.owner]},
             "spec": {
                 "backoffLimit": 0,
-                "activeDeadlineSeconds": self.timeout.as_secs().max(1),
+                "activeDeadlineSeconds": self.run.timeout.as_secs().max(1),
                 "ttlSecondsAfterFinished": 3600,
                 "podFailurePolicy": {"rules": [
                     {"action": "FailJob", "onExitCodes": {"containerName": BUILD_CONTAINER, "operator": "NotIn", "values": [0]}},
@@ -266,7 +269,7 @@ impl JobExecutor {
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), ns);
 
         // The deadline is the Job's own; this loop only waits a little longer for it to report.
-        let give_up = started + request.timeout + Duration::from_secs(60);
+        let give_up = started + request.run.timeout + Duration::from_secs(60);
         let (ending, class, pod) = loop {
             let job = jobs.get(&name).await?;
             let pod = pods
@@ -299,7 +302,7 @@ impl JobExecutor {
             }
             _ => String::new(),
         };
-        let (log, redactions) = redact(&raw_log, &request.secrets);
+        let (log, redactions) = redact(&raw_log, &request.run.secrets);
         self.keep_log(request, &name, &log).await?;
 
         let (_, runner) = request.command_and_runner();
@@ -308,7 +311,7 @@ impl JobExecutor {
             .and_then(|p| p.status.as_ref())
             .and_then(|s| s.message.clone())
             .unwrap_or_default();
-        let (mut status, mut error) = classify(ending, runner, request.timeout, &detail);
+        let (mut status, mut error) = classify(ending, runner, request.run.timeout, &detail);
         if let Some(class) = class {
             let (message, fix) = match class {
                 ErrorClass::OomKilled => (
@@ -342,9 +345,10 @@ impl JobExecutor {
             None => (None, None, None),
         };
         let image = request
+            .run
             .image
             .clone()
-            .unwrap_or_else(|| detect::default_image(request.project_type).to_owned());
+            .unwrap_or_else(|| detect::default_image(request.run.project_type).to_owned());
         let envelope = RunEnvelope {
             run_id: name.clone(),
             status,
@@ -402,15 +406,8 @@ impl super::Executor for OwnedJobExecutor {
                 owner_name: self.owner_name.clone(),
                 owner: self.owner.clone(),
                 namespace: self.namespace.clone(),
-                cycle: request.cycle,
-                source: request.source.clone(),
                 commit,
-                patches: request.patches.clone(),
-                project_type: request.project_type,
-                image: request.image.clone(),
-                command: request.command.clone(),
-                timeout: request.timeout,
-                secrets: request.secrets.clone(),
+                run: request.clone(),
             };
             self.executor
                 .execute(&job)

@@ -312,18 +312,21 @@ async fn setup(test: &str, script: &str, image: &str, timeout: Duration) -> Setu
         owner_name: "payments-api".into(),
         owner: run.controller_owner_ref(&()).expect("an owner reference"),
         namespace: ns.name.clone(),
-        cycle: 1,
-        source: GitSource {
-            url,
-            ..GitSource::default()
+        commit: commit.clone(),
+        run: RunRequest {
+            cycle: 1,
+            source: GitSource {
+                url,
+                ..GitSource::default()
+            },
+            revision: Some(commit),
+            patches: vec!["--- a/greeting.txt\n+++ b/greeting.txt\n@@ -1 +1 @@\n-hello\n+hello, patched\n".into()],
+            project_type: ProjectType::Auto,
+            image: Some(image.into()),
+            command: Some("sh ./check.sh".into()),
+            timeout,
+            secrets: vec!["s3cr3t-value-from-a-secret".into()],
         },
-        commit,
-        patches: vec!["--- a/greeting.txt\n+++ b/greeting.txt\n@@ -1 +1 @@\n-hello\n+hello, patched\n".into()],
-        project_type: ProjectType::Auto,
-        image: Some(image.into()),
-        command: Some("sh ./check.sh".into()),
-        timeout,
-        secrets: vec!["s3cr3t-value-from-a-secret".into()],
     };
     let node = run_node(client.clone(), ns.name.clone(), logs);
     Setup {
@@ -432,18 +435,8 @@ async fn the_same_execution_twice_reuses_its_job_and_a_passing_build_succeeds() 
         owner_name: s.request.owner_name.clone(),
         owner: s.request.owner.clone(),
     });
-    let run = RunRequest {
-        cycle: s.request.cycle,
-        source: s.request.source.clone(),
-        revision: Some(s.request.commit.clone()),
-        patches: s.request.patches.clone(),
-        project_type: s.request.project_type,
-        image: s.request.image.clone(),
-        command: s.request.command.clone(),
-        timeout: s.request.timeout,
-        secrets: s.request.secrets.clone(),
-    };
-    let second = bound.execute(&run).await.expect("the Job is found");
+
+    let second = bound.execute(&s.request.run).await.expect("the Job is found");
     assert_eq!(second.envelope.run_id, first.envelope.run_id);
     let jobs = Api::<Job>::namespaced(s.client.clone(), &s.ns.name)
         .list(&ListParams::default())
