@@ -2,6 +2,9 @@
 //! class and suggested fix, secrets never leave it, a build that never ends is stopped with its
 //! whole process group, and the workspace is a fresh copy with the patches applied.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -11,6 +14,7 @@ use kubeheal::api::shared::{ErrorClass, RunStatus};
 use kubeheal::executor::local::LocalExecutor;
 use kubeheal::executor::{Execution, ExecutionRequest};
 use kubeheal::parse::{Workspace, parse};
+use support::git::git;
 
 fn project(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -192,21 +196,7 @@ async fn a_missing_interpreter_is_a_command_not_found() {
 async fn the_revision_is_checked_out_and_the_patches_applied_in_a_fresh_copy() {
     let repo = tempfile::tempdir().expect("a temp dir");
     let git = |args: &[&str]| {
-        let ok = Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "init.defaultBranch=main",
-            ])
-            .args(args)
-            .current_dir(repo.path())
-            .status()
-            .expect("git runs")
-            .success();
-        assert!(ok, "git {args:?}");
+        git(repo.path(), args);
     };
     git(&["init", "-q"]);
     std::fs::write(repo.path().join("greeting.txt"), "hello\n").expect("write");

@@ -34,6 +34,7 @@ use kubeheal::executor::{Executor, RunRequest};
 use serde_json::json;
 
 use crate::support::cluster::{ControlPlane, control_plane};
+use crate::support::git::git;
 
 const NODE: &str = "kubeheal-test-node";
 
@@ -249,27 +250,7 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
 
 /// A Git repository with a build script, as a `file://` source; returns (url, commit).
 fn repository(dir: &Path, script: &str) -> (String, String) {
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args([
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "-c",
-                "init.defaultBranch=main",
-            ])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
+    let git = |args: &[&str]| git(dir, args);
     git(&["init", "-q"]);
     std::fs::write(dir.join("check.sh"), script).expect("write");
     std::fs::write(dir.join("greeting.txt"), "hello\n").expect("write");
