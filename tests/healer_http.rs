@@ -319,5 +319,5 @@ async fn a_healer_that_is_down_is_an_error_that_names_it() {
         .port();
     let client = CodeHealerApi::new(format!("http://127.0.0.1:{port}/api/heal"), None).expect("a client");
     let response = client.heal(&request(Duration::from_secs(5))).await;
-    assert_failed(&response, HealerOutcome::Error, "cannot reach the healer");
+    assert_failed(&response, HealerOutcome::Unreachable, "cannot reach the healer");
 }

@@ -423,6 +423,9 @@ pub enum HealRunReason {
     GateRejected,
     /// A person rejected the proposed fix.
     Rejected,
+    /// The build fails but its log names no file and line a fix could target; no healer was
+    /// asked.
+    Undiagnosed,
     /// `spec.cancel` was set.
     Cancelled,
 }
@@ -441,6 +444,9 @@ pub struct Observation {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 50))]
     pub failing_tests: Vec<String>,
+    /// How many tests ran (0 when the suite could not even start, e.g. a collection error).
+    #[serde(default)]
+    pub tests_ran: u32,
 }
 
 /// One heal cycle: execute, parse, propose, gate, approve, commit.
@@ -449,7 +455,7 @@ pub struct Observation {
 pub struct CycleStatus {
     /// Cycle number, from 1.
     pub cycle: u32,
-    /// The execution that verified the previous cycle's fix (or the baseline for cycle 1).
+    /// The execution that verified this cycle's committed fix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution: Option<Observation>,
     /// Tests fixed and newly failing compared with the previous cycle.
@@ -494,13 +500,17 @@ pub enum HealerOutcome {
     Error,
     /// The healer did not answer within the cycle's timeout.
     Timeout,
+    /// The healer could not be reached (connection refused, DNS, TLS).
+    Unreachable,
 }
 
 /// One call to the healer.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HealerCall {
-    /// `healed`, `error` or `timeout`.
+    /// Which healer answered: `builtin` (deterministic fixers), `code-healer-api` or `openai`.
+    pub healer: String,
+    /// `healed`, `error`, `timeout` or `unreachable`.
     pub outcome: HealerOutcome,
     /// Why the call failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -529,6 +539,9 @@ pub struct PatchStatus {
     pub confidence: f64,
     /// Whether the gate accepted the patch, and why not.
     pub gate: GateVerdict,
+    /// Who approved the patch in its CodeFixDDS, when the policy asked for approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_by: Option<String>,
     /// The commit on the heal branch, once committed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,

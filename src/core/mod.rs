@@ -1,4 +1,7 @@
-//! The pure core of the heal loop: decisions without I/O. `gate` decides whether a patch may be
-//! committed.
+//! The pure core of the heal loop: decisions without I/O. `heal_run` is the HealRun state
+//! machine both drivers run; `gate` decides whether a patch may be committed; `patch` turns a
+//! healer's answer into the diff and digest an approval binds to.
 
 pub mod gate;
+pub mod heal_run;
+pub mod patch;

@@ -85,7 +85,7 @@ impl CodeHealerApi {
             }
             Err(e) => {
                 return HealResponse::failed(
-                    HealerOutcome::Error,
+                    HealerOutcome::Unreachable,
                     format!("cannot reach the healer at {}: {}", self.url, root_cause(&e)),
                     started.elapsed(),
                 );

@@ -84,7 +84,7 @@ impl OpenAi {
             }
             Err(e) => {
                 return HealResponse::failed(
-                    HealerOutcome::Error,
+                    HealerOutcome::Unreachable,
                     format!("cannot reach {}: {e}", self.base_url),
                     started.elapsed(),
                 );

@@ -188,7 +188,7 @@ pub async fn heal(
         let response = healer.heal(&request).await;
         if response.outcome != HealerOutcome::Healed {
             let reason = response.reason.clone().unwrap_or_default();
-            if response.outcome == HealerOutcome::Timeout || reason.contains("cannot reach") {
+            if matches!(response.outcome, HealerOutcome::Timeout | HealerOutcome::Unreachable) {
                 healer_unreachable += 1;
             }
             progress(format!(

@@ -1,0 +1,749 @@
+//! The HealRun state machine — the Orchestrator of seed 001 with the cycles of seed 000, as pure
+//! functions. [`next_action`] reads a spec and a status and says what the driver must do next;
+//! [`apply`] records what came of it (an execution, a healer answer, an approval, a commit) and
+//! returns the next status with the notes to publish. No I/O, no clock of its own (`now` is an
+//! argument), so every phase and reason is reached by plain tests, and a driver that crashes
+//! resumes from the status alone.
+//!
+//! A run is: resolve the source commit → baseline execution (cycle 0) → cycles 1..=maxCycles of
+//! ask the healer → gate → (approval) → commit → execute. A cycle's entry in `status.cycles` is
+//! created by the healer's answer and then filled in order, so the first missing field of the
+//! last entry is the next step.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+
+use crate::api::heal_run::{
+    ApprovalMode, CycleStatus, HealResult, HealRunPhase, HealRunReason, HealRunSpec, HealRunStatus, HealerCall,
+    HealerOutcome, Observation, PatchStatus, TestDiff,
+};
+use crate::api::shared::{Decision, Verdict, condition};
+
+/// Most test names kept in each list of a status.
+const MAX_TESTS: usize = 50;
+
+/// The healer whose fixes are deterministic (the `Tiered` policy commits them without asking).
+pub const DETERMINISTIC_HEALER: &str = "builtin";
+
+/// How an execution ended, as the CI monitor judges it (exit code and parsed results together).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Exit code 0 and the suite really ran.
+    Passed,
+    /// The code is at fault: tests, compilation or lint failed.
+    Failed,
+    /// The environment is at fault (out of memory, network, disk, image, missing tool).
+    Infrastructure { message: String },
+}
+
+/// What the driver observed after performing an [`Action`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// Nothing new: re-read the spec (cancel, suspend) and the clock (budget).
+    Tick,
+    /// `spec.source.revision` resolved to this commit.
+    SourceResolved { commit: String },
+    /// The execution of `cycle` (0 for the baseline) ended.
+    Executed {
+        cycle: u32,
+        observation: Observation,
+        outcome: Outcome,
+    },
+    /// The healer answered for `cycle`; `patch` is set (with the gate's verdict) when it proposed
+    /// one.
+    HealerAnswered {
+        cycle: u32,
+        call: HealerCall,
+        patch: Option<PatchStatus>,
+    },
+    /// The CodeFixDDS `name` asks a human to approve `cycle`'s patch.
+    ApprovalRequested { cycle: u32, name: String },
+    /// A human decided on `cycle`'s patch.
+    Decided { cycle: u32, decision: Decision },
+    /// `cycle`'s patch is committed (and pushed) on `branch`.
+    Committed {
+        cycle: u32,
+        commit: String,
+        branch: String,
+        diff_stat: String,
+    },
+    /// `cycle`'s patch regressed and `commit` reverts it.
+    Reverted {
+        cycle: u32,
+        commit: String,
+        diff_stat: String,
+    },
+    /// The CodeFixDDS `name` proposes a fix after the loop ended without one.
+    FixProposed { name: String },
+}
+
+/// What the driver must do next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Resolve `spec.source.revision` to a commit.
+    ResolveSource,
+    /// Run the build at the source commit plus the committed, unreverted patches of cycles
+    /// `1..=cycle` ([`applied_cycles`]).
+    Execute { cycle: u32 },
+    /// Ask the healer for `cycle`'s patch, within `timeout_seconds`.
+    AskHealer { cycle: u32, timeout_seconds: u32 },
+    /// Create the CodeFixDDS that asks a human to approve `cycle`'s patch.
+    RequestApproval { cycle: u32 },
+    /// Wait until the CodeFixDDS `name` carries a decision.
+    AwaitApproval { cycle: u32, name: String },
+    /// Commit (and push) `cycle`'s approved patch.
+    Commit { cycle: u32 },
+    /// Revert `cycle`'s commit: it made tests fail that passed before.
+    Revert { cycle: u32 },
+    /// Create the CodeFixDDS that proposes a fix for people, the loop having ended without one.
+    ProposeFix,
+    /// `spec.suspend` is set: do nothing until it is cleared.
+    Suspended,
+    /// The run is over.
+    Done,
+}
+
+/// Something worth telling people: published as a Kubernetes Event or a progress line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub warning: bool,
+    /// CamelCase, as an Event reason.
+    pub reason: &'static str,
+    pub message: String,
+}
+
+impl Note {
+    fn normal(reason: &'static str, message: String) -> Self {
+        Note {
+            warning: false,
+            reason,
+            message,
+        }
+    }
+
+    fn warning(reason: &'static str, message: String) -> Self {
+        Note {
+            warning: true,
+            reason,
+            message,
+        }
+    }
+}
+
+/// Whether the run has ended.
+pub fn is_terminal(status: &HealRunStatus) -> bool {
+    matches!(
+        status.phase,
+        Some(HealRunPhase::Healed | HealRunPhase::Failed | HealRunPhase::Cancelled)
+    )
+}
+
+/// Whether `call`'s patch must wait for a human, by `spec.policy.approval`.
+pub fn needs_approval(spec: &HealRunSpec, call: &HealerCall) -> bool {
+    match spec.policy.approval {
+        ApprovalMode::Automatic => false,
+        ApprovalMode::Manual => true,
+        ApprovalMode::Tiered => call.healer != DETERMINISTIC_HEALER,
+    }
+}
+
+/// The cycles whose patches are committed and not reverted, up to `cycle`, oldest first: what an
+/// execution of `cycle` applies on top of the source commit.
+pub fn applied_cycles(status: &HealRunStatus, cycle: u32) -> Vec<u32> {
+    status
+        .cycles
+        .iter()
+        .filter(|c| c.cycle <= cycle)
+        .filter(|c| {
+            c.patch
+                .as_ref()
+                .is_some_and(|p| p.commit.is_some() && p.reverted_by.is_none())
+        })
+        .map(|c| c.cycle)
+        .collect()
+}
+
+/// The newest execution: the last cycle's verification, or the baseline.
+pub fn latest_observation(status: &HealRunStatus) -> Option<&Observation> {
+    status
+        .cycles
+        .iter()
+        .rev()
+        .find_map(|c| c.execution.as_ref())
+        .or(status.baseline.as_ref())
+}
+
+/// What the driver must do next, from the spec and the status alone.
+pub fn next_action(spec: &HealRunSpec, status: &HealRunStatus) -> Action {
+    if is_terminal(status) {
+        return if wants_proposal(status) {
+            Action::ProposeFix
+        } else {
+            Action::Done
+        };
+    }
+    if spec.suspend {
+        return Action::Suspended;
+    }
+    if status.source_commit.is_none() {
+        return Action::ResolveSource;
+    }
+    if status.baseline.is_none() {
+        return Action::Execute { cycle: 0 };
+    }
+    let Some(last) = status.cycles.last() else {
+        return ask(spec, 1);
+    };
+    let n = last.cycle;
+    let (Some(call), Some(patch)) = (&last.healer_call, &last.patch) else {
+        return ask(spec, n + 1);
+    };
+    if !patch.gate.accepted {
+        return ask(spec, n + 1);
+    }
+    if needs_approval(spec, call) && patch.approved_by.is_none() {
+        return match &last.approval_request {
+            None => Action::RequestApproval { cycle: n },
+            Some(name) => Action::AwaitApproval {
+                cycle: n,
+                name: name.clone(),
+            },
+        };
+    }
+    if patch.commit.is_none() {
+        return Action::Commit { cycle: n };
+    }
+    if last.execution.is_none() {
+        return Action::Execute { cycle: n };
+    }
+    if regressed(status, last) && patch.reverted_by.is_none() {
+        return Action::Revert { cycle: n };
+    }
+    ask(spec, n + 1)
+}
+
+fn ask(spec: &HealRunSpec, cycle: u32) -> Action {
+    let timeouts = &spec.cycle_timeouts;
+    let timeout_seconds = timeouts
+        .get(cycle.max(1) as usize - 1)
+        .or(timeouts.last())
+        .copied()
+        .unwrap_or(120);
+    Action::AskHealer { cycle, timeout_seconds }
+}
+
+/// A run that ended without a fix proposes one to people — unless there is nothing a code fix
+/// could address (infrastructure, a human's no, a cancel), or nothing the log points at.
+fn wants_proposal(status: &HealRunStatus) -> bool {
+    status.proposed_fix.is_none()
+        && status.phase == Some(HealRunPhase::Failed)
+        && matches!(
+            status.reason,
+            Some(
+                HealRunReason::CyclesExhausted
+                    | HealRunReason::BudgetExceeded
+                    | HealRunReason::Regressed
+                    | HealRunReason::HealerUnavailable
+                    | HealRunReason::GateRejected
+            )
+        )
+        && latest_observation(status).is_some_and(|o| !o.bug_reports.is_empty())
+}
+
+/// The execution before `cycle`'s: the previous verification, or the baseline.
+fn previous_observation(status: &HealRunStatus, cycle: u32) -> Option<&Observation> {
+    status
+        .cycles
+        .iter()
+        .rev()
+        .filter(|c| c.cycle < cycle)
+        .find_map(|c| c.execution.as_ref())
+        .or(status.baseline.as_ref())
+}
+
+/// A cycle regressed when tests fail that the previous execution ran and did not fail. After a
+/// run that could not even start its suite (a collection error), newly visible failures are not
+/// regressions.
+fn regressed(status: &HealRunStatus, cycle: &CycleStatus) -> bool {
+    let newly = cycle.tests.as_ref().is_some_and(|t| !t.newly_failing.is_empty());
+    newly && previous_observation(status, cycle.cycle).is_some_and(|o| o.tests_ran > 0)
+}
+
+fn test_diff(previous: &Observation, now: &Observation) -> TestDiff {
+    let before: BTreeSet<&String> = previous.failing_tests.iter().collect();
+    let after: BTreeSet<&String> = now.failing_tests.iter().collect();
+    let list = |set: Vec<&&String>| set.into_iter().take(MAX_TESTS).map(|s| (*s).clone()).collect();
+    TestDiff {
+        fixed: list(before.difference(&after).collect()),
+        still_failing: list(before.intersection(&after).collect()),
+        newly_failing: list(after.difference(&before).collect()),
+    }
+}
+
+/// Records `input` and returns the next status and the notes to publish. An input that does not
+/// answer the current [`next_action`] (a stale or repeated observation) changes nothing.
+pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Timestamp) -> (HealRunStatus, Vec<Note>) {
+    let mut next = status.clone();
+    let mut notes = Vec::new();
+    if is_terminal(status) {
+        if let Input::FixProposed { name } = input
+            && status.proposed_fix.is_none()
+        {
+            notes.push(Note::normal(
+                "FixProposed",
+                format!("proposed a fix for people to review in CodeFixDDS {name}"),
+            ));
+            next.proposed_fix = Some(name);
+        }
+        return (next, notes);
+    }
+    let expected = next_action(spec, status);
+    match (input, expected) {
+        (Input::Tick, _) => {}
+        (Input::SourceResolved { commit }, Action::ResolveSource) => {
+            notes.push(Note::normal(
+                "Started",
+                format!("healing {} at commit {}", spec.source.url, short(&commit)),
+            ));
+            next.source_commit = Some(commit);
+            next.started_at = Some(Time(now));
+            next.phase = Some(HealRunPhase::Running);
+        }
+        (
+            Input::Executed {
+                cycle,
+                observation,
+                outcome,
+            },
+            Action::Execute { cycle: expected },
+        ) if cycle == expected => record_execution(&mut next, cycle, observation, outcome, now, &mut notes),
+        (Input::HealerAnswered { cycle, call, patch }, Action::AskHealer { cycle: expected, .. })
+            if cycle == expected =>
+        {
+            notes.push(answer_note(cycle, &call, patch.as_ref()));
+            next.cycle = cycle;
+            next.healer_calls += 1;
+            next.message = Some(notes[0].message.clone());
+            next.cycles.push(CycleStatus {
+                cycle,
+                execution: None,
+                tests: None,
+                healer_call: Some(call),
+                patch,
+                approval_request: None,
+            });
+        }
+        (Input::ApprovalRequested { cycle, name }, Action::RequestApproval { cycle: expected })
+            if cycle == expected =>
+        {
+            let message = format!(
+                "cycle {cycle}: the fix waits for approval: kubectl patch codefixdds {name} --type merge -p '{{\"spec\":{{\"approval\":{{...}}}}}}'"
+            );
+            notes.push(Note::normal("ApprovalRequested", message.clone()));
+            next.message = Some(message);
+            if let Some(c) = next.cycles.last_mut() {
+                c.approval_request = Some(name);
+            }
+        }
+        (Input::Decided { cycle, decision }, Action::AwaitApproval { cycle: expected, name }) if cycle == expected => {
+            let last = next.cycles.last_mut().expect("a cycle awaits approval");
+            let patch = last.patch.as_mut().expect("an approval is for a patch");
+            match decision.decision {
+                Verdict::Approved if decision.patch_digest.as_deref() == Some(patch.digest.as_str()) => {
+                    notes.push(Note::normal(
+                        "Approved",
+                        format!("cycle {cycle}: {} approved the fix in {name}", decision.approved_by),
+                    ));
+                    patch.approved_by = Some(decision.approved_by);
+                }
+                Verdict::Approved => notes.push(Note::warning(
+                    "ApprovalMismatch",
+                    format!(
+                        "cycle {cycle}: the approval in {name} names a different patch digest than {}; ignored",
+                        patch.digest
+                    ),
+                )),
+                Verdict::Rejected => {
+                    let why = decision.reason.clone().unwrap_or_else(|| "no reason given".into());
+                    finish(
+                        &mut next,
+                        HealRunPhase::Failed,
+                        HealRunReason::Rejected,
+                        format!("{} rejected the fix of cycle {cycle}: {why}", decision.approved_by),
+                        now,
+                        &mut notes,
+                    );
+                }
+            }
+        }
+        (
+            Input::Committed {
+                cycle,
+                commit,
+                branch,
+                diff_stat,
+            },
+            Action::Commit { cycle: expected },
+        ) if cycle == expected => {
+            let message = format!("cycle {cycle}: committed {} on {branch}", short(&commit));
+            notes.push(Note::normal("Committed", message.clone()));
+            next.message = Some(message);
+            if let Some(p) = next.cycles.last_mut().and_then(|c| c.patch.as_mut()) {
+                p.commit = Some(commit.clone());
+            }
+            let result = next.result.get_or_insert_with(HealResult::default);
+            result.branch = Some(branch);
+            result.commit = Some(commit);
+            result.diff_stat = Some(diff_stat);
+        }
+        (
+            Input::Reverted {
+                cycle,
+                commit,
+                diff_stat,
+            },
+            Action::Revert { cycle: expected },
+        ) if cycle == expected => {
+            let last = next.cycles.last_mut().expect("a cycle to revert");
+            let newly = last
+                .tests
+                .as_ref()
+                .map(|t| t.newly_failing.join(", "))
+                .unwrap_or_default();
+            if let Some(p) = last.patch.as_mut() {
+                p.reverted_by = Some(commit.clone());
+            }
+            let result = next.result.get_or_insert_with(HealResult::default);
+            result.commit = Some(commit.clone());
+            result.diff_stat = Some(diff_stat);
+            notes.push(Note::warning(
+                "Reverted",
+                format!("cycle {cycle}: reverted by {}", short(&commit)),
+            ));
+            finish(
+                &mut next,
+                HealRunPhase::Failed,
+                HealRunReason::Regressed,
+                format!("the fix of cycle {cycle} made tests fail that passed before ({newly}); it was reverted"),
+                now,
+                &mut notes,
+            );
+        }
+        // Stale or repeated: the status already moved on.
+        _ => {}
+    }
+    settle(spec, &mut next, now, &mut notes);
+    (next, notes)
+}
+
+fn record_execution(
+    next: &mut HealRunStatus,
+    cycle: u32,
+    observation: Observation,
+    outcome: Outcome,
+    now: Timestamp,
+    notes: &mut Vec<Note>,
+) {
+    let failing = observation.failing_tests.len();
+    let reports = observation.bug_reports.len();
+    if cycle == 0 {
+        next.baseline = Some(observation);
+    } else {
+        let previous = previous_observation(next, cycle).cloned();
+        let entry = next
+            .cycles
+            .iter_mut()
+            .find(|c| c.cycle == cycle)
+            .expect("an executed cycle has an entry");
+        entry.tests = previous.map(|p| test_diff(&p, &observation));
+        entry.execution = Some(observation);
+    }
+    let label = if cycle == 0 {
+        "baseline".to_owned()
+    } else {
+        format!("cycle {cycle}")
+    };
+    match outcome {
+        Outcome::Passed => {
+            let message = if cycle == 0 {
+                "the build already passes: nothing to heal".to_owned()
+            } else {
+                format!("the build passes after {cycle} cycle(s)")
+            };
+            finish(next, HealRunPhase::Healed, HealRunReason::Healed, message, now, notes);
+        }
+        Outcome::Infrastructure { message } => finish(
+            next,
+            HealRunPhase::Failed,
+            HealRunReason::InfraFailure,
+            format!("{label}: the environment failed, not the code: {message}"),
+            now,
+            notes,
+        ),
+        Outcome::Failed => {
+            let message = format!("{label}: {failing} failing test(s), {reports} bug report(s)");
+            notes.push(Note::normal("Executed", message.clone()));
+            next.message = Some(message);
+        }
+    }
+}
+
+fn answer_note(cycle: u32, call: &HealerCall, patch: Option<&PatchStatus>) -> Note {
+    match (call.outcome, patch) {
+        (HealerOutcome::Healed, Some(p)) if p.gate.accepted => Note::normal(
+            "FixAccepted",
+            format!(
+                "cycle {cycle}: {} proposed a fix to {} file(s); the gate accepted it",
+                call.healer,
+                p.files.len()
+            ),
+        ),
+        (HealerOutcome::Healed, Some(p)) => Note::warning(
+            "GateRejected",
+            format!(
+                "cycle {cycle}: the gate rejected {}'s fix: {}",
+                call.healer,
+                p.gate.reasons.join("; ")
+            ),
+        ),
+        (outcome, _) => Note::warning(
+            "HealerFailed",
+            format!(
+                "cycle {cycle}: no fix from {} ({}): {}",
+                call.healer,
+                serde_json::to_value(outcome)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                call.reason.clone().unwrap_or_default()
+            ),
+        ),
+    }
+}
+
+/// Ends the run: phase, reason, message, result, and a note.
+fn finish(
+    next: &mut HealRunStatus,
+    phase: HealRunPhase,
+    reason: HealRunReason,
+    message: String,
+    now: Timestamp,
+    notes: &mut Vec<Note>,
+) {
+    next.phase = Some(phase);
+    next.reason = Some(reason);
+    next.message = Some(message.clone());
+    next.finished_at = Some(Time(now));
+    let fixed = match (next.baseline.as_ref(), latest_observation(next)) {
+        (Some(base), Some(last)) => test_diff(base, last).fixed,
+        _ => Vec::new(),
+    };
+    if let Some(result) = next.result.as_mut() {
+        result.fixed_tests = fixed;
+    } else if !fixed.is_empty() {
+        next.result = Some(HealResult {
+            fixed_tests: fixed,
+            ..HealResult::default()
+        });
+    }
+    let reason_text: &'static str = reason_name(reason);
+    if phase == HealRunPhase::Failed {
+        notes.push(Note::warning(reason_text, message));
+    } else {
+        notes.push(Note::normal(reason_text, message));
+    }
+}
+
+/// The reason as its wire name (also the Event reason and the condition reason).
+pub fn reason_name(reason: HealRunReason) -> &'static str {
+    match reason {
+        HealRunReason::Healed => "Healed",
+        HealRunReason::CyclesExhausted => "CyclesExhausted",
+        HealRunReason::BudgetExceeded => "BudgetExceeded",
+        HealRunReason::InfraFailure => "InfraFailure",
+        HealRunReason::Regressed => "Regressed",
+        HealRunReason::HealerUnavailable => "HealerUnavailable",
+        HealRunReason::GateRejected => "GateRejected",
+        HealRunReason::Rejected => "Rejected",
+        HealRunReason::Undiagnosed => "Undiagnosed",
+        HealRunReason::Cancelled => "Cancelled",
+    }
+}
+
+/// After every input: the end conditions that need no observation (cancel, budget, cycles spent,
+/// nothing to fix), the phase, and the conditions.
+fn settle(spec: &HealRunSpec, next: &mut HealRunStatus, now: Timestamp, notes: &mut Vec<Note>) {
+    if !is_terminal(next) {
+        if next.phase.is_none() {
+            next.phase = Some(HealRunPhase::Pending);
+            next.message = Some("waiting to resolve the source revision".into());
+        }
+        if spec.cancel {
+            finish(
+                next,
+                HealRunPhase::Cancelled,
+                HealRunReason::Cancelled,
+                "cancelled by spec.cancel; commits made so far are kept".into(),
+                now,
+                notes,
+            );
+        } else if let Some(reason) = budget_spent(spec, next, now) {
+            finish(
+                next,
+                HealRunPhase::Failed,
+                HealRunReason::BudgetExceeded,
+                reason,
+                now,
+                notes,
+            );
+        } else if let Action::AskHealer { cycle, .. } = next_action(spec, next) {
+            let undiagnosed = latest_observation(next).is_some_and(|o| o.bug_reports.is_empty());
+            if cycle > spec.max_cycles {
+                let (reason, message) = out_of_cycles(spec, next);
+                finish(next, HealRunPhase::Failed, reason, message, now, notes);
+            } else if undiagnosed {
+                finish(
+                    next,
+                    HealRunPhase::Failed,
+                    HealRunReason::Undiagnosed,
+                    "the build fails but its log names no file and line a fix could target; see the log excerpt".into(),
+                    now,
+                    notes,
+                );
+            } else if let Some(max) = spec.budget.as_ref().and_then(|b| b.max_healer_calls)
+                && next.healer_calls >= max
+            {
+                finish(
+                    next,
+                    HealRunPhase::Failed,
+                    HealRunReason::BudgetExceeded,
+                    format!("the budget of {max} healer call(s) is spent"),
+                    now,
+                    notes,
+                );
+            }
+        }
+        if !is_terminal(next) {
+            next.phase = Some(match next_action(spec, next) {
+                Action::AwaitApproval { .. } => HealRunPhase::AwaitingApproval,
+                Action::ResolveSource => HealRunPhase::Pending,
+                _ => HealRunPhase::Running,
+            });
+        }
+    }
+    set_conditions(spec, next, now);
+}
+
+fn budget_spent(spec: &HealRunSpec, status: &HealRunStatus, now: Timestamp) -> Option<String> {
+    let max = spec.budget.as_ref()?.max_duration_seconds?;
+    let started = status.started_at.as_ref()?.0;
+    let elapsed = now.as_second() - started.as_second();
+    (elapsed >= max as i64).then(|| format!("the budget of {max} s is spent ({elapsed} s since the first execution)"))
+}
+
+/// Why a run that used every cycle failed: the healer never answered, the gate refused every
+/// fix, or the fixes did not make the build green.
+fn out_of_cycles(spec: &HealRunSpec, status: &HealRunStatus) -> (HealRunReason, String) {
+    let calls: Vec<&HealerCall> = status.cycles.iter().filter_map(|c| c.healer_call.as_ref()).collect();
+    let unreachable = calls
+        .iter()
+        .all(|c| matches!(c.outcome, HealerOutcome::Unreachable | HealerOutcome::Timeout));
+    let rejected = status
+        .cycles
+        .iter()
+        .all(|c| c.patch.as_ref().is_some_and(|p| !p.gate.accepted));
+    let n = spec.max_cycles;
+    if !calls.is_empty() && unreachable {
+        (
+            HealRunReason::HealerUnavailable,
+            format!("the healer could not be reached or timed out in all {n} cycle(s)"),
+        )
+    } else if !status.cycles.is_empty() && rejected {
+        (
+            HealRunReason::GateRejected,
+            format!("the gate rejected the fix of all {n} cycle(s); see cycles[].patch.gate"),
+        )
+    } else {
+        (
+            HealRunReason::CyclesExhausted,
+            format!("the build still fails after {n} cycle(s)"),
+        )
+    }
+}
+
+/// Ready, Reconciling and Stalled (kstatus), each with a reason; `lastTransitionTime` moves only
+/// when a condition's status changes, so a status write does not wake the controller again.
+fn set_conditions(spec: &HealRunSpec, status: &mut HealRunStatus, now: Timestamp) {
+    let phase = status.phase.unwrap_or(HealRunPhase::Pending);
+    let reason = status.reason.map(reason_name);
+    let message = status.message.clone().unwrap_or_default();
+    let suspended = spec.suspend && !is_terminal(status);
+    let (ready, reconciling, stalled) = match phase {
+        HealRunPhase::Healed => (("True", "Healed"), ("False", "Healed"), ("False", "Healed")),
+        HealRunPhase::Failed => {
+            let r = reason.unwrap_or("Failed");
+            (("False", r), ("False", r), ("True", r))
+        }
+        HealRunPhase::Cancelled => (("False", "Cancelled"), ("False", "Cancelled"), ("False", "Cancelled")),
+        HealRunPhase::AwaitingApproval => (
+            ("False", "AwaitingApproval"),
+            ("False", "AwaitingApproval"),
+            ("False", "AwaitingApproval"),
+        ),
+        _ if suspended => (("False", "Suspended"), ("False", "Suspended"), ("False", "Suspended")),
+        _ => (("False", "Healing"), ("True", "Healing"), ("False", "Healing")),
+    };
+    for (kind, (value, why)) in [
+        (condition::READY, ready),
+        (condition::RECONCILING, reconciling),
+        (condition::STALLED, stalled),
+    ] {
+        upsert_condition(&mut status.conditions, kind, value, why, &message, now);
+    }
+}
+
+fn upsert_condition(
+    conditions: &mut Vec<Condition>,
+    kind: &str,
+    value: &str,
+    reason: &str,
+    message: &str,
+    now: Timestamp,
+) {
+    let mut message = message.to_owned();
+    if message.len() > 1024 {
+        let mut cut = 1024;
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        message.truncate(cut);
+    }
+    match conditions.iter_mut().find(|c| c.type_ == kind) {
+        Some(c) => {
+            if c.status != value {
+                c.last_transition_time = Time(now);
+            }
+            c.status = value.to_owned();
+            c.reason = reason.to_owned();
+            c.message = message;
+        }
+        None => conditions.push(Condition {
+            type_: kind.to_owned(),
+            status: value.to_owned(),
+            reason: reason.to_owned(),
+            message,
+            last_transition_time: Time(now),
+            observed_generation: None,
+        }),
+    }
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..12.min(commit.len())]
+}
+
+#[cfg(test)]
+#[path = "heal_run_tests.rs"]
+mod tests;
