@@ -13,4 +13,5 @@ pub mod executor;
 pub mod git;
 pub mod healer;
 pub mod local;
+pub mod operator;
 pub mod parse;

@@ -81,6 +81,23 @@ enum Command {
         #[command(subcommand)]
         command: HealerCommand,
     },
+    /// Run the controllers: reconcile HealRuns with executor Jobs, the configured healer, the
+    /// heal branch and CodeFixDDS approvals. Uses the in-cluster config or $KUBECONFIG.
+    Operator {
+        /// Watch only this namespace (default: all namespaces).
+        #[arg(long, env = "KUBEHEAL_NAMESPACE")]
+        namespace: Option<String>,
+        /// Where clones of the sources are kept.
+        #[arg(long, env = "KUBEHEAL_WORK_DIR", default_value = "/var/cache/kubeheal")]
+        work_dir: PathBuf,
+        /// Address of /metrics, /healthz and /readyz.
+        #[arg(long, env = "KUBEHEAL_LISTEN", default_value = "0.0.0.0:8080")]
+        listen: std::net::SocketAddr,
+        /// The Code Healer API used when a HealRun names no healer (default: the built-in
+        /// deterministic fixers). Its bearer token is read from `CODE_HEALER_TOKEN`.
+        #[arg(long, env = "CODE_HEALER_URL")]
+        healer_url: Option<String>,
+    },
     /// Write the CustomResourceDefinitions to crds/ and charts/kubeheal/crds/.
     Crdgen {
         /// Repository root to write into.
@@ -121,6 +138,18 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Crdgen { root, check, stdout } => crdgen(&root, check, stdout),
+        Command::Operator {
+            namespace,
+            work_dir,
+            listen,
+            healer_url,
+        } => operator(kubeheal::operator::Settings {
+            namespace,
+            work_dir,
+            listen,
+            healer_url: healer_url.filter(|u| !u.is_empty()),
+            healer_token: std::env::var("CODE_HEALER_TOKEN").ok().filter(|t| !t.is_empty()),
+        }),
         Command::Parse {
             file,
             workspace,
@@ -166,6 +195,15 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn operator(settings: kubeheal::operator::Settings) -> Result<(), String> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(kubeheal::operator::run(settings))
 }
 
 fn crdgen(root: &std::path::Path, check: bool, stdout: bool) -> Result<(), String> {

@@ -175,6 +175,46 @@ pub fn latest_observation(status: &HealRunStatus) -> Option<&Observation> {
         .or(status.baseline.as_ref())
 }
 
+/// What earlier cycles tried, for the healer (seed 000's history), oldest first.
+pub fn history(status: &HealRunStatus) -> Vec<crate::healer::PreviousAttempt> {
+    status
+        .cycles
+        .iter()
+        .filter_map(|c| {
+            let call = c.healer_call.as_ref()?;
+            let outcome = match (&c.patch, call.outcome) {
+                (Some(p), _) if !p.gate.accepted => "rejected".to_owned(),
+                (Some(p), _) if p.reverted_by.is_some() => "reverted".to_owned(),
+                (_, outcome) => serde_json::to_value(outcome)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+            };
+            let result = match (&c.patch, &c.tests) {
+                (Some(p), _) if !p.gate.accepted => Some(p.gate.reasons.join("; ")),
+                (_, Some(t)) => Some(format!(
+                    "fixed: {}; still failing: {}; newly failing: {}",
+                    t.fixed.len(),
+                    t.still_failing.len(),
+                    t.newly_failing.len()
+                )),
+                _ => call.reason.clone(),
+            };
+            Some(crate::healer::PreviousAttempt {
+                cycle: c.cycle,
+                outcome,
+                changes_summary: call.changes_summary.clone(),
+                files: c
+                    .patch
+                    .iter()
+                    .flat_map(|p| p.files.iter().map(|f| f.path.clone()))
+                    .collect(),
+                result,
+            })
+        })
+        .collect()
+}
+
 /// What the driver must do next, from the spec and the status alone.
 pub fn next_action(spec: &HealRunSpec, status: &HealRunStatus) -> Action {
     if is_terminal(status) {

@@ -4,4 +4,6 @@
 
 pub mod gate;
 pub mod heal_run;
+pub mod monitor;
 pub mod patch;
+pub mod proposal;

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::batch::v1::Job;
@@ -251,7 +251,18 @@ impl JobExecutor {
 
     /// Creates (or finds) the Job, waits for it to end, and returns the envelope and the log.
     pub async fn execute(&self, request: &JobRequest) -> Result<Execution, kube::Error> {
-        let started = Instant::now();
+        self.launch(request).await?;
+        loop {
+            if let Some(execution) = self.collect(request).await? {
+                return Ok(execution);
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    /// Applies the patches ConfigMap and the Job. Idempotent: the same request names the same
+    /// objects, so a repeated launch finds the Job it created before.
+    pub async fn launch(&self, request: &JobRequest) -> Result<(), kube::Error> {
         let name = request.job_name();
         let ns = &request.namespace;
         let params = PatchParams::apply(FIELD_MANAGER).force();
@@ -265,26 +276,40 @@ impl JobExecutor {
             )
             .await?;
         let jobs: Api<Job> = Api::namespaced(self.client.clone(), ns);
-        jobs.patch(&name, &params, &Patch::Apply(&request.job())).await?;
-        let pods: Api<Pod> = Api::namespaced(self.client.clone(), ns);
+        if jobs.get_opt(&name).await?.is_none() {
+            jobs.patch(&name, &params, &Patch::Apply(&request.job())).await?;
+        }
+        Ok(())
+    }
 
-        // The deadline is the Job's own; this loop only waits a little longer for it to report.
-        let give_up = started + request.run.timeout + Duration::from_secs(60);
-        let (ending, class, pod) = loop {
-            let job = jobs.get(&name).await?;
-            let pod = pods
-                .list(&ListParams::default().labels(&format!("job-name={name}")))
-                .await?
-                .items
-                .into_iter()
-                .next();
-            if let Some((ending, class)) = job_ending(&job, pod.as_ref()) {
-                break (ending, class, pod);
-            }
-            if Instant::now() > give_up {
-                break (Ending::TimedOut, None, pod);
-            }
-            tokio::time::sleep(Duration::from_millis(500)).await;
+    /// The execution, once the launched Job has ended: its log read through the API, redacted
+    /// and kept, and the envelope. `None` while it runs (or before it is launched).
+    pub async fn collect(&self, request: &JobRequest) -> Result<Option<Execution>, kube::Error> {
+        let name = request.job_name();
+        let ns = &request.namespace;
+        let jobs: Api<Job> = Api::namespaced(self.client.clone(), ns);
+        let pods: Api<Pod> = Api::namespaced(self.client.clone(), ns);
+        let Some(job) = jobs.get_opt(&name).await? else {
+            return Ok(None);
+        };
+        let pod = pods
+            .list(&ListParams::default().labels(&format!("job-name={name}")))
+            .await?
+            .items
+            .into_iter()
+            .next();
+        let created = job.metadata.creation_timestamp.as_ref().map(|t| t.0);
+        let age = created
+            .map(|c| {
+                Duration::from_secs((k8s_openapi::jiff::Timestamp::now().as_second() - c.as_second()).max(0) as u64)
+            })
+            .unwrap_or_default();
+        // The deadline is the Job's own; past it (and a minute's grace to report) the run is
+        // over whatever the Job says.
+        let (ending, class) = match job_ending(&job, pod.as_ref()) {
+            Some(ended) => ended,
+            None if age > request.run.timeout + Duration::from_secs(60) => (Ending::TimedOut, None),
+            None => return Ok(None),
         };
 
         let raw_log = match &pod {
@@ -352,7 +377,7 @@ impl JobExecutor {
         let envelope = RunEnvelope {
             run_id: name.clone(),
             status,
-            duration_ms: started.elapsed().as_millis() as u64,
+            duration_ms: run_time(&job).unwrap_or(age).as_millis() as u64,
             exit_code,
             error_class,
             error_message,
@@ -363,7 +388,7 @@ impl JobExecutor {
             log_excerpt: Some(excerpt(&log)),
             environment_metadata: BTreeMap::from([("image".to_owned(), image), ("job".to_owned(), name)]),
         };
-        Ok(Execution { envelope, log })
+        Ok(Some(Execution { envelope, log }))
     }
 
     /// Keeps the redacted log, gzip-compressed and bounded, in a ConfigMap the run owns.
@@ -415,6 +440,21 @@ impl super::Executor for OwnedJobExecutor {
                 .map_err(|e| format!("failed to run the Job: {e}"))
         })
     }
+}
+
+/// How long the Job ran: from its start to its completion or failure.
+fn run_time(job: &Job) -> Option<Duration> {
+    let status = job.status.as_ref()?;
+    let start = status.start_time.as_ref()?.0;
+    let end = status.completion_time.as_ref().map(|t| t.0).or_else(|| {
+        status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == "Failed" && c.status == "True")
+            .and_then(|c| c.last_transition_time.as_ref().map(|t| t.0))
+    })?;
+    Some(Duration::from_secs((end.as_second() - start.as_second()).max(0) as u64))
 }
 
 /// gzip of `log`, keeping its end when the whole would be larger than [`MAX_KEPT_LOG`].

@@ -1,6 +1,9 @@
-//! The Git agent, over the git CLI: the heal branch (never the default branch), one commit per
-//! accepted patch with the formatter's `[AI-AGENT] ...` subject and trailers naming the run and
-//! cycle, and reverts as new commits.
+//! The Git agent, over the git CLI: a cached clone per run, the heal branch (never the default
+//! branch), one commit per accepted patch with the formatter's `[AI-AGENT] ...` subject and
+//! trailers naming the run and cycle, pushes with the source's token, and reverts as new commits.
+//!
+//! Commits are found again by their trailers (`Kubeheal-Run`, `Kubeheal-Cycle`), so a driver that
+//! crashed after pushing but before recording the commit adopts it instead of committing twice.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,10 +23,31 @@ pub enum GitError {
 }
 
 /// A local repository kubeheal works in.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Repo {
     pub dir: PathBuf,
+    /// The HTTPS token for the remote, handed to git by a credential helper that reads it from
+    /// the environment: never in a URL, an argument or an error message.
+    token: Option<String>,
+    /// Commit author and committer (name, e-mail); default kubeheal's own.
+    author: Option<(String, String)>,
 }
+
+impl std::fmt::Debug for Repo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repo")
+            .field("dir", &self.dir)
+            .field("token", &self.token.as_ref().map(|_| "[REDACTED]"))
+            .finish()
+    }
+}
+
+/// The trailer naming the run a commit belongs to.
+pub const RUN_TRAILER: &str = "Kubeheal-Run";
+/// The trailer naming the cycle a commit belongs to.
+pub const CYCLE_TRAILER: &str = "Kubeheal-Cycle";
+/// The trailer naming the cycle a revert undoes.
+pub const REVERT_TRAILER: &str = "Kubeheal-Reverts";
 
 const AUTHOR: [(&str, &str); 4] = [
     ("GIT_AUTHOR_NAME", "kubeheal"),
@@ -33,38 +57,192 @@ const AUTHOR: [(&str, &str); 4] = [
 ];
 
 impl Repo {
+    /// The repository at `dir` (which need not exist yet).
+    pub fn at(dir: impl Into<PathBuf>) -> Repo {
+        Repo {
+            dir: dir.into(),
+            token: None,
+            author: None,
+        }
+    }
+
+    /// The same repository, committing as `name <email>`.
+    pub fn with_author(mut self, name: &str, email: &str) -> Repo {
+        self.author = Some((name.to_owned(), email.to_owned()));
+        self
+    }
+
+    /// The same repository, talking to its remote with `token`.
+    pub fn with_token(mut self, token: Option<String>) -> Repo {
+        self.token = token.filter(|t| !t.is_empty());
+        self
+    }
+
     pub async fn git(&self, args: &[&str]) -> Result<String, GitError> {
-        let out = Command::new("git")
+        let mut command = Command::new("git");
+        command
             .args(["-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
             .args(args)
             .current_dir(&self.dir)
             .envs(AUTHOR)
             .env("GIT_TERMINAL_PROMPT", "0")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .await?;
+            .stdin(std::process::Stdio::null());
+        if let Some((name, email)) = &self.author {
+            for (key, value) in [
+                ("GIT_AUTHOR_NAME", name),
+                ("GIT_AUTHOR_EMAIL", email),
+                ("GIT_COMMITTER_NAME", name),
+                ("GIT_COMMITTER_EMAIL", email),
+            ] {
+                command.env(key, value);
+            }
+        }
+        if let Some(token) = &self.token {
+            command
+                .env("KUBEHEAL_GIT_TOKEN", token)
+                .env("GIT_CONFIG_COUNT", "1")
+                .env("GIT_CONFIG_KEY_0", "credential.helper")
+                .env(
+                    "GIT_CONFIG_VALUE_0",
+                    "!f() { echo username=x-access-token; echo \"password=$KUBEHEAL_GIT_TOKEN\"; }; f",
+                );
+        }
+        let out = command.output().await?;
         if out.status.success() {
             Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
         } else {
+            let mut stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+            if let Some(token) = &self.token {
+                stderr = stderr.replace(token.as_str(), "[REDACTED:TOKEN]");
+            }
             Err(GitError::Failed {
                 command: args.first().copied().unwrap_or_default().to_owned(),
-                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+                stderr,
             })
         }
+    }
+
+    /// Clones `url` into this repository's folder unless it is already a clone, then fetches
+    /// every branch and tag, so that any commit the run recorded can be checked out.
+    pub async fn sync(&self, url: &str) -> Result<(), GitError> {
+        if !self.dir.join(".git").exists() {
+            if self.dir.exists() {
+                std::fs::remove_dir_all(&self.dir)?;
+            }
+            std::fs::create_dir_all(&self.dir)?;
+            self.git(&["init", "--quiet"]).await?;
+            self.git(&["remote", "add", "origin", url]).await?;
+        }
+        self.git(&["remote", "set-url", "origin", url]).await?;
+        self.git(&[
+            "fetch",
+            "--quiet",
+            "--force",
+            "--tags",
+            "origin",
+            "+refs/heads/*:refs/remotes/origin/*",
+        ])
+        .await
+        .map(|_| ())
+    }
+
+    /// The commit `revision` names: a remote branch, a tag or a commit; the remote's default
+    /// branch when `None`.
+    pub async fn resolve(&self, revision: Option<&str>) -> Result<String, GitError> {
+        let Some(revision) = revision.filter(|r| !r.is_empty()) else {
+            let head = self.git(&["ls-remote", "--symref", "origin", "HEAD"]).await?;
+            let branch = head
+                .lines()
+                .find_map(|l| l.strip_prefix("ref: refs/heads/"))
+                .and_then(|l| l.split_whitespace().next())
+                .unwrap_or("main")
+                .to_owned();
+            return self
+                .git(&["rev-parse", &format!("refs/remotes/origin/{branch}^{{commit}}")])
+                .await;
+        };
+        for candidate in [
+            format!("refs/remotes/origin/{revision}"),
+            format!("refs/tags/{revision}"),
+            revision.to_owned(),
+        ] {
+            if let Ok(commit) = self
+                .git(&["rev-parse", "--verify", "--quiet", &format!("{candidate}^{{commit}}")])
+                .await
+            {
+                return Ok(commit);
+            }
+        }
+        Err(GitError::Failed {
+            command: "rev-parse".into(),
+            stderr: format!("the revision {revision} is neither a branch, a tag nor a commit of the repository"),
+        })
+    }
+
+    /// Checks out `commit` (detached), discarding any change in the working tree.
+    pub async fn checkout(&self, commit: &str) -> Result<(), GitError> {
+        self.git(&["checkout", "--quiet", "--force", "--detach", commit])
+            .await?;
+        self.git(&["clean", "--quiet", "-fdx"]).await.map(|_| ())
+    }
+
+    /// The tip of `reference` when it is the commit made for `run`'s `cycle` (`trailer` is
+    /// [`CYCLE_TRAILER`] or [`REVERT_TRAILER`]).
+    pub async fn commit_for(&self, reference: &str, run: &str, trailer: &str, cycle: u32) -> Option<String> {
+        let body = self.git(&["log", "-1", "--format=%H%n%B", reference]).await.ok()?;
+        let (sha, message) = body.split_once('\n')?;
+        let has = |key: &str, value: &str| message.lines().any(|l| l.trim() == format!("{key}: {value}"));
+        (has(RUN_TRAILER, run) && has(trailer, &cycle.to_string())).then(|| sha.to_owned())
+    }
+
+    /// On `branch` reset to `base`: applies `patch` (a unified diff), commits it with `message`,
+    /// and returns the commit.
+    pub async fn commit_patch(&self, branch: &str, base: &str, patch: &str, message: &str) -> Result<String, GitError> {
+        check_heal_branch(branch)?;
+        self.git(&["checkout", "--quiet", "--force", "-B", branch, base])
+            .await?;
+        let file = self.dir.join(".git").join("kubeheal.patch");
+        std::fs::write(&file, patch)?;
+        self.git(&["apply", "--index", "--whitespace=nowarn", &file.display().to_string()])
+            .await?;
+        self.git(&["commit", "--quiet", "-m", message]).await?;
+        self.head().await
+    }
+
+    /// On `branch` at `tip`: reverts `commit` with a new commit carrying `message`.
+    pub async fn revert_on(&self, branch: &str, tip: &str, commit: &str, message: &str) -> Result<String, GitError> {
+        check_heal_branch(branch)?;
+        self.git(&["checkout", "--quiet", "--force", "-B", branch, tip]).await?;
+        self.git(&["revert", "--no-edit", "--no-commit", commit]).await?;
+        self.git(&["commit", "--quiet", "-m", message]).await?;
+        self.head().await
+    }
+
+    /// Pushes the local `branch` to the remote (the heal branch is kubeheal's own, so a stale
+    /// remote copy from an earlier run is overwritten).
+    pub async fn push(&self, branch: &str) -> Result<(), GitError> {
+        check_heal_branch(branch)?;
+        self.git(&[
+            "push",
+            "--quiet",
+            "--force",
+            "origin",
+            &format!("refs/heads/{branch}:refs/heads/{branch}"),
+        ])
+        .await
+        .map(|_| ())
     }
 
     /// A repository at `dir` holding `source`: a clone when `source` is the root of a Git
     /// repository, else a new repository with one commit of its files.
     pub async fn prepare(source: &Path, dir: &Path) -> Result<Repo, GitError> {
-        let repo = Repo { dir: dir.to_owned() };
+        let repo = Repo::at(dir);
         if dir.join(".git").exists() {
             return Ok(repo);
         }
         std::fs::create_dir_all(dir)?;
         if source.join(".git").exists() {
-            let parent = Repo {
-                dir: dir.parent().unwrap_or(dir).to_owned(),
-            };
+            let parent = Repo::at(dir.parent().unwrap_or(dir));
             parent
                 .git(&[
                     "clone",
@@ -91,11 +269,7 @@ impl Repo {
 
     /// Switches to `branch` (created at HEAD when new); refuses the default and protected names.
     pub async fn heal_branch(&self, branch: &str) -> Result<(), GitError> {
-        if matches!(branch, "main" | "master" | "HEAD" | "develop" | "trunk")
-            || !branch.contains('/') && !branch.starts_with("kubeheal")
-        {
-            return Err(GitError::ProtectedBranch(branch.to_owned()));
-        }
+        check_heal_branch(branch)?;
         self.git(&["switch", "--quiet", "-C", branch]).await.map(|_| ())
     }
 
@@ -136,6 +310,16 @@ impl Repo {
     pub fn read(&self, path: &str) -> Option<String> {
         std::fs::read_to_string(self.dir.join(path)).ok()
     }
+}
+
+/// Refuses the default and the usual protected branch names: fixes go to a heal branch.
+fn check_heal_branch(branch: &str) -> Result<(), GitError> {
+    if matches!(branch, "main" | "master" | "HEAD" | "develop" | "trunk")
+        || !branch.contains('/') && !branch.starts_with("kubeheal")
+    {
+        return Err(GitError::ProtectedBranch(branch.to_owned()));
+    }
+    Ok(())
 }
 
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {

@@ -127,6 +127,72 @@ pub struct HealRequest {
     pub limits: validate::Limits,
 }
 
+/// What a driver knows when it asks for a fix; [`HealRequest::build`] adds the files' contents.
+pub struct RequestInputs<'a> {
+    pub project: &'a str,
+    pub cycle: u32,
+    /// The newest execution's bug reports.
+    pub reports: &'a [BugReport],
+    /// The repository's tracked files.
+    pub files: &'a [String],
+    pub exit_code: i32,
+    pub error_message: &'a str,
+    /// The newest execution's (redacted) log.
+    pub log: &'a str,
+    pub history: Vec<PreviousAttempt>,
+    pub timeout: Duration,
+    pub allowed_paths: Vec<String>,
+}
+
+impl HealRequest {
+    /// The request for `inputs`, reading file contents with `read` (repository-relative path).
+    pub fn build(inputs: RequestInputs<'_>, read: impl Fn(&str) -> Option<String>) -> HealRequest {
+        let mut failed_files = BTreeMap::new();
+        for report in inputs.reports {
+            if let Some(content) = read(&report.file_path) {
+                failed_files.insert(report.file_path.clone(), content);
+            }
+        }
+        // Small projects: give the healer the other Python modules too, so names they define
+        // can be imported.
+        for path in inputs.files.iter().filter(|p| p.ends_with(".py")).take(20) {
+            if !failed_files.contains_key(path)
+                && let Some(content) = read(path).filter(|c| c.len() < 64 * 1024)
+            {
+                failed_files.insert(path.clone(), content);
+            }
+        }
+        let reports = inputs
+            .reports
+            .iter()
+            .filter_map(|r| {
+                failed_files
+                    .get(&r.file_path)
+                    .map(|c| ReportWithSnippet::new(r.clone(), c))
+            })
+            .collect();
+        HealRequest {
+            project_id: inputs.project.to_owned(),
+            cycle: inputs.cycle,
+            failed_files,
+            reports,
+            error_context: ErrorContext::new(
+                inputs.exit_code,
+                inputs.reports.len() as u32,
+                inputs.error_message.to_owned(),
+                "",
+                inputs.log,
+            ),
+            history: inputs.history,
+            timeout: inputs.timeout,
+            limits: validate::Limits {
+                allowed_paths: inputs.allowed_paths,
+                ..validate::Limits::default()
+            },
+        }
+    }
+}
+
 /// A healer's answer, validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HealResponse {

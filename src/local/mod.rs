@@ -268,7 +268,7 @@ pub async fn heal(
     summary.diff_stat = repo.diff_stat(&base).await.unwrap_or_default();
     // Make the heal branch visible in the user's own repository.
     if dir.join(".git").exists() && !summary.commits.is_empty() {
-        let user = Repo { dir: dir.clone() };
+        let user = Repo::at(&dir);
         let _ = user
             .git(&[
                 "fetch",

@@ -8,3 +8,4 @@ mod api_served;
 mod cel_rules;
 mod controller_manager;
 mod executor_job;
+mod heal_run;

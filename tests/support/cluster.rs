@@ -363,7 +363,7 @@ fn free_port() -> Result<u16, String> {
 
 /// Starts `command` in its own process group with its output in `<dir>/<name>.log`, and a
 /// watchdog that stops the group when this test process is gone (and then removes `cleanup`).
-fn spawn_watched(dir: &Path, name: &str, command: &mut Command, cleanup: Option<&Path>) -> Result<Process, String> {
+pub fn spawn_watched(dir: &Path, name: &str, command: &mut Command, cleanup: Option<&Path>) -> Result<Process, String> {
     let log = dir.join(format!("{name}.log"));
     let file = std::fs::File::create(&log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     let err = file.try_clone().map_err(|e| e.to_string())?;
@@ -401,14 +401,29 @@ fn spawn_watched(dir: &Path, name: &str, command: &mut Command, cleanup: Option<
     })
 }
 
-/// A server process of the control plane; it lives as long as the test binary.
-struct Process {
+/// A process started by [`spawn_watched`]: a server of the control plane (it lives as long as
+/// the test binary) or an operator under test (stopped when dropped).
+pub struct Process {
     name: String,
     child: Child,
     log: PathBuf,
 }
 
 impl Process {
+    /// Stops the process group at once (SIGKILL): a crash, not a shutdown.
+    pub fn kill(&mut self) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = self.child.wait();
+    }
+
+    /// The last `lines` lines of the process's output.
+    pub fn log_tail(&self, lines: usize) -> String {
+        tail(&self.log, lines)
+    }
+
     /// Why the process is no longer running, with the end of its log; `None` while it runs.
     fn exited(&mut self) -> Option<String> {
         match self.child.try_wait() {

@@ -1,0 +1,125 @@
+//! The CI monitor (seed 001): turns an execution and its parsed log into the observation the
+//! state machine records and the outcome it acts on. A run passes only when the exit code is 0
+//! AND the parsed results show the suite ran; an environment failure (from how the executor saw
+//! the run end, or from what the log says) stops the loop before any healer is asked.
+
+use crate::api::heal_run::Observation;
+use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus};
+use crate::core::heal_run::Outcome;
+use crate::parse::{ParseOutput, Verdict};
+
+/// Most bug reports kept in a status observation.
+pub const MAX_REPORTS: usize = 20;
+/// Most failing test names kept in a status observation.
+pub const MAX_FAILING: usize = 50;
+
+/// The observation and outcome of one execution.
+pub fn judge(envelope: &RunEnvelope, parsed: &ParseOutput) -> (Observation, Outcome) {
+    let observation = Observation {
+        envelope: envelope.clone(),
+        bug_reports: parsed.reports.iter().take(MAX_REPORTS).cloned().collect(),
+        failing_tests: parsed.failing_tests().into_iter().take(MAX_FAILING).collect(),
+        tests_ran: parsed.summary.ran().max(parsed.tests.len() as u32),
+    };
+    let outcome = match envelope.error_class {
+        Some(
+            class @ (ErrorClass::OomKilled
+            | ErrorClass::ImagePull
+            | ErrorClass::Evicted
+            | ErrorClass::SourceFetch
+            | ErrorClass::Infra
+            | ErrorClass::CommandNotFound),
+        ) => Outcome::Infrastructure {
+            message: format!(
+                "{}: {} ({})",
+                serde_json::to_value(class)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                envelope.error_message.clone().unwrap_or_default(),
+                envelope.suggested_fix.clone().unwrap_or_default()
+            ),
+        },
+        // A build that hangs is the code's fault as often as not; the log says where it stopped.
+        _ if envelope.status == RunStatus::Timeout => Outcome::Failed,
+        _ => match parsed.verdict(envelope.exit_code.unwrap_or(-1)) {
+            Verdict::Passed => Outcome::Passed,
+            Verdict::Failed => Outcome::Failed,
+            Verdict::Infrastructure(kind) => Outcome::Infrastructure {
+                message: format!("{kind:?}: {}", kind.suggested_fix()),
+            },
+        },
+    };
+    (observation, outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{Workspace, parse};
+
+    fn envelope(exit: i32, class: Option<ErrorClass>) -> RunEnvelope {
+        RunEnvelope {
+            run_id: "run".into(),
+            status: if exit == 0 {
+                RunStatus::Success
+            } else {
+                RunStatus::Error
+            },
+            duration_ms: 1,
+            exit_code: Some(exit),
+            error_class: class,
+            error_message: class.map(|_| "the build container ran out of memory".into()),
+            suggested_fix: class.map(|_| "raise the memory limit".into()),
+            warnings: Vec::new(),
+            redactions_applied: false,
+            artifacts: Vec::new(),
+            log_excerpt: None,
+            environment_metadata: Default::default(),
+        }
+    }
+
+    const PYTEST_FAIL: &str = "FAILED test_calc.py::test_add - assert 3 == 4\n\
+        ========================= 1 failed, 2 passed in 0.03s =========================\n";
+    const PYTEST_PASS: &str = "========================= 3 passed in 0.03s =========================\n";
+
+    #[test]
+    fn exit_zero_with_tests_that_ran_passes() {
+        let parsed = parse(PYTEST_PASS, &Workspace::new(""));
+        let (observation, outcome) = judge(&envelope(0, None), &parsed);
+        assert_eq!(outcome, Outcome::Passed);
+        assert_eq!(observation.tests_ran, 3);
+    }
+
+    #[test]
+    fn exit_zero_with_no_test_run_is_not_a_pass() {
+        let parsed = parse(
+            "========================= no tests ran in 0.01s =========================\n",
+            &Workspace::new(""),
+        );
+        let (_, outcome) = judge(&envelope(0, None), &parsed);
+        assert!(matches!(outcome, Outcome::Infrastructure { .. }), "{outcome:?}");
+    }
+
+    #[test]
+    fn failing_tests_are_named_and_the_outcome_is_failed() {
+        let parsed = parse(PYTEST_FAIL, &Workspace::new(""));
+        let (observation, outcome) = judge(&envelope(1, None), &parsed);
+        assert_eq!(outcome, Outcome::Failed);
+        assert_eq!(observation.failing_tests, vec!["test_calc.py::test_add"]);
+        assert_eq!(observation.tests_ran, 3);
+    }
+
+    #[test]
+    fn an_executor_error_class_of_the_environment_is_an_infrastructure_failure() {
+        let parsed = parse(PYTEST_FAIL, &Workspace::new(""));
+        let (_, outcome) = judge(&envelope(137, Some(ErrorClass::OomKilled)), &parsed);
+        let Outcome::Infrastructure { message } = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert!(
+            message.starts_with("OOM_KILLED: the build container ran out of memory"),
+            "{message}"
+        );
+    }
+}

@@ -1,0 +1,709 @@
+//! The HealRun controller: the operator driver of the state machine in `core::heal_run`.
+//!
+//! Each reconcile reads the status, asks `next_action` what to do, does it (a Job, a healer
+//! call, a CodeFixDDS, a commit), feeds the result to `apply`, publishes the notes as Events and
+//! writes the status by server-side apply — one step at a time, so that a crash between any two
+//! steps resumes from the status. Every effect is idempotent: Jobs and CodeFixDDS have
+//! deterministic names, a healer's answer is stored in an owned ConfigMap before the status
+//! records it (a restarted operator reuses it instead of calling again), and commits are found
+//! again on the heal branch by their trailers.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::controller::Action as Requeue;
+use kube::runtime::events::{Event, EventType};
+use kube::{Resource, ResourceExt};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use thiserror::Error;
+use tracing::{info, instrument, warn};
+
+use super::Context;
+use crate::api::code_fix_dds::CodeFixDDS;
+use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, HealerOutcome, LogsRef, PatchStatus};
+use crate::api::shared::{Decision, SecretKeyRef};
+use crate::core::heal_run::{
+    Action, Input, Note, applied_cycles, apply, history, is_terminal, latest_observation, next_action, reason_name,
+};
+use crate::core::proposal::{self, Origin};
+use crate::core::{gate, monitor, patch};
+use crate::executor::RunRequest;
+use crate::executor::job::{JobRequest, kept_log};
+use crate::git::{CYCLE_TRAILER, GitError, REVERT_TRAILER, RUN_TRAILER, Repo};
+use crate::healer::builtin::Builtin;
+use crate::healer::code_healer_api::CodeHealerApi;
+use crate::healer::openai::OpenAi;
+use crate::healer::{HealRequest, Healer, RequestInputs};
+use crate::parse::format::render;
+use crate::parse::{Workspace, parse};
+
+/// The field manager of the HealRun status and of what the controller applies.
+pub const FIELD_MANAGER: &str = "kubeheal-healrun";
+/// How often a running Job is looked at besides the watch (a safety net, not the mechanism).
+const JOB_RECHECK: Duration = Duration::from_secs(10);
+/// How often a pending approval is looked at besides the watch.
+const APPROVAL_RECHECK: Duration = Duration::from_secs(300);
+/// Most steps one reconcile takes before handing back to the queue.
+const MAX_STEPS: usize = 32;
+
+/// Errors of the HealRun controller.
+#[derive(Debug, Error)]
+pub enum Error {
+    #[error("failed to talk to the API server: {0}")]
+    Kube(#[from] kube::Error),
+    #[error("failed to work with the repository: {0}")]
+    Git(#[from] GitError),
+    #[error("failed to read Secret {name}: {reason}")]
+    Secret { name: String, reason: String },
+    #[error("failed to set up the healer: {0}")]
+    Healer(String),
+    #[error("failed to find the patch of cycle {cycle}: {reason}")]
+    Patch { cycle: u32, reason: String },
+    #[error("failed to write the work order: {0}")]
+    Proposal(String),
+}
+
+impl Error {
+    /// The metric label and the Warning event's reason.
+    pub fn category(&self) -> &'static str {
+        match self {
+            Error::Kube(_) => "ApiError",
+            Error::Git(_) => "GitError",
+            Error::Secret { .. } => "SecretError",
+            Error::Healer(_) => "HealerSetupError",
+            Error::Patch { .. } => "PatchMissing",
+            Error::Proposal(_) => "ProposalError",
+        }
+    }
+
+    /// Whether waiting helps (the API server or the remote may come back), or only a change of
+    /// the spec or of a Secret will.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, Error::Kube(_) | Error::Git(_))
+    }
+}
+
+/// What a healer's answer is kept as, in the cycle's ConfigMap, before the status records it.
+#[derive(Serialize, Deserialize)]
+struct StoredAnswer {
+    call: HealerCall,
+    patch: Option<PatchStatus>,
+}
+
+/// One reconcile of one HealRun.
+#[instrument(skip_all, fields(name = %run.name_any(), namespace = run.namespace().unwrap_or_default()))]
+pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, Error> {
+    let started = Instant::now();
+    let driver = Driver::new(run.clone(), ctx.clone());
+    let result = driver.drive().await;
+    ctx.metrics
+        .reconciled("HealRun", started.elapsed(), result.as_ref().err().map(Error::category));
+    if let Err(error) = &result {
+        warn!(%error, "reconcile failed");
+        driver
+            .publish(&Note {
+                warning: true,
+                reason: error.category(),
+                message: error.to_string(),
+            })
+            .await;
+    }
+    result
+}
+
+/// How long to wait after a failed reconcile.
+pub fn error_policy(_run: Arc<HealRun>, error: &Error, _ctx: Arc<Context>) -> Requeue {
+    if error.is_transient() {
+        Requeue::requeue(Duration::from_secs(15))
+    } else {
+        Requeue::requeue(Duration::from_secs(120))
+    }
+}
+
+struct Driver {
+    run: Arc<HealRun>,
+    ctx: Arc<Context>,
+    name: String,
+    namespace: String,
+}
+
+impl Driver {
+    fn new(run: Arc<HealRun>, ctx: Arc<Context>) -> Self {
+        let name = run.name_any();
+        let namespace = run.namespace().unwrap_or_else(|| "default".into());
+        Driver {
+            run,
+            ctx,
+            name,
+            namespace,
+        }
+    }
+
+    fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+    {
+        Api::namespaced(self.ctx.client.clone(), &self.namespace)
+    }
+
+    async fn drive(&self) -> Result<Requeue, Error> {
+        let spec = &self.run.spec;
+        let mut status = self.run.status.clone().unwrap_or_default();
+        status = self.record(&status, Input::Tick).await?;
+        for _ in 0..MAX_STEPS {
+            let action = next_action(spec, &status);
+            let input = match action {
+                Action::Done | Action::Suspended => return Ok(Requeue::await_change()),
+                Action::ResolveSource => self.resolve_source().await?,
+                Action::Execute { cycle } => match self.execute(&status, cycle).await? {
+                    Some(input) => input,
+                    None => return Ok(Requeue::requeue(JOB_RECHECK)),
+                },
+                Action::AskHealer { cycle, timeout_seconds } => {
+                    self.ask_healer(&status, cycle, timeout_seconds).await?
+                }
+                Action::RequestApproval { cycle } => self.request_approval(&status, cycle).await?,
+                Action::AwaitApproval { cycle, name } => match self.decision(&name).await? {
+                    Some(decision) => Input::Decided { cycle, decision },
+                    None => return Ok(Requeue::requeue(APPROVAL_RECHECK)),
+                },
+                Action::Commit { cycle } => self.commit(&status, cycle).await?,
+                Action::Revert { cycle } => self.revert(&status, cycle).await?,
+                Action::ProposeFix => self.propose_fix(&status).await?,
+            };
+            status = self.record(&status, input).await?;
+        }
+        Ok(Requeue::requeue(Duration::from_secs(1)))
+    }
+
+    /// Applies `input`, publishes its notes, and writes the status when it changed.
+    async fn record(&self, status: &HealRunStatus, input: Input) -> Result<HealRunStatus, Error> {
+        let executed_job = match &input {
+            Input::Executed { observation, .. } => Some(observation.envelope.run_id.clone()),
+            _ => None,
+        };
+        let (mut next, notes) = apply(&self.run.spec, status, input, Timestamp::now());
+        if let Some(job) = executed_job {
+            next.logs_ref = Some(LogsRef {
+                kind: "ConfigMap".into(),
+                name: format!("{job}-log"),
+            });
+        }
+        next.observed_generation = self.run.metadata.generation;
+        if &next != status || self.run.status.is_none() {
+            let patch = json!({
+                "apiVersion": "kubeheal.dev/v1alpha1",
+                "kind": "HealRun",
+                "status": next,
+            });
+            self.api::<HealRun>()
+                .patch_status(
+                    &self.name,
+                    &PatchParams::apply(FIELD_MANAGER).force(),
+                    &Patch::Apply(&patch),
+                )
+                .await?;
+        }
+        for note in &notes {
+            info!(reason = note.reason, "{}", note.message);
+            self.publish(note).await;
+        }
+        if let Some(reason) = next.reason.filter(|_| is_terminal(&next) && !is_terminal(status)) {
+            self.ctx.metrics.finished(reason_name(reason));
+        }
+        Ok(next)
+    }
+
+    async fn publish(&self, note: &Note) {
+        let event = Event {
+            type_: if note.warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
+            reason: note.reason.to_owned(),
+            note: Some(truncate(&note.message, 1024)),
+            action: "Heal".into(),
+            secondary: None,
+        };
+        if let Err(error) = self.ctx.recorder.publish(&event, &self.run.object_ref(&())).await {
+            warn!(%error, "failed to publish an event");
+        }
+    }
+
+    fn branch(&self) -> String {
+        self.run
+            .spec
+            .delivery
+            .branch
+            .clone()
+            .unwrap_or_else(|| format!("kubeheal/{}", self.name))
+    }
+
+    fn run_id(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    async fn secret(&self, name: &str, key: &str) -> Result<Option<String>, Error> {
+        let secret = self
+            .api::<Secret>()
+            .get_opt(name)
+            .await
+            .map_err(|e| Error::Secret {
+                name: name.into(),
+                reason: e.to_string(),
+            })?
+            .ok_or_else(|| Error::Secret {
+                name: name.into(),
+                reason: format!(
+                    "it does not exist in namespace {}; create it or fix the secretRef",
+                    self.namespace
+                ),
+            })?;
+        Ok(secret
+            .data
+            .and_then(|d| d.get(key).cloned())
+            .map(|v| String::from_utf8_lossy(&v.0).trim().to_owned()))
+    }
+
+    async fn source_token(&self) -> Result<Option<String>, Error> {
+        match &self.run.spec.source.secret_ref {
+            Some(r) => self.secret(&r.name, "token").await,
+            None => Ok(None),
+        }
+    }
+
+    /// The operator's clone of the source, fetched.
+    async fn repo(&self) -> Result<Repo, Error> {
+        let dir = self.ctx.settings.work_dir.join(&self.namespace).join(&self.name);
+        let mut repo = Repo::at(dir).with_token(self.source_token().await?);
+        if let Some(author) = &self.run.spec.delivery.author {
+            repo = repo.with_author(&author.name, &author.email);
+        }
+        repo.sync(&self.run.spec.source.url).await?;
+        Ok(repo)
+    }
+
+    /// The clone, checked out where the heal branch is: the last commit, or the source commit.
+    async fn repo_at_head(&self, status: &HealRunStatus) -> Result<Repo, Error> {
+        let repo = self.repo().await?;
+        let head = status
+            .result
+            .as_ref()
+            .and_then(|r| r.commit.clone())
+            .or_else(|| status.source_commit.clone())
+            .unwrap_or_default();
+        repo.checkout(&head).await?;
+        Ok(repo)
+    }
+
+    async fn resolve_source(&self) -> Result<Input, Error> {
+        let repo = self.repo().await?;
+        let commit = repo.resolve(self.run.spec.source.revision.as_deref()).await?;
+        Ok(Input::SourceResolved { commit })
+    }
+
+    fn fix_map_name(&self, cycle: u32) -> String {
+        format!("{}-fix-c{cycle}", truncate(&self.name, 200))
+    }
+
+    async fn stored_fix(&self, cycle: u32) -> Result<Option<BTreeMap<String, String>>, Error> {
+        Ok(self
+            .api::<ConfigMap>()
+            .get_opt(&self.fix_map_name(cycle))
+            .await?
+            .and_then(|cm| cm.data))
+    }
+
+    async fn stored_patch(&self, cycle: u32) -> Result<String, Error> {
+        self.stored_fix(cycle)
+            .await?
+            .and_then(|d| d.get("patch.diff").cloned())
+            .ok_or_else(|| Error::Patch {
+                cycle,
+                reason: format!("ConfigMap {} has no patch.diff", self.fix_map_name(cycle)),
+            })
+    }
+
+    async fn execute(&self, status: &HealRunStatus, cycle: u32) -> Result<Option<Input>, Error> {
+        let spec = &self.run.spec;
+        let mut patches = Vec::new();
+        for applied in applied_cycles(status, cycle) {
+            patches.push(self.stored_patch(applied).await?);
+        }
+        let commit = status.source_commit.clone().unwrap_or_default();
+        let secrets: Vec<String> = self.source_token().await?.into_iter().collect();
+        let request = JobRequest {
+            owner_name: self.name.clone(),
+            owner: self
+                .run
+                .controller_owner_ref(&())
+                .expect("a HealRun has an owner reference"),
+            namespace: self.namespace.clone(),
+            commit: commit.clone(),
+            run: RunRequest {
+                cycle,
+                source: spec.source.clone(),
+                revision: Some(commit),
+                patches,
+                project_type: spec.executor.project_type,
+                image: spec.executor.image.clone(),
+                command: spec.executor.command.clone(),
+                timeout: Duration::from_secs(u64::from(spec.executor.timeout_seconds)),
+                secrets,
+            },
+        };
+        self.ctx.jobs.launch(&request).await?;
+        let Some(execution) = self.ctx.jobs.collect(&request).await? else {
+            return Ok(None);
+        };
+        let repo = self.repo_at_head(status).await?;
+        let files = tracked_files(&repo).await;
+        let parsed = parse(&execution.log, &Workspace::new("").with_files(files));
+        let (observation, outcome) = monitor::judge(&execution.envelope, &parsed);
+        Ok(Some(Input::Executed {
+            cycle,
+            observation,
+            outcome,
+        }))
+    }
+
+    async fn healer(&self) -> Result<Box<dyn Healer>, Error> {
+        let token = |r: &Option<SecretKeyRef>| {
+            let r = r.clone();
+            async move {
+                match r {
+                    Some(r) => self.secret(&r.name, &r.key).await,
+                    None => Ok(None),
+                }
+            }
+        };
+        let settings = &self.ctx.settings;
+        match &self.run.spec.healer {
+            Some(h) if h.code_healer_api.is_some() => {
+                let api = h.code_healer_api.as_ref().expect("checked");
+                let url = api.url.clone().or_else(|| settings.healer_url.clone()).ok_or_else(|| {
+                    Error::Healer("healer.codeHealerApi has no url and the operator has no CODE_HEALER_URL".into())
+                })?;
+                let token = match &api.secret_ref {
+                    Some(_) => token(&api.secret_ref).await?,
+                    None => settings.healer_token.clone(),
+                };
+                Ok(Box::new(CodeHealerApi::new(url, token).map_err(Error::Healer)?))
+            }
+            Some(h) if h.open_ai.is_some() => {
+                let ai = h.open_ai.as_ref().expect("checked");
+                let key = token(&ai.secret_ref).await?;
+                Ok(Box::new(
+                    OpenAi::new(&ai.base_url, &ai.model, key, ai.max_tokens).map_err(Error::Healer)?,
+                ))
+            }
+            Some(_) => Ok(Box::new(Builtin)),
+            None => match &settings.healer_url {
+                Some(url) => Ok(Box::new(
+                    CodeHealerApi::new(url.clone(), settings.healer_token.clone()).map_err(Error::Healer)?,
+                )),
+                None => Ok(Box::new(Builtin)),
+            },
+        }
+    }
+
+    async fn ask_healer(&self, status: &HealRunStatus, cycle: u32, timeout_seconds: u32) -> Result<Input, Error> {
+        // An answer stored before a crash is used as it is: the healer is not asked twice.
+        if let Some(answer) = self
+            .stored_fix(cycle)
+            .await?
+            .and_then(|d| d.get("answer.json").cloned())
+            .and_then(|a| serde_json::from_str::<StoredAnswer>(&a).ok())
+        {
+            return Ok(Input::HealerAnswered {
+                cycle,
+                call: answer.call,
+                patch: answer.patch,
+            });
+        }
+        let spec = &self.run.spec;
+        let healer = self.healer().await?;
+        let repo = self.repo_at_head(status).await?;
+        let files = tracked_files(&repo).await;
+        let observation = latest_observation(status).cloned();
+        let reports = observation.as_ref().map(|o| o.bug_reports.clone()).unwrap_or_default();
+        let job = observation
+            .as_ref()
+            .map(|o| o.envelope.run_id.clone())
+            .unwrap_or_default();
+        let log = kept_log(self.ctx.client.clone(), &self.namespace, &job)
+            .await?
+            .unwrap_or_default();
+        let request = HealRequest::build(
+            RequestInputs {
+                project: &self.name,
+                cycle,
+                reports: &reports,
+                files: &files,
+                exit_code: observation.as_ref().and_then(|o| o.envelope.exit_code).unwrap_or(-1),
+                error_message: observation
+                    .as_ref()
+                    .and_then(|o| o.envelope.error_message.as_deref())
+                    .unwrap_or_default(),
+                log: &log,
+                history: history(status),
+                timeout: Duration::from_secs(u64::from(timeout_seconds)),
+                allowed_paths: spec.policy.allowed_paths.clone(),
+            },
+            |path| repo.read(path),
+        );
+        let response = healer.heal(&request).await;
+        self.ctx.metrics.healer_called(healer.name(), response.outcome);
+        let call = HealerCall {
+            healer: healer.name().to_owned(),
+            outcome: response.outcome,
+            reason: response.reason.clone(),
+            duration_ms: response.duration.as_millis() as u64,
+            timeout_seconds,
+            changes_summary: response.changes_summary.clone(),
+        };
+        let mut diff = String::new();
+        let patch = (response.outcome == HealerOutcome::Healed).then(|| {
+            let before: BTreeMap<String, String> = response
+                .modified_files
+                .keys()
+                .filter_map(|p| repo.read(p).map(|c| (p.clone(), c)))
+                .collect();
+            diff = patch::unified_diff(&before, &response.modified_files);
+            PatchStatus {
+                digest: patch::digest(&diff),
+                files: gate::changes(&before, &response.modified_files),
+                confidence: response.confidence.clamp(0.0, 1.0),
+                gate: gate::check(
+                    &spec.policy,
+                    response.confidence,
+                    &reports,
+                    &before,
+                    &response.modified_files,
+                ),
+                commit: None,
+                reverted_by: None,
+                approved_by: None,
+            }
+        });
+        let answer = serde_json::to_string(&StoredAnswer {
+            call: call.clone(),
+            patch: patch.clone(),
+        })
+        .expect("an answer serialises");
+        self.apply_owned_config_map(
+            &self.fix_map_name(cycle),
+            BTreeMap::from([("answer.json".to_owned(), answer), ("patch.diff".to_owned(), diff)]),
+        )
+        .await?;
+        Ok(Input::HealerAnswered { cycle, call, patch })
+    }
+
+    async fn apply_owned_config_map(&self, name: &str, data: BTreeMap<String, String>) -> Result<(), Error> {
+        let cm = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": self.labels(),
+                         "ownerReferences": [self.run.controller_owner_ref(&())]},
+            "data": data,
+        });
+        self.api::<ConfigMap>()
+            .patch(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&cm))
+            .await?;
+        Ok(())
+    }
+
+    fn labels(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("app.kubernetes.io/managed-by".to_owned(), "kubeheal".to_owned()),
+            ("kubeheal.dev/healrun".to_owned(), self.name.clone()),
+        ])
+    }
+
+    fn origin<'a>(&'a self, status: &'a HealRunStatus) -> Origin<'a> {
+        Origin {
+            name: &self.name,
+            spec: &self.run.spec,
+            status,
+            now: Timestamp::now(),
+        }
+    }
+
+    /// Creates `cfd` owned by the run; one that exists already (a retry) is kept as it is.
+    async fn create_work_order(&self, mut cfd: CodeFixDDS) -> Result<String, Error> {
+        let name = cfd.metadata.name.clone().unwrap_or_default();
+        cfd.metadata.labels = Some(self.labels());
+        cfd.metadata.owner_references = Some(vec![self.run.controller_owner_ref(&()).expect("an owner")]);
+        match self.api::<CodeFixDDS>().create(&PostParams::default(), &cfd).await {
+            Ok(_) => Ok(name),
+            Err(kube::Error::Api(e)) if e.code == 409 => Ok(name),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn request_approval(&self, status: &HealRunStatus, cycle: u32) -> Result<Input, Error> {
+        let diff = self.stored_patch(cycle).await?;
+        let cfd = proposal::approval_request(&self.origin(status), cycle, &diff).map_err(Error::Proposal)?;
+        let name = self.create_work_order(cfd).await?;
+        Ok(Input::ApprovalRequested { cycle, name })
+    }
+
+    async fn decision(&self, name: &str) -> Result<Option<Decision>, Error> {
+        Ok(self
+            .api::<CodeFixDDS>()
+            .get_opt(name)
+            .await?
+            .and_then(|cfd| cfd.spec.approval))
+    }
+
+    async fn propose_fix(&self, status: &HealRunStatus) -> Result<Input, Error> {
+        let cfd = proposal::fix_proposal(&self.origin(status))
+            .ok_or_else(|| Error::Proposal("the last execution names nothing to fix".into()))?;
+        let name = self.create_work_order(cfd).await?;
+        Ok(Input::FixProposed { name })
+    }
+
+    async fn commit(&self, status: &HealRunStatus, cycle: u32) -> Result<Input, Error> {
+        let branch = self.branch();
+        let repo = self.repo().await?;
+        let source = status.source_commit.clone().unwrap_or_default();
+        let push = self.run.spec.delivery.push;
+        // Committed (and pushed) before a crash: adopt it.
+        let existing = repo
+            .commit_for(&remote_ref(&branch, push), &self.run_id(), CYCLE_TRAILER, cycle)
+            .await;
+        let commit = match existing {
+            Some(commit) => commit,
+            None => {
+                let base = status
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.commit.clone())
+                    .unwrap_or(source.clone());
+                let diff = self.stored_patch(cycle).await?;
+                let commit = repo
+                    .commit_patch(&branch, &base, &diff, &self.commit_message(status, cycle))
+                    .await?;
+                if push {
+                    repo.push(&branch).await?;
+                }
+                commit
+            }
+        };
+        let diff_stat = repo
+            .git(&["diff", "--shortstat", &format!("{source}..{commit}")])
+            .await?;
+        Ok(Input::Committed {
+            cycle,
+            commit,
+            branch,
+            diff_stat,
+        })
+    }
+
+    fn commit_message(&self, status: &HealRunStatus, cycle: u32) -> String {
+        let entry = status.cycles.iter().find(|c| c.cycle == cycle);
+        let files: Vec<&str> = entry
+            .and_then(|c| c.patch.as_ref())
+            .map(|p| p.files.iter().map(|f| f.path.as_str()).collect())
+            .unwrap_or_default();
+        let reports = latest_observation(status)
+            .map(|o| o.bug_reports.as_slice())
+            .unwrap_or_default();
+        let subject = reports
+            .iter()
+            .find(|r| files.contains(&r.file_path.as_str()))
+            .or(reports.first())
+            .map(render)
+            .unwrap_or_else(|| format!("fix of cycle {cycle}"));
+        let summary = entry
+            .and_then(|c| c.healer_call.as_ref())
+            .and_then(|c| c.changes_summary.clone())
+            .unwrap_or_default();
+        let approved = entry
+            .and_then(|c| c.patch.as_ref())
+            .and_then(|p| p.approved_by.as_ref())
+            .map(|who| format!("Approved-by: {who}\n"))
+            .unwrap_or_default();
+        format!(
+            "[AI-AGENT] {subject}\n\n{summary}\n\n{RUN_TRAILER}: {}\n{CYCLE_TRAILER}: {cycle}\n{approved}",
+            self.run_id()
+        )
+    }
+
+    async fn revert(&self, status: &HealRunStatus, cycle: u32) -> Result<Input, Error> {
+        let branch = self.branch();
+        let repo = self.repo().await?;
+        let source = status.source_commit.clone().unwrap_or_default();
+        let push = self.run.spec.delivery.push;
+        let entry = status.cycles.iter().find(|c| c.cycle == cycle);
+        let target = entry
+            .and_then(|c| c.patch.as_ref())
+            .and_then(|p| p.commit.clone())
+            .unwrap_or_default();
+        let existing = repo
+            .commit_for(&remote_ref(&branch, push), &self.run_id(), REVERT_TRAILER, cycle)
+            .await;
+        let commit = match existing {
+            Some(commit) => commit,
+            None => {
+                let tip = status
+                    .result
+                    .as_ref()
+                    .and_then(|r| r.commit.clone())
+                    .unwrap_or(target.clone());
+                let newly = entry
+                    .and_then(|c| c.tests.as_ref())
+                    .map(|t| t.newly_failing.join(", "))
+                    .unwrap_or_default();
+                let message = format!(
+                    "Revert the fix of cycle {cycle}: it made {newly} fail\n\nThis reverts commit {target}.\n\n{RUN_TRAILER}: {}\n{REVERT_TRAILER}: {cycle}\n",
+                    self.run_id()
+                );
+                let commit = repo.revert_on(&branch, &tip, &target, &message).await?;
+                if push {
+                    repo.push(&branch).await?;
+                }
+                commit
+            }
+        };
+        let diff_stat = repo
+            .git(&["diff", "--shortstat", &format!("{source}..{commit}")])
+            .await?;
+        Ok(Input::Reverted {
+            cycle,
+            commit,
+            diff_stat,
+        })
+    }
+}
+
+/// Where a commit made before a crash would be: the remote branch when pushing, else the
+/// clone's own branch.
+fn remote_ref(branch: &str, push: bool) -> String {
+    if push {
+        format!("refs/remotes/origin/{branch}")
+    } else {
+        format!("refs/heads/{branch}")
+    }
+}
+
+async fn tracked_files(repo: &Repo) -> Vec<String> {
+    repo.git(&["ls-files"])
+        .await
+        .map(|out| out.lines().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    let mut end = n.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
+}

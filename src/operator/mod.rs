@@ -1,0 +1,149 @@
+//! `kubeheal operator`: the controllers on kube-runtime, and the operator's HTTP endpoints
+//! (`/metrics`, `/healthz`, `/readyz`). `heal_run` drives the HealRun state machine with
+//! executor Jobs, the configured healer, the Git agent and CodeFixDDS approvals.
+
+pub mod heal_run;
+pub mod metrics;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
+use kube::runtime::controller::Controller;
+use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::watcher;
+use kube::{Api, Client};
+use tracing::{info, warn};
+
+use crate::api::{CodeFixDDS, HealRun};
+use crate::executor::job::JobExecutor;
+use metrics::Metrics;
+
+/// How the operator was started.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Watch only this namespace; all namespaces when `None`.
+    pub namespace: Option<String>,
+    /// Where the clones of the sources are kept.
+    pub work_dir: PathBuf,
+    /// Where `/metrics`, `/healthz` and `/readyz` are served.
+    pub listen: SocketAddr,
+    /// The Code Healer API used when a HealRun names no healer (`CODE_HEALER_URL`).
+    pub healer_url: Option<String>,
+    /// Its bearer token (`CODE_HEALER_TOKEN`).
+    pub healer_token: Option<String>,
+}
+
+/// What every reconcile shares.
+pub struct Context {
+    pub client: Client,
+    pub recorder: Recorder,
+    pub metrics: Arc<Metrics>,
+    pub settings: Settings,
+    pub jobs: JobExecutor,
+}
+
+/// Runs the controllers until SIGTERM or Ctrl-C.
+pub async fn run(settings: Settings) -> Result<(), String> {
+    let client = Client::try_default()
+        .await
+        .map_err(|e| format!("cannot reach the Kubernetes API (kubeconfig or in-cluster config): {e}"))?;
+    std::fs::create_dir_all(&settings.work_dir)
+        .map_err(|e| format!("cannot create the work folder {}: {e}", settings.work_dir.display()))?;
+    let metrics = Arc::new(Metrics::default());
+    let ready = Arc::new(AtomicBool::new(false));
+    let listener = tokio::net::TcpListener::bind(settings.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
+    info!(listen = %settings.listen, "serving /metrics, /healthz and /readyz");
+    tokio::spawn(serve(listener, metrics.clone(), ready.clone()));
+
+    let reporter = Reporter {
+        controller: "kubeheal".into(),
+        instance: std::env::var("POD_NAME").ok(),
+    };
+    let ctx = Arc::new(Context {
+        recorder: Recorder::new(client.clone(), reporter),
+        jobs: JobExecutor::new(client.clone()),
+        client: client.clone(),
+        metrics,
+        settings: settings.clone(),
+    });
+    let (runs, jobs, orders): (Api<HealRun>, Api<Job>, Api<CodeFixDDS>) = match &settings.namespace {
+        Some(ns) => (
+            Api::namespaced(client.clone(), ns),
+            Api::namespaced(client.clone(), ns),
+            Api::namespaced(client.clone(), ns),
+        ),
+        None => (
+            Api::all(client.clone()),
+            Api::all(client.clone()),
+            Api::all(client.clone()),
+        ),
+    };
+    runs.list(&Default::default()).await.map_err(|e| {
+        format!("cannot list HealRuns (are the CRDs installed? `kubeheal crdgen --stdout | kubectl apply -f -`): {e}")
+    })?;
+    ready.store(true, Ordering::Relaxed);
+    info!(
+        namespace = settings.namespace.as_deref().unwrap_or("<all>"),
+        "kubeheal operator started"
+    );
+    Controller::new(runs, watcher::Config::default())
+        .owns(
+            jobs,
+            watcher::Config::default().labels("app.kubernetes.io/managed-by=kubeheal"),
+        )
+        .owns(orders, watcher::Config::default())
+        .shutdown_on_signal()
+        .run(heal_run::reconcile, heal_run::error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                warn!(%error, "HealRun reconcile error");
+            }
+        })
+        .await;
+    info!("kubeheal operator stopped");
+    Ok(())
+}
+
+async fn serve(listener: tokio::net::TcpListener, metrics: Arc<Metrics>, ready: Arc<AtomicBool>) {
+    use axum::http::{StatusCode, header};
+    use axum::routing::get;
+    let app = axum::Router::new()
+        .route(
+            "/metrics",
+            get(move || {
+                let metrics = metrics.clone();
+                async move {
+                    (
+                        [(
+                            header::CONTENT_TYPE,
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        )],
+                        metrics.render(),
+                    )
+                }
+            }),
+        )
+        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/readyz",
+            get(move || {
+                let ready = ready.clone();
+                async move {
+                    if ready.load(Ordering::Relaxed) {
+                        (StatusCode::OK, "ready")
+                    } else {
+                        (StatusCode::SERVICE_UNAVAILABLE, "starting")
+                    }
+                }
+            }),
+        );
+    if let Err(error) = axum::serve(listener, app).await {
+        warn!(%error, "the HTTP endpoints stopped");
+    }
+}

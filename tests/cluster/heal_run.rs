@@ -1,0 +1,679 @@
+//! The heal loop end to end: `kubeheal operator` (the real binary, as a process) reconciles
+//! HealRuns applied with `kubectl` against the real control plane. The builds run in executor
+//! Jobs (the test node of `tests/support/node.rs` plays the kubelet), the source is a bare Git
+//! repository on this machine (`file://`), the healer is the reference Code Healer server (or a
+//! deliberately misbehaving one) on loopback, and approvals are `kubectl patch`es by a user with
+//! the RBAC to make them.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::routing::post;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, ListParams};
+use kubeheal::api::heal_run::{HealRunPhase, HealRunReason, HealerOutcome};
+use kubeheal::api::{CodeFixDDS, HealRun};
+use kubeheal::healer::builtin::Builtin;
+use kubeheal::healer::server::{ServerState, router};
+use serde_json::json;
+
+use crate::support::cluster::{ControlPlane, Process, TestNamespace, control_plane, spawn_watched};
+use crate::support::git::git;
+use crate::support::node::{Hold, kubelet, run_node_held};
+
+const RUN: &str = "calc";
+
+/// One end-to-end test: its namespace, repository, node, healer and operator.
+struct Heal {
+    plane: &'static ControlPlane,
+    ns: TestNamespace,
+    client: kube::Client,
+    /// The bare repository the HealRun heals (`file://` URL).
+    origin: PathBuf,
+    _dirs: Vec<tempfile::TempDir>,
+    work: tempfile::TempDir,
+    operator: Option<Process>,
+    metrics: SocketAddr,
+    hold: Hold,
+    _node: tokio::task::JoinHandle<()>,
+}
+
+impl Heal {
+    /// A namespace, a bare repository holding `files`, and the test node; the operator is
+    /// started by [`Heal::start_operator`].
+    async fn new(test: &str, files: &[(&str, &str)], hold: Hold) -> Heal {
+        let plane = control_plane();
+        plane.ensure_controller_manager();
+        let logs = kubelet(plane);
+        let ns = plane.namespace(test);
+        let client = plane.client().await;
+        let source = tempfile::tempdir().expect("a temp dir");
+        for (path, content) in files {
+            std::fs::write(source.path().join(path), content).expect("write a project file");
+        }
+        git(source.path(), &["init", "-q", "-b", "main"]);
+        git(source.path(), &["add", "."]);
+        git(source.path(), &["commit", "-qm", "a project with a bug"]);
+        let bare = tempfile::tempdir().expect("a temp dir");
+        let origin = bare.path().join("origin.git");
+        git(
+            bare.path(),
+            &[
+                "clone",
+                "-q",
+                "--bare",
+                &source.path().display().to_string(),
+                "origin.git",
+            ],
+        );
+        let node = run_node_held(client.clone(), ns.name.clone(), logs, hold.clone());
+        Heal {
+            plane,
+            ns,
+            client,
+            origin,
+            _dirs: vec![source, bare],
+            work: tempfile::tempdir().expect("a temp dir"),
+            operator: None,
+            metrics: free_port(),
+            hold,
+            _node: node,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("file://{}", self.origin.display())
+    }
+
+    /// Starts `kubeheal operator` for this test's namespace.
+    fn start_operator(&mut self) {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kubeheal"));
+        command
+            .args([
+                "operator",
+                "--namespace",
+                &self.ns.name,
+                "--listen",
+                &self.metrics.to_string(),
+            ])
+            .arg("--work-dir")
+            .arg(self.work.path().join("cache"))
+            .env("KUBECONFIG", self.plane.kubeconfig())
+            .env("RUST_LOG", "info,kube=warn")
+            .env_remove("CODE_HEALER_URL");
+        let n = std::fs::read_dir(self.work.path()).map(|d| d.count()).unwrap_or(0);
+        let process =
+            spawn_watched(self.work.path(), &format!("operator-{n}"), &mut command, None).expect("the operator starts");
+        self.operator = Some(process);
+    }
+
+    /// Kills the operator with SIGKILL: a crash at whatever point it was.
+    fn kill_operator(&mut self) {
+        if let Some(mut process) = self.operator.take() {
+            process.kill();
+        }
+    }
+
+    fn apply(&self, spec: serde_json::Value) {
+        let manifest = json!({"apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealRun",
+                              "metadata": {"name": RUN}, "spec": spec});
+        let file = self.work.path().join("healrun.json");
+        std::fs::write(&file, manifest.to_string()).expect("write the manifest");
+        let out = self
+            .plane
+            .kubectl(["apply", "-n", &self.ns.name, "-f", &file.display().to_string()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// A HealRun spec for this repository with a Python build and the healer at `healer`.
+    fn spec(&self, healer: &str, extra: serde_json::Value) -> serde_json::Value {
+        let mut spec = json!({
+            "source": {"url": self.url(), "revision": "main"},
+            "executor": {"projectType": "python", "image": "python:3.12-slim",
+                         "command": "python3 -m pytest -rA -p no:cacheprovider", "timeoutSeconds": 120},
+            "healer": {"codeHealerApi": {"url": healer}},
+            "maxCycles": 3,
+            "policy": {"approval": "Automatic"},
+        });
+        for (k, v) in extra.as_object().expect("an object") {
+            spec[k] = v.clone();
+        }
+        spec
+    }
+
+    fn runs(&self) -> Api<HealRun> {
+        Api::namespaced(self.client.clone(), &self.ns.name)
+    }
+
+    /// Waits until the HealRun satisfies `done`; fails with its status and the operator's log.
+    async fn wait(&self, what: &str, done: impl Fn(&HealRun) -> bool) -> HealRun {
+        let deadline = Instant::now() + Duration::from_secs(150);
+        loop {
+            if let Ok(Some(run)) = self.runs().get_opt(RUN).await
+                && done(&run)
+            {
+                return run;
+            }
+            if Instant::now() > deadline {
+                let run = self.runs().get_opt(RUN).await.ok().flatten();
+                panic!(
+                    "the HealRun never became {what}; status: {}\noperator log:\n{}",
+                    serde_json::to_string_pretty(&run.and_then(|r| r.status)).unwrap_or_default(),
+                    self.operator.as_ref().map(|p| p.log_tail(60)).unwrap_or_default()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    async fn wait_phase(&self, phase: HealRunPhase) -> HealRun {
+        self.wait(&format!("{phase:?}"), |r| {
+            r.status.as_ref().and_then(|s| s.phase) == Some(phase)
+        })
+        .await
+    }
+
+    async fn jobs(&self) -> Vec<String> {
+        let jobs: Api<Job> = Api::namespaced(self.client.clone(), &self.ns.name);
+        let mut names: Vec<String> = jobs
+            .list(&ListParams::default())
+            .await
+            .expect("list Jobs")
+            .items
+            .into_iter()
+            .filter_map(|j| j.metadata.name)
+            .collect();
+        names.sort();
+        names
+    }
+
+    async fn wait_for_job(&self, prefix: &str) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !self.jobs().await.iter().any(|j| j.starts_with(prefix)) {
+            assert!(
+                Instant::now() < deadline,
+                "no Job {prefix}* was created; operator log:\n{}",
+                self.operator.as_ref().map(|p| p.log_tail(60)).unwrap_or_default()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// `git log` of the heal branch in the bare repository: (sha, subject) newest first.
+    fn branch_log(&self, branch: &str) -> Vec<(String, String)> {
+        let out = Command::new("git")
+            .args(["log", "--format=%H %s", branch, "--"])
+            .current_dir(&self.origin)
+            .output()
+            .expect("git log");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(sha, subject)| (sha.to_owned(), subject.to_owned()))
+            .collect()
+    }
+
+    fn file_on_branch(&self, branch: &str, path: &str) -> String {
+        git(&self.origin, &["show", &format!("{branch}:{path}")])
+    }
+
+    /// (type, reason) of every Event about the HealRun, oldest first.
+    async fn events(&self) -> Vec<(String, String)> {
+        let events: Api<Event> = Api::namespaced(self.client.clone(), &self.ns.name);
+        let mut items: Vec<Event> = events
+            .list(&ListParams::default())
+            .await
+            .expect("list Events")
+            .items
+            .into_iter()
+            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(RUN))
+            .collect();
+        items.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
+        items
+            .into_iter()
+            .map(|e| (e.type_.unwrap_or_default(), e.reason.unwrap_or_default()))
+            .collect()
+    }
+}
+
+impl Drop for Heal {
+    fn drop(&mut self) {
+        if std::thread::panicking()
+            && let Some(process) = &self.operator
+        {
+            eprintln!("---- operator log ----\n{}", process.log_tail(120));
+        }
+        self.kill_operator();
+    }
+}
+
+fn free_port() -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    listener.local_addr().expect("an address")
+}
+
+/// The reference Code Healer server (built-in deterministic fixers) on loopback, counting calls.
+async fn reference_healer() -> (String, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let app = router(Arc::new(ServerState {
+        healers: kubeheal::healer::Chain(vec![Box::new(Builtin)]),
+    }))
+    .layer(axum::middleware::from_fn(
+        move |request: axum::extract::Request, next: axum::middleware::Next| {
+            let counter = counter.clone();
+            async move {
+                counter.fetch_add(1, Ordering::SeqCst);
+                next.run(request).await
+            }
+        },
+    ));
+    let addr = crate::support::http::serve(app).await;
+    (format!("http://{addr}/api/heal"), calls)
+}
+
+/// A healer that always answers with `files` (seed 000's success shape).
+async fn fixed_healer(files: serde_json::Value) -> String {
+    let app = Router::new().route(
+        "/api/heal",
+        post(move || {
+            let files = files.clone();
+            async move {
+                axum::Json(json!({"status": "healed", "modified_files": files,
+                                  "changes_summary": "changed calc.py", "confidence": 0.9}))
+            }
+        }),
+    );
+    let addr = crate::support::http::serve(app).await;
+    format!("http://{addr}/api/heal")
+}
+
+const SYNTAX_CALC: &str =
+    "\"\"\"A tiny calculator.\"\"\"\n\n\ndef add(a, b)\n    return a + b\n\n\ndef subtract(a, b):\n    return a - b\n";
+const SYNTAX_TEST: &str = "from calc import add, subtract\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_subtract():\n    assert subtract(5, 3) == 2\n";
+
+fn syntax_project() -> Vec<(&'static str, &'static str)> {
+    vec![("calc.py", SYNTAX_CALC), ("test_calc.py", SYNTAX_TEST)]
+}
+
+fn status(run: &HealRun) -> &kubeheal::api::heal_run::HealRunStatus {
+    run.status.as_ref().expect("a status")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_healrun_heals_a_broken_repository_through_executor_jobs_and_commits_on_the_heal_branch() {
+    let (healer, calls) = reference_healer().await;
+    let mut heal = Heal::new("healrun-heals", &syntax_project(), Hold::default()).await;
+    heal.start_operator();
+    heal.apply(heal.spec(&healer, json!({})));
+    let run = heal.wait_phase(HealRunPhase::Healed).await;
+    let s = status(&run);
+
+    assert_eq!(s.reason, Some(HealRunReason::Healed));
+    assert_eq!(s.cycle, 1);
+    let baseline = s.baseline.as_ref().expect("a baseline");
+    assert!(
+        baseline.envelope.run_id.starts_with("calc-c0-"),
+        "{}",
+        baseline.envelope.run_id
+    );
+    assert_eq!(baseline.bug_reports[0].file_path, "calc.py");
+    assert_eq!(baseline.bug_reports[0].line_number, 4);
+    let cycle = &s.cycles[0];
+    let call = cycle.healer_call.as_ref().expect("a healer call");
+    assert_eq!(
+        (call.healer.as_str(), call.outcome),
+        ("code-healer-api", HealerOutcome::Healed)
+    );
+    let patch = cycle.patch.as_ref().expect("a patch");
+    assert!(patch.gate.accepted, "{:?}", patch.gate);
+    assert!(patch.digest.starts_with("sha256:"));
+    let execution = cycle.execution.as_ref().expect("the verifying execution");
+    assert_eq!(execution.envelope.exit_code, Some(0));
+    assert_eq!(execution.tests_ran, 2);
+
+    // The fix is on the heal branch of the source repository, with the formatter's subject.
+    let log = heal.branch_log("kubeheal/calc");
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(patch.commit.as_deref(), Some(log[0].0.as_str()));
+    assert!(
+        log[0].1.starts_with("[AI-AGENT] SYNTAX error in calc.py line 4 → Fix:"),
+        "{}",
+        log[0].1
+    );
+    assert!(
+        heal.file_on_branch("kubeheal/calc", "calc.py")
+            .contains("def add(a, b):\n")
+    );
+    let message = git(&heal.origin, &["log", "-1", "--format=%B", "kubeheal/calc"]);
+    assert!(
+        message.contains(&format!("Kubeheal-Run: {}/calc", heal.ns.name)),
+        "{message}"
+    );
+    assert!(message.contains("Kubeheal-Cycle: 1"));
+    let result = s.result.as_ref().expect("a result");
+    assert_eq!(result.branch.as_deref(), Some("kubeheal/calc"));
+    assert_eq!(result.commit, patch.commit);
+    assert!(
+        result
+            .diff_stat
+            .as_deref()
+            .unwrap_or_default()
+            .contains("1 file changed")
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(heal.jobs().await.len(), 2, "one Job for the baseline, one for cycle 1");
+
+    // Conditions and Events tell the same story.
+    let ready = s.conditions.iter().find(|c| c.type_ == "Ready").expect("Ready");
+    assert_eq!((ready.status.as_str(), ready.reason.as_str()), ("True", "Healed"));
+    let reasons: Vec<String> = heal.events().await.into_iter().map(|(_, r)| r).collect();
+    for expected in ["Started", "Executed", "FixAccepted", "Committed", "Healed"] {
+        assert!(
+            reasons.iter().any(|r| r == expected),
+            "no {expected} event in {reasons:?}"
+        );
+    }
+    // The logs are kept where the status says.
+    let logs = s.logs_ref.as_ref().expect("a logs reference");
+    let job = logs.name.trim_end_matches("-log");
+    let kept = kubeheal::executor::job::kept_log(heal.client.clone(), &heal.ns.name, job)
+        .await
+        .expect("read the kept log")
+        .expect("a kept log");
+    assert!(kept.contains("2 passed"), "{kept}");
+
+    // The operator's endpoints.
+    let http = crate::support::http::client();
+    let metrics = http
+        .get(format!("http://{}/metrics", heal.metrics))
+        .send()
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("a body");
+    assert!(
+        metrics.contains("kubeheal_heal_runs_finished_total{reason=\"Healed\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("kubeheal_healer_calls_total{healer=\"code-healer-api\",outcome=\"healed\"} 1"));
+    let ready = http
+        .get(format!("http://{}/readyz", heal.metrics))
+        .send()
+        .await
+        .expect("GET /readyz");
+    assert_eq!(ready.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_manual_approval_the_fix_waits_for_a_kubectl_patch_of_its_codefixdds() {
+    let (healer, _) = reference_healer().await;
+    let mut heal = Heal::new("healrun-manual", &syntax_project(), Hold::default()).await;
+    grant_approvers(&heal);
+    heal.start_operator();
+    heal.apply(heal.spec(&healer, json!({"policy": {"approval": "Manual"}})));
+    let run = heal.wait_phase(HealRunPhase::AwaitingApproval).await;
+    let s = status(&run);
+    let name = s.cycles[0].approval_request.clone().expect("an approval request");
+    let digest = s.cycles[0].patch.as_ref().expect("a patch").digest.clone();
+    assert!(
+        heal.branch_log("kubeheal/calc").is_empty(),
+        "nothing is committed before approval"
+    );
+
+    let orders: Api<CodeFixDDS> = Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let order = orders.get(&name).await.expect("the CodeFixDDS");
+    let proposal = order.spec.proposal.as_ref().expect("a proposal");
+    assert_eq!(proposal.digest, digest);
+    assert!(proposal.patch.contains("+def add(a, b):"), "{}", proposal.patch);
+    assert_eq!(kubeheal::core::patch::digest(&proposal.patch), digest);
+    assert_eq!(order.spec.source_dds, "HealRun/calc");
+    assert_eq!(order.spec.allowed_paths, vec!["calc.py"]);
+
+    let approval = json!({"spec": {"approval": {"decision": "Approved", "approvedBy": "alice",
+                                                 "reason": "the colon is right", "patchDigest": digest}}});
+    let out = heal.plane.kubectl_as(
+        "alice",
+        [
+            "patch",
+            "codefixdds",
+            &name,
+            "-n",
+            &heal.ns.name,
+            "--type",
+            "merge",
+            "-p",
+            &approval.to_string(),
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let run = heal.wait_phase(HealRunPhase::Healed).await;
+    let patch = status(&run).cycles[0].patch.clone().expect("a patch");
+    assert_eq!(patch.approved_by.as_deref(), Some("alice"));
+    let message = git(&heal.origin, &["log", "-1", "--format=%B", "kubeheal/calc"]);
+    assert!(message.contains("Approved-by: alice"), "{message}");
+    let reasons: Vec<String> = heal.events().await.into_iter().map(|(_, r)| r).collect();
+    assert!(reasons.contains(&"ApprovalRequested".to_owned()) && reasons.contains(&"Approved".to_owned()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rejected_approval_fails_the_run_and_commits_nothing() {
+    let (healer, _) = reference_healer().await;
+    let mut heal = Heal::new("healrun-rejected", &syntax_project(), Hold::default()).await;
+    grant_approvers(&heal);
+    heal.start_operator();
+    heal.apply(heal.spec(&healer, json!({"policy": {"approval": "Manual"}})));
+    let run = heal.wait_phase(HealRunPhase::AwaitingApproval).await;
+    let name = status(&run).cycles[0]
+        .approval_request
+        .clone()
+        .expect("an approval request");
+    let rejection = json!({"spec": {"approval": {"decision": "Rejected", "approvedBy": "alice",
+                                                  "reason": "fix the signature upstream instead"}}});
+    let out = heal.plane.kubectl_as(
+        "alice",
+        [
+            "patch",
+            "codefixdds",
+            &name,
+            "-n",
+            &heal.ns.name,
+            "--type",
+            "merge",
+            "-p",
+            &rejection.to_string(),
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = heal.wait_phase(HealRunPhase::Failed).await;
+    let s = status(&run);
+    assert_eq!(s.reason, Some(HealRunReason::Rejected));
+    assert!(
+        s.message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("fix the signature upstream")
+    );
+    assert!(heal.branch_log("kubeheal/calc").is_empty());
+    assert_eq!(heal.jobs().await.len(), 1, "no execution after a rejection");
+}
+
+const REGRESS_CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return x * 2\n";
+const REGRESS_TEST: &str = "from calc import add, double\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_double():\n    assert double(4) == 8\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fix_that_breaks_a_passing_test_is_reverted_and_the_run_regresses() {
+    // Fixes `add`, breaks `double`.
+    let healer =
+        fixed_healer(json!({"calc.py": "def add(a, b):\n    return a + b\n\n\ndef double(x):\n    return x * 3\n"}))
+            .await;
+    let project = vec![("calc.py", REGRESS_CALC), ("test_calc.py", REGRESS_TEST)];
+    let mut heal = Heal::new("healrun-regressed", &project, Hold::default()).await;
+    heal.start_operator();
+    heal.apply(heal.spec(&healer, json!({})));
+    let run = heal.wait_phase(HealRunPhase::Failed).await;
+    let s = status(&run);
+    assert_eq!(s.reason, Some(HealRunReason::Regressed), "{:?}", s.message);
+    let tests = s.cycles[0].tests.as_ref().expect("a test diff");
+    assert_eq!(tests.fixed, vec!["test_calc.py::test_add"]);
+    assert_eq!(tests.newly_failing, vec!["test_calc.py::test_double"]);
+    let patch = s.cycles[0].patch.as_ref().expect("a patch");
+    let log = heal.branch_log("kubeheal/calc");
+    assert_eq!(log.len(), 3, "the fix and its revert on top of the source: {log:?}");
+    assert_eq!(patch.reverted_by.as_deref(), Some(log[0].0.as_str()));
+    assert!(log[0].1.starts_with("Revert the fix of cycle 1"), "{}", log[0].1);
+    // (the helper trims the trailing newline of what git prints)
+    assert_eq!(heal.file_on_branch("kubeheal/calc", "calc.py"), REGRESS_CALC.trim_end());
+    // The loop ended without a fix: a work order for people, per seed 002.
+    let run = heal
+        .wait("given a proposed fix", |r| {
+            r.status.as_ref().is_some_and(|s| s.proposed_fix.is_some())
+        })
+        .await;
+    let name = status(&run).proposed_fix.clone().expect("a proposal");
+    let orders: Api<CodeFixDDS> = Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let order = orders.get(&name).await.expect("the proposed CodeFixDDS");
+    assert!(order.spec.goal.contains("HealRun/calc"));
+    assert!(order.spec.approval.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_infrastructure_failure_stops_the_run_without_asking_the_healer() {
+    let (healer, calls) = reference_healer().await;
+    let mut heal = Heal::new("healrun-infra", &syntax_project(), Hold::default()).await;
+    heal.start_operator();
+    let mut spec = heal.spec(&healer, json!({}));
+    spec["executor"]["image"] = json!("kubeheal-test/oom");
+    heal.apply(spec);
+    let run = heal.wait_phase(HealRunPhase::Failed).await;
+    let s = status(&run);
+    assert_eq!(s.reason, Some(HealRunReason::InfraFailure));
+    assert!(
+        s.message.as_deref().unwrap_or_default().contains("OOM_KILLED"),
+        "{:?}",
+        s.message
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+    assert_eq!(s.healer_calls, 0);
+    assert!(
+        s.proposed_fix.is_none(),
+        "no code fix is proposed for an infrastructure failure"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_healer_that_is_down_ends_the_run_as_healer_unavailable_with_a_proposed_fix() {
+    let down = format!("http://{}/api/heal", free_port());
+    let mut heal = Heal::new("healrun-healer-down", &syntax_project(), Hold::default()).await;
+    heal.start_operator();
+    heal.apply(heal.spec(&down, json!({"maxCycles": 2})));
+    let run = heal
+        .wait("failed with a proposed fix", |r| {
+            r.status
+                .as_ref()
+                .is_some_and(|s| s.phase == Some(HealRunPhase::Failed) && s.proposed_fix.is_some())
+        })
+        .await;
+    let s = status(&run);
+    assert_eq!(s.reason, Some(HealRunReason::HealerUnavailable));
+    assert_eq!(s.cycles.len(), 2);
+    for cycle in &s.cycles {
+        let call = cycle.healer_call.as_ref().expect("a call");
+        assert_eq!(call.outcome, HealerOutcome::Unreachable);
+        assert!(
+            call.reason
+                .as_deref()
+                .unwrap_or_default()
+                .contains("cannot reach the healer")
+        );
+    }
+    assert_eq!(
+        heal.jobs().await.len(),
+        1,
+        "the code did not change, so it is not run again"
+    );
+    let orders: Api<CodeFixDDS> = Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let order = orders
+        .get(s.proposed_fix.as_deref().expect("a name"))
+        .await
+        .expect("the CodeFixDDS");
+    assert_eq!(order.spec.allowed_paths, vec!["calc.py"]);
+    assert!(
+        order.spec.instructions[0].contains("SYNTAX error in calc.py line 4"),
+        "{:?}",
+        order.spec.instructions
+    );
+    let warnings: Vec<String> = heal
+        .events()
+        .await
+        .into_iter()
+        .filter(|(t, _)| t == "Warning")
+        .map(|(_, r)| r)
+        .collect();
+    assert!(warnings.contains(&"HealerFailed".to_owned()) && warnings.contains(&"HealerUnavailable".to_owned()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_killed_mid_cycle_resumes_without_a_second_job_healer_call_or_commit() {
+    let (healer, calls) = reference_healer().await;
+    let hold = Hold::new(&["calc-c0-", "calc-c1-"]);
+    let mut heal = Heal::new("healrun-crash", &syntax_project(), hold).await;
+    heal.start_operator();
+    heal.apply(heal.spec(&healer, json!({})));
+
+    // Killed while the baseline Job runs.
+    heal.wait_for_job("calc-c0-").await;
+    heal.kill_operator();
+    heal.start_operator();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(heal.jobs().await.len(), 1, "the restarted operator found its Job");
+    heal.hold.release("calc-c0-");
+
+    // Killed after the healer answered and the fix was committed, while cycle 1's Job runs.
+    heal.wait_for_job("calc-c1-").await;
+    heal.kill_operator();
+    heal.start_operator();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(heal.jobs().await.len(), 2);
+    heal.hold.release("calc-c1-");
+
+    let run = heal.wait_phase(HealRunPhase::Healed).await;
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "the answered cycle was not asked again"
+    );
+    assert_eq!(status(&run).healer_calls, 1);
+    let log = heal.branch_log("kubeheal/calc");
+    assert_eq!(log.len(), 2, "exactly one fix commit on top of the source: {log:?}");
+    assert_eq!(heal.jobs().await.len(), 2);
+}
+
+/// Lets the `kubeheal:approvers` group (the harness user alice) decide on CodeFixDDS in the
+/// test's namespace — what a platform team grants its reviewers.
+fn grant_approvers(heal: &Heal) {
+    let rbac = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": {"name": "kubeheal-approver"},
+         "rules": [{"apiGroups": ["kubeheal.dev"], "resources": ["codefixdds"],
+                    "verbs": ["get", "list", "watch", "patch", "update", "approve"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": "kubeheal-approvers"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "kubeheal-approver"},
+         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "kubeheal:approvers"}]}
+    ]});
+    let file = heal.work.path().join("rbac.json");
+    std::fs::write(&file, rbac.to_string()).expect("write RBAC");
+    let out = heal
+        .plane
+        .kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
