@@ -447,6 +447,12 @@ fn heal(
             summary.branch
         );
     }
+    if let Some(proposal) = &summary.proposed_fix {
+        println!(
+            "proposal:    {} (a CodeFixDDS for people: kubectl apply -f it)",
+            proposal.display()
+        );
+    }
     if summary.healed() {
         Ok(())
     } else {

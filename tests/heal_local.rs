@@ -126,7 +126,48 @@ async fn the_logic_example_is_healed_by_an_openai_compatible_model() {
 
 #[tokio::test]
 async fn a_fix_that_makes_passing_tests_fail_is_reverted_and_the_run_stops() {
-    // A "healer" that fixes the syntax error and breaks subtract on the way.
+    // A "healer" that fixes `add` and breaks `double` on the way.
+    let reply = "SUMMARY: fix add\nCONFIDENCE: 0.9\nFILE: calc.py\n```\ndef add(a, b):\n    return a + b\n\n\ndef double(x):\n    return x * 3\n```\n";
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(move || async move { axum::Json(json!({"choices": [{"message": {"content": reply}}]})) }),
+    );
+    let addr = support::http::serve(app).await;
+    let model = OpenAi::new(&format!("http://{addr}/v1"), "m", None, 1024).expect("a healer");
+    let keep = tempfile::tempdir().expect("a temp dir");
+    let dir = keep.path().join("calc");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(
+        dir.join("calc.py"),
+        "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return x * 2\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("test_calc.py"),
+        "from calc import add, double\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_double():\n    assert double(4) == 8\n",
+    )
+    .expect("write");
+    let summary = run(&dir, &model, 3).await;
+    assert_eq!(summary.reason, HealRunReason::Regressed, "{summary:?}");
+    assert_eq!(summary.commits.len(), 2, "the fix and its revert");
+    assert!(git(&summary.repo, &["log", "-1", "--format=%s"]).starts_with("Revert the fix of cycle 1"));
+    assert!(
+        summary.message.contains("test_calc.py::test_double"),
+        "{}",
+        summary.message
+    );
+    // The loop ended without a fix: a CodeFixDDS for people, ready for kubectl apply.
+    let manifest = std::fs::read_to_string(summary.proposed_fix.expect("a proposal")).expect("the manifest");
+    assert!(
+        manifest.contains("kind: CodeFixDDS") && manifest.contains("HealRun/calc"),
+        "{manifest}"
+    );
+}
+
+#[tokio::test]
+async fn a_fix_for_a_collection_error_that_reveals_other_failures_is_not_a_regression() {
+    // The syntax example's fix lets the suite run; a test that never ran before and now fails
+    // is not one the fix broke.
     let reply = "SUMMARY: fix\nCONFIDENCE: 0.9\nFILE: calculator.py\n```\n\"\"\"A tiny calculator.\"\"\"\n\n\ndef add(a, b):\n    return a + b\n\n\ndef subtract(a, b):\n    return a + b\n```\n";
     let app = Router::new().route(
         "/v1/chat/completions",
@@ -135,21 +176,19 @@ async fn a_fix_that_makes_passing_tests_fail_is_reverted_and_the_run_stops() {
     let addr = support::http::serve(app).await;
     let model = OpenAi::new(&format!("http://{addr}/v1"), "m", None, 1024).expect("a healer");
     let (_keep, dir) = example("python-syntax");
-    let policy = HealPolicy {
-        change_window_lines: 10,
-        ..HealPolicy::default()
-    };
     let options = HealOptions {
         dir: dir.clone(),
         command: None,
-        max_cycles: 3,
+        max_cycles: 2,
         timeout: Duration::from_secs(120),
-        policy,
+        policy: HealPolicy {
+            change_window_lines: 10,
+            ..HealPolicy::default()
+        },
     };
     let summary = heal(&options, &model, &mut |line| eprintln!("{line}"))
         .await
         .expect("the loop runs");
-    assert_eq!(summary.reason, HealRunReason::Regressed, "{summary:?}");
-    assert_eq!(summary.commits.len(), 2, "the fix and its revert");
-    assert!(git(&summary.repo, &["log", "-1", "--format=%s"]).starts_with("Revert "));
+    assert_ne!(summary.reason, HealRunReason::Regressed, "{summary:?}");
+    assert_eq!(summary.commits.len(), 1, "the fix stays: {summary:?}");
 }

@@ -6,7 +6,7 @@
 use crate::api::heal_run::Observation;
 use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus};
 use crate::core::heal_run::Outcome;
-use crate::parse::{ParseOutput, Verdict};
+use crate::parse::{ParseOutput, TestOutcome, Verdict};
 
 /// Most bug reports kept in a status observation.
 pub const MAX_REPORTS: usize = 20;
@@ -19,7 +19,7 @@ pub fn judge(envelope: &RunEnvelope, parsed: &ParseOutput) -> (Observation, Outc
         envelope: envelope.clone(),
         bug_reports: parsed.reports.iter().take(MAX_REPORTS).cloned().collect(),
         failing_tests: parsed.failing_tests().into_iter().take(MAX_FAILING).collect(),
-        tests_ran: parsed.summary.ran().max(parsed.tests.len() as u32),
+        tests_ran: tests_that_ran(parsed),
     };
     let outcome = match envelope.error_class {
         Some(
@@ -51,6 +51,17 @@ pub fn judge(envelope: &RunEnvelope, parsed: &ParseOutput) -> (Observation, Outc
         },
     };
     (observation, outcome)
+}
+
+/// Tests that ran to a pass or a failure. Errors do not count: a collection error (a module that
+/// does not import) is reported as an erroring "test" although nothing in it ran.
+fn tests_that_ran(parsed: &ParseOutput) -> u32 {
+    let named = parsed
+        .tests
+        .iter()
+        .filter(|t| matches!(t.outcome, TestOutcome::Passed | TestOutcome::Failed))
+        .count() as u32;
+    named.max(parsed.summary.passed + parsed.summary.failed)
 }
 
 #[cfg(test)]
@@ -108,6 +119,16 @@ mod tests {
         assert_eq!(outcome, Outcome::Failed);
         assert_eq!(observation.failing_tests, vec!["test_calc.py::test_add"]);
         assert_eq!(observation.tests_ran, 3);
+    }
+
+    #[test]
+    fn a_collection_error_runs_no_test() {
+        let log = "ERROR test_calc.py - SyntaxError: expected ':'\n\
+            =========================== 1 error in 0.05s ===========================\n";
+        let parsed = parse(log, &Workspace::new(""));
+        let (observation, outcome) = judge(&envelope(2, None), &parsed);
+        assert_eq!(outcome, Outcome::Failed);
+        assert_eq!(observation.tests_ran, 0);
     }
 
     #[test]

@@ -306,6 +306,14 @@ impl Repo {
         self.git(&["diff", "--shortstat", &format!("{base}..HEAD")]).await
     }
 
+    /// The files git tracks (empty when git cannot list them).
+    pub async fn tracked_files(&self) -> Vec<String> {
+        self.git(&["ls-files"])
+            .await
+            .map(|out| out.lines().map(str::to_owned).collect())
+            .unwrap_or_default()
+    }
+
     /// A file's content at HEAD's working tree, if it exists.
     pub fn read(&self, path: &str) -> Option<String> {
         std::fs::read_to_string(self.dir.join(path)).ok()

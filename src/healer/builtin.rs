@@ -40,6 +40,7 @@ impl Healer for Builtin {
                         confidence: 1.0,
                         duration: started.elapsed(),
                         tokens_used: None,
+                        answered_by: None,
                     },
                     Err(e) => HealResponse::failed(HealerOutcome::Error, e, started.elapsed()),
                 },

@@ -129,6 +129,7 @@ impl CodeHealerApi {
                     confidence: confidence(&body).unwrap_or(0.7),
                     duration: elapsed,
                     tokens_used: None,
+                    answered_by: None,
                 },
                 Err(e) => HealResponse::failed(
                     HealerOutcome::Error,

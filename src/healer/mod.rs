@@ -9,6 +9,7 @@
 pub mod builtin;
 pub mod code_healer_api;
 pub mod contract;
+pub mod cycle;
 pub mod openai;
 pub mod server;
 pub mod validate;
@@ -207,6 +208,9 @@ pub struct HealResponse {
     pub duration: Duration,
     /// Tokens the call used, when the healer reports them (for budgets).
     pub tokens_used: Option<u64>,
+    /// Which healer of a [`Chain`] gave this answer; `None` from a single healer (its own
+    /// [`Healer::name`] then).
+    pub answered_by: Option<&'static str>,
 }
 
 impl HealResponse {
@@ -219,6 +223,7 @@ impl HealResponse {
             confidence: 0.0,
             duration,
             tokens_used: None,
+            answered_by: None,
         }
     }
 }
@@ -253,6 +258,7 @@ impl Healer for Chain {
                 if response.outcome == HealerOutcome::Healed {
                     return HealResponse {
                         duration: total,
+                        answered_by: Some(healer.name()),
                         ..response
                     };
                 }
@@ -261,9 +267,13 @@ impl Healer for Chain {
                     healer.name(),
                     response.reason.clone().unwrap_or_default()
                 ));
-                last = Some(response.outcome);
+                last = Some((response.outcome, healer.name()));
             }
-            HealResponse::failed(last.unwrap_or(HealerOutcome::Error), reasons.join("; "), total)
+            let (outcome, name) = last.unwrap_or((HealerOutcome::Error, "chain"));
+            HealResponse {
+                answered_by: Some(name),
+                ..HealResponse::failed(outcome, reasons.join("; "), total)
+            }
         })
     }
 }

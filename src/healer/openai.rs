@@ -154,6 +154,7 @@ impl OpenAi {
                     confidence: reply.confidence.unwrap_or(0.5),
                     duration: elapsed,
                     tokens_used: tokens,
+                    answered_by: None,
                 },
                 Err(e) => HealResponse {
                     tokens_used: tokens,

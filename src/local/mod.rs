@@ -1,22 +1,26 @@
-//! The local driver of the heal loop (`kubeheal heal DIR`): execute → parse → propose → gate →
-//! commit → execute again, with the local executor, a local heal branch and state under
-//! `DIR/.kubeheal/`, until the build is green, the cycles are spent, or the environment fails.
+//! The local driver of the heal loop (`kubeheal heal DIR`): the state machine of
+//! `core::heal_run` — the same one the operator runs — with the local executor, a local heal
+//! branch and state under `DIR/.kubeheal/` (the work repository, each execution's log, the run's
+//! status as `status.json`, and a CodeFixDDS manifest when the loop ends without a fix).
 //! Approval is automatic here: the branch is the proposal, and nothing leaves the machine.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::api::heal_run::{HealPolicy, HealRunReason, HealerOutcome, ProjectType};
-use crate::api::shared::RunStatus;
-use crate::core::gate;
+use k8s_openapi::jiff::Timestamp;
+
+use crate::api::heal_run::{ApprovalMode, HealPolicy, HealRunReason, HealRunSpec, HealRunStatus};
+use crate::core::heal_run::{Action, Input, Note, apply, latest_observation, next_action, reason_name};
+use crate::core::monitor;
+use crate::core::proposal::{self, Origin};
+use crate::executor::ExecutionRequest;
 use crate::executor::local::LocalExecutor;
-use crate::executor::{Execution, ExecutionRequest};
 use crate::git::Repo;
-use crate::healer::validate::Limits;
-use crate::healer::{ErrorContext, HealRequest, Healer, PreviousAttempt, ReportWithSnippet, cycle_timeout};
-use crate::parse::format::render;
-use crate::parse::{ParseOutput, Verdict, Workspace, parse};
+use crate::healer::Healer;
+use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix};
+use crate::parse::format::{commit_message, render, revert_message};
+use crate::parse::{Workspace, parse};
 
 /// What `kubeheal heal` was asked to do.
 pub struct HealOptions {
@@ -40,6 +44,8 @@ pub struct HealSummary {
     /// The commit the run started from.
     pub base: String,
     pub repo: PathBuf,
+    /// The CodeFixDDS manifest written when the loop ended without a fix.
+    pub proposed_fix: Option<PathBuf>,
 }
 
 impl HealSummary {
@@ -54,7 +60,6 @@ pub async fn heal(
     healer: &dyn Healer,
     progress: &mut dyn FnMut(String),
 ) -> Result<HealSummary, String> {
-    let started = Instant::now();
     let dir = options
         .dir
         .canonicalize()
@@ -77,289 +82,237 @@ pub async fn heal(
     let branch = format!("kubeheal/{name}");
     repo.heal_branch(&branch).await.map_err(|e| e.to_string())?;
     let base = repo.head().await.map_err(|e| e.to_string())?;
-    let elapsed = |started: Instant| format!("{:>5.1}s", started.elapsed().as_secs_f64());
-
-    let mut summary = HealSummary {
-        reason: HealRunReason::CyclesExhausted,
-        message: String::new(),
-        cycles: 0,
-        fixed_tests: Vec::new(),
+    let mut driver = LocalDriver {
+        options,
+        healer,
+        spec: spec(options, &dir),
+        repo,
+        state,
+        name,
+        branch,
+        base,
+        patches: BTreeMap::new(),
         commits: Vec::new(),
-        diff_stat: String::new(),
-        branch: branch.clone(),
-        base: base.clone(),
-        repo: work.clone(),
+        started: Instant::now(),
     };
-    let mut history: Vec<PreviousAttempt> = Vec::new();
-    let mut baseline_failing: Option<BTreeSet<String>> = None;
-    let mut previous_failing: BTreeSet<String> = BTreeSet::new();
-    let mut healer_unreachable = 0u32;
-    let mut gate_rejections = 0u32;
-    let mut last_commit: Option<String> = None;
+    let status = driver.run(progress).await?;
+    driver.finish(&dir, &status).await
+}
 
-    for cycle in 0..=options.max_cycles {
-        progress(format!("{} cycle {cycle}: running the build", elapsed(started)));
-        let execution = execute(options, &repo, &state, cycle).await;
-        let files = tracked_files(&repo).await;
-        let parsed = parse(&execution.log, &Workspace::new("").with_files(files.clone()));
-        let exit = execution.envelope.exit_code.unwrap_or(-1);
-        let verdict = if execution.envelope.status == RunStatus::Timeout {
-            Verdict::Failed
-        } else {
-            parsed.verdict(exit)
-        };
-        let failing: BTreeSet<String> = parsed.failing_tests().into_iter().collect();
-        let baseline = baseline_failing.get_or_insert_with(|| failing.clone()).clone();
-        summary.fixed_tests = baseline.difference(&failing).cloned().collect();
-        progress(format!(
-            "{} cycle {cycle}: exit {exit}, {} failing test(s), {} bug report(s)",
-            elapsed(started),
-            failing.len(),
-            parsed.reports.len()
-        ));
-        for report in parsed.reports.iter().take(5) {
-            progress(format!("        found: {}", render(report)));
-        }
+/// The HealRun a local heal stands for: the folder as its source, automatic approval.
+fn spec(options: &HealOptions, dir: &Path) -> HealRunSpec {
+    let mut spec: HealRunSpec = serde_json::from_value(serde_json::json!({
+        "source": {"url": format!("file://{}", dir.display())},
+    }))
+    .expect("a minimal HealRun spec");
+    spec.max_cycles = options.max_cycles;
+    spec.policy = HealPolicy {
+        approval: ApprovalMode::Automatic,
+        ..options.policy.clone()
+    };
+    spec.executor.command = options.command.clone();
+    spec.executor.timeout_seconds = options.timeout.as_secs().clamp(1, u64::from(u32::MAX)) as u32;
+    spec
+}
 
-        match verdict {
-            Verdict::Passed => {
-                summary.reason = HealRunReason::Healed;
-                summary.message = if cycle == 0 {
-                    "the build already passes".into()
-                } else {
-                    format!("the build passes after {cycle} cycle(s)")
-                };
-                break;
-            }
-            Verdict::Infrastructure(kind) => {
-                summary.reason = HealRunReason::InfraFailure;
-                summary.message = format!("{kind:?}: {}", kind.suggested_fix());
-                break;
-            }
-            Verdict::Failed => {}
-        }
-        // A fix that made passing tests fail is reverted, and the run stops.
-        if let Some(commit) = last_commit.take() {
-            let newly: Vec<String> = failing.difference(&previous_failing).cloned().collect();
-            if !newly.is_empty() {
-                let revert = repo
-                    .revert(&commit, &format!("it made {} fail", newly.join(", ")))
-                    .await
-                    .map_err(|e| e.to_string())?;
-                summary.commits.push(revert);
-                summary.reason = HealRunReason::Regressed;
-                summary.message = format!(
-                    "cycle {} made tests fail that passed before ({}); reverted",
-                    cycle,
-                    newly.join(", ")
-                );
-                break;
-            }
-        }
-        previous_failing = failing;
-        if cycle == options.max_cycles {
-            summary.reason = if healer_unreachable == options.max_cycles && options.max_cycles > 0 {
-                HealRunReason::HealerUnavailable
-            } else if gate_rejections == options.max_cycles && options.max_cycles > 0 {
-                HealRunReason::GateRejected
-            } else {
-                HealRunReason::CyclesExhausted
+struct LocalDriver<'a> {
+    options: &'a HealOptions,
+    healer: &'a dyn Healer,
+    spec: HealRunSpec,
+    repo: Repo,
+    state: PathBuf,
+    name: String,
+    branch: String,
+    base: String,
+    /// Each answered cycle's patch (a unified diff).
+    patches: BTreeMap<u32, String>,
+    commits: Vec<String>,
+    started: Instant,
+}
+
+impl LocalDriver<'_> {
+    fn say(&self, progress: &mut dyn FnMut(String), line: String) {
+        progress(format!("{:>6.1}s  {line}", self.started.elapsed().as_secs_f64()));
+    }
+
+    async fn run(&mut self, progress: &mut dyn FnMut(String)) -> Result<HealRunStatus, String> {
+        let mut status = HealRunStatus::default();
+        loop {
+            let input = match next_action(&self.spec, &status) {
+                Action::Done | Action::Suspended => return Ok(status),
+                Action::ResolveSource => Input::SourceResolved {
+                    commit: self.base.clone(),
+                },
+                Action::Execute { cycle } => {
+                    self.say(progress, format!("cycle {cycle}: running the build"));
+                    self.execute(cycle).await
+                }
+                Action::AskHealer { cycle, timeout_seconds } => {
+                    self.say(
+                        progress,
+                        format!("cycle {cycle}: asking for a fix ({timeout_seconds} s allowed)"),
+                    );
+                    self.ask_healer(&status, cycle, timeout_seconds).await
+                }
+                Action::Commit { cycle } => self.commit(&status, cycle).await?,
+                Action::Revert { cycle } => self.revert(&status, cycle).await?,
+                Action::ProposeFix => self.propose_fix(&status)?,
+                Action::RequestApproval { .. } | Action::AwaitApproval { .. } => {
+                    return Err("a local heal approves automatically; no approval can be asked here".into());
+                }
             };
-            summary.message = format!("the build still fails after {} cycle(s)", options.max_cycles);
-            break;
-        }
-        if parsed.reports.is_empty() {
-            summary.reason = HealRunReason::CyclesExhausted;
-            summary.message = format!(
-                "the build fails ({}) but its log names no file and line to fix",
-                execution.envelope.error_message.clone().unwrap_or_default()
-            );
-            break;
-        }
-
-        let next = cycle + 1;
-        summary.cycles = next;
-        let request = heal_request(options, &repo, &name, &files, &parsed, &execution, next, &history);
-        progress(format!(
-            "{} cycle {next}: asking the healer ({} s allowed)",
-            elapsed(started),
-            request.timeout.as_secs()
-        ));
-        let response = healer.heal(&request).await;
-        if response.outcome != HealerOutcome::Healed {
-            let reason = response.reason.clone().unwrap_or_default();
-            if matches!(response.outcome, HealerOutcome::Timeout | HealerOutcome::Unreachable) {
-                healer_unreachable += 1;
+            let found: Vec<String> = match &input {
+                Input::Executed { observation, .. } => observation.bug_reports.iter().take(5).map(render).collect(),
+                _ => Vec::new(),
+            };
+            let (next, notes) = apply(&self.spec, &status, input, Timestamp::now());
+            for Note { message, .. } in &notes {
+                self.say(progress, message.clone());
             }
-            progress(format!(
-                "{} cycle {next}: no fix ({:?}): {reason}",
-                elapsed(started),
-                response.outcome
-            ));
-            history.push(PreviousAttempt {
-                cycle: next,
-                outcome: format!("{:?}", response.outcome).to_lowercase(),
-                changes_summary: None,
-                files: Vec::new(),
-                result: Some(reason),
-            });
-            continue;
+            for line in found {
+                progress(format!("         found: {line}"));
+            }
+            status = next;
+            let json = serde_json::to_string_pretty(&status).map_err(|e| e.to_string())?;
+            std::fs::write(self.state.join("status.json"), json)
+                .map_err(|e| format!("cannot write {}: {e}", self.state.join("status.json").display()))?;
         }
-        let before: BTreeMap<String, String> = response
-            .modified_files
-            .keys()
-            .map(|p| (p.clone(), repo.read(p).unwrap_or_default()))
-            .collect();
-        let verdict = gate::check(
-            &options.policy,
-            response.confidence,
-            &parsed.reports,
-            &before,
-            &response.modified_files,
-        );
-        if !verdict.accepted {
-            gate_rejections += 1;
-            progress(format!(
-                "{} cycle {next}: the gate rejected the fix: {}",
-                elapsed(started),
-                verdict.reasons.join("; ")
-            ));
-            history.push(PreviousAttempt {
-                cycle: next,
-                outcome: "rejected".into(),
-                changes_summary: response.changes_summary.clone(),
-                files: response.modified_files.keys().cloned().collect(),
-                result: Some(verdict.reasons.join("; ")),
-            });
-            continue;
+    }
+
+    async fn execute(&self, cycle: u32) -> Input {
+        let run_id = format!("cycle-{cycle}");
+        let request = ExecutionRequest {
+            artifacts_dir: self.state.join("artifacts").join(&run_id),
+            run_id,
+            source: self.repo.dir.clone(),
+            revision: None,
+            patches: Vec::new(),
+            project_type: self.spec.executor.project_type,
+            command: self.options.command.clone(),
+            timeout: self.options.timeout,
+            env: Vec::new(),
+            secrets: Vec::new(),
+        };
+        let execution = LocalExecutor.execute(&request).await;
+        let _ = std::fs::write(self.state.join(format!("cycle-{cycle}.log")), &execution.log);
+        let files = self.repo.tracked_files().await;
+        let parsed = parse(&execution.log, &Workspace::new("").with_files(files));
+        let (observation, outcome) = monitor::judge(&execution.envelope, &parsed);
+        Input::Executed {
+            cycle,
+            observation,
+            outcome,
         }
-        let subject = parsed
-            .reports
-            .iter()
-            .find(|r| response.modified_files.contains_key(&r.file_path))
-            .or(parsed.reports.first())
-            .map(render)
+    }
+
+    async fn ask_healer(&mut self, status: &HealRunStatus, cycle: u32, timeout_seconds: u32) -> Input {
+        let files = self.repo.tracked_files().await;
+        let log = latest_observation(status)
+            .and_then(|o| std::fs::read_to_string(self.state.join(format!("{}.log", o.envelope.run_id))).ok())
             .unwrap_or_default();
-        let message = format!(
-            "[AI-AGENT] {subject}\n\n{}\n\nKubeheal-Run: {name}\nKubeheal-Cycle: {next}\n",
-            response.changes_summary.clone().unwrap_or_default()
-        );
-        let commit = repo
-            .commit(&response.modified_files, &message)
+        let repo = &self.repo;
+        let read = |path: &str| repo.read(path);
+        let workspace = HealerWorkspace {
+            project: &self.name,
+            files: &files,
+            log: &log,
+            read: &read,
+        };
+        let answer = ask_for_fix(self.healer, &self.spec, status, cycle, timeout_seconds, workspace).await;
+        if answer.patch.is_some() {
+            self.patches.insert(cycle, answer.diff);
+        }
+        Input::HealerAnswered {
+            cycle,
+            call: answer.call,
+            patch: answer.patch,
+        }
+    }
+
+    async fn commit(&mut self, status: &HealRunStatus, cycle: u32) -> Result<Input, String> {
+        let head = self.repo.head().await.map_err(|e| e.to_string())?;
+        let diff = self.patches.get(&cycle).cloned().unwrap_or_default();
+        let commit = self
+            .repo
+            .commit_patch(&self.branch, &head, &diff, &commit_message(status, cycle, &self.name))
             .await
             .map_err(|e| e.to_string())?;
-        progress(format!(
-            "{} cycle {next}: committed {} ({})",
-            elapsed(started),
-            &commit[..12.min(commit.len())],
-            response.changes_summary.clone().unwrap_or_default()
-        ));
-        history.push(PreviousAttempt {
-            cycle: next,
-            outcome: "healed".into(),
-            changes_summary: response.changes_summary.clone(),
-            files: response.modified_files.keys().cloned().collect(),
-            result: None,
-        });
-        summary.commits.push(commit.clone());
-        last_commit = Some(commit);
-    }
-
-    summary.diff_stat = repo.diff_stat(&base).await.unwrap_or_default();
-    // Make the heal branch visible in the user's own repository.
-    if dir.join(".git").exists() && !summary.commits.is_empty() {
-        let user = Repo::at(&dir);
-        let _ = user
-            .git(&[
-                "fetch",
-                "--quiet",
-                &work.display().to_string(),
-                &format!("+{branch}:{branch}"),
-            ])
-            .await;
-    }
-    Ok(summary)
-}
-
-async fn execute(options: &HealOptions, repo: &Repo, state: &std::path::Path, cycle: u32) -> Execution {
-    let run_id = format!("cycle-{cycle}");
-    let request = ExecutionRequest {
-        artifacts_dir: state.join("artifacts").join(&run_id),
-        run_id,
-        source: repo.dir.clone(),
-        revision: None,
-        patches: Vec::new(),
-        project_type: ProjectType::Auto,
-        command: options.command.clone(),
-        timeout: options.timeout,
-        env: Vec::new(),
-        secrets: Vec::new(),
-    };
-    let execution = LocalExecutor.execute(&request).await;
-    let _ = std::fs::write(state.join(format!("cycle-{cycle}.log")), &execution.log);
-    execution
-}
-
-async fn tracked_files(repo: &Repo) -> Vec<String> {
-    repo.git(&["ls-files"])
-        .await
-        .map(|out| out.lines().map(str::to_owned).collect())
-        .unwrap_or_default()
-}
-
-#[allow(clippy::too_many_arguments)] // one call site; a struct would only rename the arguments
-fn heal_request(
-    options: &HealOptions,
-    repo: &Repo,
-    project: &str,
-    files: &[String],
-    parsed: &ParseOutput,
-    execution: &Execution,
-    cycle: u32,
-    history: &[PreviousAttempt],
-) -> HealRequest {
-    let mut failed_files = BTreeMap::new();
-    for report in &parsed.reports {
-        if let Some(content) = repo.read(&report.file_path) {
-            failed_files.insert(report.file_path.clone(), content);
-        }
-    }
-    // Small projects: give the healer the other Python modules too, so names they define can be
-    // imported.
-    for path in files.iter().filter(|p| p.ends_with(".py")).take(20) {
-        if !failed_files.contains_key(path)
-            && let Some(content) = repo.read(path).filter(|c| c.len() < 64 * 1024)
-        {
-            failed_files.insert(path.clone(), content);
-        }
-    }
-    let reports = parsed
-        .reports
-        .iter()
-        .filter_map(|r| {
-            failed_files
-                .get(&r.file_path)
-                .map(|c| ReportWithSnippet::new(r.clone(), c))
+        self.commits.push(commit.clone());
+        Ok(Input::Committed {
+            cycle,
+            diff_stat: self.repo.diff_stat(&self.base).await.unwrap_or_default(),
+            commit,
+            branch: self.branch.clone(),
         })
-        .collect();
-    let envelope = &execution.envelope;
-    HealRequest {
-        project_id: project.to_owned(),
-        cycle,
-        failed_files,
-        reports,
-        error_context: ErrorContext::new(
-            envelope.exit_code.unwrap_or(-1),
-            parsed.reports.len() as u32,
-            envelope.error_message.clone().unwrap_or_default(),
-            "",
-            &execution.log,
-        ),
-        history: history.to_vec(),
-        timeout: cycle_timeout(&[], cycle),
-        limits: Limits {
-            allowed_paths: options.policy.allowed_paths.clone(),
-            ..Limits::default()
-        },
+    }
+
+    async fn revert(&mut self, status: &HealRunStatus, cycle: u32) -> Result<Input, String> {
+        let entry = status.cycles.iter().find(|c| c.cycle == cycle);
+        let target = entry
+            .and_then(|c| c.patch.as_ref())
+            .and_then(|p| p.commit.clone())
+            .unwrap_or_default();
+        let head = self.repo.head().await.map_err(|e| e.to_string())?;
+        let message = revert_message(status, cycle, &target, &self.name);
+        let commit = self
+            .repo
+            .revert_on(&self.branch, &head, &target, &message)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.commits.push(commit.clone());
+        Ok(Input::Reverted {
+            cycle,
+            diff_stat: self.repo.diff_stat(&self.base).await.unwrap_or_default(),
+            commit,
+        })
+    }
+
+    /// Writes the CodeFixDDS the loop proposes for people to `.kubeheal/`, ready for
+    /// `kubectl apply`.
+    fn propose_fix(&self, status: &HealRunStatus) -> Result<Input, String> {
+        let origin = Origin {
+            name: &self.name,
+            spec: &self.spec,
+            status,
+            now: Timestamp::now(),
+        };
+        let order = proposal::fix_proposal(&origin).ok_or("the last execution names nothing to fix")?;
+        let name = order.metadata.name.clone().unwrap_or_default();
+        let yaml = serde_yaml_ng::to_string(&order).map_err(|e| e.to_string())?;
+        let file = self.state.join("proposed-fix.yaml");
+        std::fs::write(&file, yaml).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        Ok(Input::FixProposed { name })
+    }
+
+    async fn finish(&self, dir: &Path, status: &HealRunStatus) -> Result<HealSummary, String> {
+        // Make the heal branch visible in the user's own repository.
+        if dir.join(".git").exists() && !self.commits.is_empty() {
+            let user = Repo::at(dir);
+            let _ = user
+                .git(&[
+                    "fetch",
+                    "--quiet",
+                    &self.repo.dir.display().to_string(),
+                    &format!("+{0}:{0}", self.branch),
+                ])
+                .await;
+        }
+        let reason = status.reason.unwrap_or(HealRunReason::CyclesExhausted);
+        let result = status.result.clone().unwrap_or_default();
+        Ok(HealSummary {
+            reason,
+            message: status.message.clone().unwrap_or_else(|| reason_name(reason).to_owned()),
+            cycles: status.cycle,
+            fixed_tests: result.fixed_tests,
+            commits: self.commits.clone(),
+            diff_stat: self.repo.diff_stat(&self.base).await.unwrap_or_default(),
+            branch: self.branch.clone(),
+            base: self.base.clone(),
+            repo: self.repo.dir.clone(),
+            proposed_fix: status
+                .proposed_fix
+                .as_ref()
+                .map(|_| self.state.join("proposed-fix.yaml")),
+        })
     }
 }

@@ -25,21 +25,22 @@ use tracing::{info, instrument, warn};
 
 use super::Context;
 use crate::api::code_fix_dds::CodeFixDDS;
-use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, HealerOutcome, LogsRef, PatchStatus};
+use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, LogsRef, PatchStatus};
 use crate::api::shared::{Decision, SecretKeyRef};
 use crate::core::heal_run::{
-    Action, Input, Note, applied_cycles, apply, history, is_terminal, latest_observation, next_action, reason_name,
+    Action, Input, Note, applied_cycles, apply, is_terminal, latest_observation, next_action, reason_name,
 };
+use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
-use crate::core::{gate, monitor, patch};
 use crate::executor::RunRequest;
 use crate::executor::job::{JobRequest, kept_log};
-use crate::git::{CYCLE_TRAILER, GitError, REVERT_TRAILER, RUN_TRAILER, Repo};
+use crate::git::{CYCLE_TRAILER, GitError, REVERT_TRAILER, Repo};
+use crate::healer::Healer;
 use crate::healer::builtin::Builtin;
 use crate::healer::code_healer_api::CodeHealerApi;
+use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix};
 use crate::healer::openai::OpenAi;
-use crate::healer::{HealRequest, Healer, RequestInputs};
-use crate::parse::format::render;
+use crate::parse::format::{commit_message, revert_message};
 use crate::parse::{Workspace, parse};
 
 /// The field manager of the HealRun status and of what the controller applies.
@@ -363,7 +364,7 @@ impl Driver {
             return Ok(None);
         };
         let repo = self.repo_at_head(status).await?;
-        let files = tracked_files(&repo).await;
+        let files = repo.tracked_files().await;
         let parsed = parse(&execution.log, &Workspace::new("").with_files(files));
         let (observation, outcome) = monitor::judge(&execution.envelope, &parsed);
         Ok(Some(Input::Executed {
@@ -427,82 +428,50 @@ impl Driver {
                 patch: answer.patch,
             });
         }
-        let spec = &self.run.spec;
         let healer = self.healer().await?;
         let repo = self.repo_at_head(status).await?;
-        let files = tracked_files(&repo).await;
-        let observation = latest_observation(status).cloned();
-        let reports = observation.as_ref().map(|o| o.bug_reports.clone()).unwrap_or_default();
-        let job = observation
-            .as_ref()
+        let files = repo.tracked_files().await;
+        let job = latest_observation(status)
             .map(|o| o.envelope.run_id.clone())
             .unwrap_or_default();
         let log = kept_log(self.ctx.client.clone(), &self.namespace, &job)
             .await?
             .unwrap_or_default();
-        let request = HealRequest::build(
-            RequestInputs {
-                project: &self.name,
-                cycle,
-                reports: &reports,
-                files: &files,
-                exit_code: observation.as_ref().and_then(|o| o.envelope.exit_code).unwrap_or(-1),
-                error_message: observation
-                    .as_ref()
-                    .and_then(|o| o.envelope.error_message.as_deref())
-                    .unwrap_or_default(),
-                log: &log,
-                history: history(status),
-                timeout: Duration::from_secs(u64::from(timeout_seconds)),
-                allowed_paths: spec.policy.allowed_paths.clone(),
-            },
-            |path| repo.read(path),
-        );
-        let response = healer.heal(&request).await;
-        self.ctx.metrics.healer_called(healer.name(), response.outcome);
-        let call = HealerCall {
-            healer: healer.name().to_owned(),
-            outcome: response.outcome,
-            reason: response.reason.clone(),
-            duration_ms: response.duration.as_millis() as u64,
-            timeout_seconds,
-            changes_summary: response.changes_summary.clone(),
+        let read = |path: &str| repo.read(path);
+        let workspace = HealerWorkspace {
+            project: &self.name,
+            files: &files,
+            log: &log,
+            read: &read,
         };
-        let mut diff = String::new();
-        let patch = (response.outcome == HealerOutcome::Healed).then(|| {
-            let before: BTreeMap<String, String> = response
-                .modified_files
-                .keys()
-                .filter_map(|p| repo.read(p).map(|c| (p.clone(), c)))
-                .collect();
-            diff = patch::unified_diff(&before, &response.modified_files);
-            PatchStatus {
-                digest: patch::digest(&diff),
-                files: gate::changes(&before, &response.modified_files),
-                confidence: response.confidence.clamp(0.0, 1.0),
-                gate: gate::check(
-                    &spec.policy,
-                    response.confidence,
-                    &reports,
-                    &before,
-                    &response.modified_files,
-                ),
-                commit: None,
-                reverted_by: None,
-                approved_by: None,
-            }
-        });
-        let answer = serde_json::to_string(&StoredAnswer {
-            call: call.clone(),
-            patch: patch.clone(),
+        let answer = ask_for_fix(
+            healer.as_ref(),
+            &self.run.spec,
+            status,
+            cycle,
+            timeout_seconds,
+            workspace,
+        )
+        .await;
+        self.ctx.metrics.healer_called(&answer.call.healer, answer.call.outcome);
+        let stored = serde_json::to_string(&StoredAnswer {
+            call: answer.call.clone(),
+            patch: answer.patch.clone(),
         })
         .expect("an answer serialises");
         self.apply_owned_config_map(
             &self.fix_map_name(cycle),
-            BTreeMap::from([("answer.json".to_owned(), answer), ("patch.diff".to_owned(), diff)]),
+            BTreeMap::from([
+                ("answer.json".to_owned(), stored),
+                ("patch.diff".to_owned(), answer.diff),
+            ]),
         )
         .await?;
-        Ok(Input::HealerAnswered { cycle, call, patch })
+        Ok(Input::HealerAnswered {
+            cycle,
+            call: answer.call,
+            patch: answer.patch,
+        })
     }
 
     async fn apply_owned_config_map(&self, name: &str, data: BTreeMap<String, String>) -> Result<(), Error> {
@@ -587,7 +556,7 @@ impl Driver {
                     .unwrap_or(source.clone());
                 let diff = self.stored_patch(cycle).await?;
                 let commit = repo
-                    .commit_patch(&branch, &base, &diff, &self.commit_message(status, cycle))
+                    .commit_patch(&branch, &base, &diff, &commit_message(status, cycle, &self.run_id()))
                     .await?;
                 if push {
                     repo.push(&branch).await?;
@@ -604,36 +573,6 @@ impl Driver {
             branch,
             diff_stat,
         })
-    }
-
-    fn commit_message(&self, status: &HealRunStatus, cycle: u32) -> String {
-        let entry = status.cycles.iter().find(|c| c.cycle == cycle);
-        let files: Vec<&str> = entry
-            .and_then(|c| c.patch.as_ref())
-            .map(|p| p.files.iter().map(|f| f.path.as_str()).collect())
-            .unwrap_or_default();
-        let reports = latest_observation(status)
-            .map(|o| o.bug_reports.as_slice())
-            .unwrap_or_default();
-        let subject = reports
-            .iter()
-            .find(|r| files.contains(&r.file_path.as_str()))
-            .or(reports.first())
-            .map(render)
-            .unwrap_or_else(|| format!("fix of cycle {cycle}"));
-        let summary = entry
-            .and_then(|c| c.healer_call.as_ref())
-            .and_then(|c| c.changes_summary.clone())
-            .unwrap_or_default();
-        let approved = entry
-            .and_then(|c| c.patch.as_ref())
-            .and_then(|p| p.approved_by.as_ref())
-            .map(|who| format!("Approved-by: {who}\n"))
-            .unwrap_or_default();
-        format!(
-            "[AI-AGENT] {subject}\n\n{summary}\n\n{RUN_TRAILER}: {}\n{CYCLE_TRAILER}: {cycle}\n{approved}",
-            self.run_id()
-        )
     }
 
     async fn revert(&self, status: &HealRunStatus, cycle: u32) -> Result<Input, Error> {
@@ -657,14 +596,7 @@ impl Driver {
                     .as_ref()
                     .and_then(|r| r.commit.clone())
                     .unwrap_or(target.clone());
-                let newly = entry
-                    .and_then(|c| c.tests.as_ref())
-                    .map(|t| t.newly_failing.join(", "))
-                    .unwrap_or_default();
-                let message = format!(
-                    "Revert the fix of cycle {cycle}: it made {newly} fail\n\nThis reverts commit {target}.\n\n{RUN_TRAILER}: {}\n{REVERT_TRAILER}: {cycle}\n",
-                    self.run_id()
-                );
+                let message = revert_message(status, cycle, &target, &self.run_id());
                 let commit = repo.revert_on(&branch, &tip, &target, &message).await?;
                 if push {
                     repo.push(&branch).await?;
@@ -691,13 +623,6 @@ fn remote_ref(branch: &str, push: bool) -> String {
     } else {
         format!("refs/heads/{branch}")
     }
-}
-
-async fn tracked_files(repo: &Repo) -> Vec<String> {
-    repo.git(&["ls-files"])
-        .await
-        .map(|out| out.lines().map(str::to_owned).collect())
-        .unwrap_or_default()
 }
 
 fn truncate(s: &str, n: usize) -> String {

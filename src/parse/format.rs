@@ -1,6 +1,7 @@
 //! The output formatter: the one place that renders a bug report for people —
 //! `{TYPE} error in {file} line {N} → Fix: {desc}` — used by the CLI, commit messages, events and
-//! summaries. The fix description is short and chosen from the report's type and message.
+//! summaries. The fix description is short and chosen from the report's type and message. The
+//! heal branch's commit and revert messages are rendered here too.
 
 use crate::api::shared::{BugReport, ErrorType};
 
@@ -132,6 +133,52 @@ fn expected_token(m: &str) -> Option<String> {
 fn clip(m: &str) -> String {
     let first = m.lines().next().unwrap_or(m);
     super::truncate(first, 120)
+}
+
+/// The commit message of `cycle`'s fix: the `[AI-AGENT]` subject from the report the patch
+/// answers (the first report on a file it changes, else the first report), the healer's summary,
+/// and trailers naming the run and cycle (and the approver), by which the Git agent finds the
+/// commit again.
+pub fn commit_message(status: &crate::api::heal_run::HealRunStatus, cycle: u32, run: &str) -> String {
+    use crate::git::{CYCLE_TRAILER, RUN_TRAILER};
+    let entry = status.cycles.iter().find(|c| c.cycle == cycle);
+    let patch = entry.and_then(|c| c.patch.as_ref());
+    let files: Vec<&str> = patch
+        .map(|p| p.files.iter().map(|f| f.path.as_str()).collect())
+        .unwrap_or_default();
+    let reports = crate::core::heal_run::latest_observation(status)
+        .map(|o| o.bug_reports.as_slice())
+        .unwrap_or_default();
+    let subject = reports
+        .iter()
+        .find(|r| files.contains(&r.file_path.as_str()))
+        .or(reports.first())
+        .map(render)
+        .unwrap_or_else(|| format!("fix of cycle {cycle}"));
+    let summary = entry
+        .and_then(|c| c.healer_call.as_ref())
+        .and_then(|c| c.changes_summary.clone())
+        .unwrap_or_default();
+    let approved = patch
+        .and_then(|p| p.approved_by.as_ref())
+        .map(|who| format!("Approved-by: {who}\n"))
+        .unwrap_or_default();
+    format!("[AI-AGENT] {subject}\n\n{summary}\n\n{RUN_TRAILER}: {run}\n{CYCLE_TRAILER}: {cycle}\n{approved}")
+}
+
+/// The message of the commit that reverts `cycle`'s fix (`target`), naming the tests it broke.
+pub fn revert_message(status: &crate::api::heal_run::HealRunStatus, cycle: u32, target: &str, run: &str) -> String {
+    use crate::git::{REVERT_TRAILER, RUN_TRAILER};
+    let newly = status
+        .cycles
+        .iter()
+        .find(|c| c.cycle == cycle)
+        .and_then(|c| c.tests.as_ref())
+        .map(|t| t.newly_failing.join(", "))
+        .unwrap_or_default();
+    format!(
+        "Revert the fix of cycle {cycle}: it made {newly} fail\n\nThis reverts commit {target}.\n\n{RUN_TRAILER}: {run}\n{REVERT_TRAILER}: {cycle}\n"
+    )
 }
 
 #[cfg(test)]
