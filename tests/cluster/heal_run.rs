@@ -72,6 +72,7 @@ impl Heal {
                 "origin.git",
             ],
         );
+        bind_operator_role(plane);
         let node = run_node_held(client.clone(), ns.name.clone(), logs, hold.clone());
         Heal {
             plane,
@@ -104,7 +105,7 @@ impl Heal {
             ])
             .arg("--work-dir")
             .arg(self.work.path().join("cache"))
-            .env("KUBECONFIG", self.plane.kubeconfig())
+            .env("KUBECONFIG", self.plane.kubeconfig_as("kubeheal-operator"))
             .env("RUST_LOG", "info,kube=warn")
             .env_remove("CODE_HEALER_URL");
         let n = std::fs::read_dir(self.work.path()).map(|d| d.count()).unwrap_or(0);
@@ -657,6 +658,29 @@ async fn an_operator_killed_mid_cycle_resumes_without_a_second_job_healer_call_o
     assert_eq!(heal.jobs().await.len(), 2);
 }
 
+/// Binds the chart's operator ClusterRole to the operator's test identity: the operator under
+/// test has exactly the permissions the chart grants.
+fn bind_operator_role(plane: &'static ControlPlane) {
+    // Once per test binary: parallel applies of one new object race to create it.
+    static BOUND: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BOUND.get_or_init(|| bind(plane));
+}
+
+fn bind(plane: &ControlPlane) {
+    let role =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("charts/kubeheal/templates/operator-clusterrole.yaml");
+    let out = plane.kubectl(["apply", "-f", &role.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "kubeheal-operator-test"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kubeheal-operator"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "kubeheal:operators"}]});
+    let file = std::env::temp_dir().join(format!("kubeheal-operator-binding-{}.json", std::process::id()));
+    std::fs::write(&file, binding.to_string()).expect("write the binding");
+    let out = plane.kubectl(["apply", "-f", &file.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// Lets the `kubeheal:approvers` group (the harness user alice) decide on CodeFixDDS in the
 /// test's namespace — what a platform team grants its reviewers.
 fn grant_approvers(heal: &Heal) {
@@ -675,5 +699,39 @@ fn grant_approvers(heal: &Heal) {
     let out = heal
         .plane
         .kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_operators_identity_cannot_approve_a_codefixdds() {
+    let plane = control_plane();
+    bind_operator_role(plane);
+    let ns = plane.namespace("operator-cannot-approve");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/codefixdds.yaml");
+    let out = plane.kubectl(["apply", "-n", &ns.name, "-f", &example.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let approval = json!({"spec": {"approval": {"decision": "Approved", "approvedBy": "kubeheal-operator"}}});
+    let out = plane.kubectl_as(
+        "kubeheal-operator",
+        [
+            "patch",
+            "codefixdds",
+            "dds-fix-20260202-001",
+            "-n",
+            &ns.name,
+            "--type",
+            "merge",
+            "-p",
+            &approval.to_string(),
+        ],
+    );
+    assert!(!out.status.success(), "the operator could set an approval");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("forbidden") && stderr.contains("cannot patch"),
+        "{stderr}"
+    );
+    // It can read it (to see a decision) and create work orders, nothing else on them.
+    let out = plane.kubectl_as("kubeheal-operator", ["get", "codefixdds", "-n", &ns.name]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -31,9 +31,15 @@ use kube::{Client, Config};
 const ADMIN_TOKEN: &str = "kubeheal-test-admin-token";
 
 /// Extra users for RBAC tests: (token, user name, groups).
-pub const TEST_USERS: [(&str, &str, &str); 2] = [
+pub const TEST_USERS: [(&str, &str, &str); 3] = [
     ("kubeheal-test-alice-token", "alice", "kubeheal:approvers"),
     ("kubeheal-test-bob-token", "bob", "kubeheal:viewers"),
+    // The operator under test, bound to the chart's ClusterRole and nothing else.
+    (
+        "kubeheal-test-operator-token",
+        "kubeheal-operator",
+        "kubeheal:operators",
+    ),
 ];
 
 static CONTROL_PLANE: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
@@ -259,6 +265,18 @@ impl ControlPlane {
             .stdin(Stdio::null())
             .output()
             .expect("kubectl from KUBEBUILDER_ASSETS could not be run")
+    }
+
+    /// A kubeconfig that authenticates as one of [`TEST_USERS`].
+    pub fn kubeconfig_as(&self, user: &str) -> PathBuf {
+        let (token, _, _) = TEST_USERS
+            .iter()
+            .find(|(_, name, _)| *name == user)
+            .unwrap_or_else(|| panic!("{user} is not one of the test users"));
+        let admin = std::fs::read_to_string(&self.kubeconfig).expect("the admin kubeconfig is readable");
+        let path = self.dir.join(format!("kubeconfig-{user}"));
+        std::fs::write(&path, admin.replace(ADMIN_TOKEN, token)).expect("write a kubeconfig");
+        path
     }
 
     /// A client with admin rights, bound to the calling test's runtime.
