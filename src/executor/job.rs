@@ -46,6 +46,17 @@ pub struct JobRequest {
     /// The exact commit to fetch (the run's revision, resolved).
     pub commit: String,
     pub run: RunRequest,
+    /// The build container's own settings (`spec.executor`): environment and resources.
+    pub container: ContainerSettings,
+}
+
+/// What a HealRun's `spec.executor` adds to the build container.
+#[derive(Debug, Clone, Default)]
+pub struct ContainerSettings {
+    pub env: Vec<k8s_openapi::api::core::v1::EnvVar>,
+    pub env_from: Vec<k8s_openapi::api::core::v1::EnvFromSource>,
+    /// Default: requests 500m CPU / 512Mi, limits 2 CPU / 2Gi.
+    pub resources: Option<k8s_openapi::api::core::v1::ResourceRequirements>,
 }
 
 impl JobRequest {
@@ -142,6 +153,25 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
             "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"},
         });
         let limits = json!({"requests": {"cpu": "500m", "memory": "512Mi"}, "limits": {"cpu": "2", "memory": "2Gi"}});
+        let build_resources = self
+            .container
+            .resources
+            .as_ref()
+            .map(|r| serde_json::to_value(r).expect("resources serialise"))
+            .unwrap_or_else(|| limits.clone());
+        // kubeheal's own variables come last so that a user's cannot move the workspace.
+        let mut build_env: Vec<serde_json::Value> = self
+            .container
+            .env
+            .iter()
+            .map(|e| serde_json::to_value(e).expect("an env var serialises"))
+            .collect();
+        build_env.extend([
+            json!({"name": "WORKSPACE", "value": "/workspace"}),
+            json!({"name": "KUBEHEAL_ARTIFACTS", "value": "/workspace/artifacts"}),
+            json!({"name": "HOME", "value": "/workspace"}),
+            json!({"name": "CI", "value": "true"}),
+        ]);
         serde_json::from_value(json!({
             "apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": self.job_name(), "namespace": self.namespace, "labels": self.labels(),
@@ -175,11 +205,8 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
                         "containers": [{
                             "name": BUILD_CONTAINER, "image": image,
                             "command": ["sh", "-c", format!("cd \"$WORKSPACE/src/{subpath}\" && exec 2>&1 && {command}")],
-                            "env": [{"name": "WORKSPACE", "value": "/workspace"},
-                                    {"name": "KUBEHEAL_ARTIFACTS", "value": "/workspace/artifacts"},
-                                    {"name": "HOME", "value": "/workspace"},
-                                    {"name": "CI", "value": "true"}],
-                            "securityContext": security, "resources": limits,
+                            "env": build_env, "envFrom": self.container.env_from,
+                            "securityContext": security, "resources": build_resources,
                             "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]
                         }]
                     }
@@ -433,6 +460,7 @@ impl super::Executor for OwnedJobExecutor {
                 namespace: self.namespace.clone(),
                 commit,
                 run: request.clone(),
+                container: ContainerSettings::default(),
             };
             self.executor
                 .execute(&job)
@@ -486,4 +514,73 @@ pub async fn kept_log(client: Client, namespace: &str, job: &str) -> Result<Opti
     let mut text = String::new();
     let _ = std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes.0[..]), &mut text);
     Ok(Some(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::heal_run::ProjectType;
+    use crate::api::shared::GitSource;
+
+    fn request(container: ContainerSettings) -> JobRequest {
+        JobRequest {
+            owner_name: "calc".into(),
+            owner: OwnerReference {
+                api_version: "kubeheal.dev/v1alpha1".into(),
+                kind: "HealRun".into(),
+                name: "calc".into(),
+                uid: "u-1".into(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            },
+            namespace: "team".into(),
+            commit: "0123456789abcdef".into(),
+            run: RunRequest {
+                cycle: 2,
+                source: GitSource {
+                    url: "https://git.example.com/acme/calc.git".into(),
+                    ..GitSource::default()
+                },
+                revision: Some("0123456789abcdef".into()),
+                patches: vec!["diff".into()],
+                project_type: ProjectType::Python,
+                image: None,
+                command: Some("pytest".into()),
+                timeout: Duration::from_secs(60),
+                secrets: Vec::new(),
+            },
+            container,
+        }
+    }
+
+    fn build(job: &Job) -> serde_json::Value {
+        serde_json::to_value(job).expect("a Job")["spec"]["template"]["spec"]["containers"][0].clone()
+    }
+
+    #[test]
+    fn the_build_container_gets_the_specs_env_and_resources_and_keeps_its_own_variables_last() {
+        let container: ContainerSettings = ContainerSettings {
+            env: vec![serde_json::from_value(json!({"name": "WORKSPACE", "value": "/elsewhere"})).expect("env")],
+            env_from: vec![serde_json::from_value(json!({"secretRef": {"name": "build-secrets"}})).expect("envFrom")],
+            resources: Some(serde_json::from_value(json!({"limits": {"memory": "8Gi"}})).expect("resources")),
+        };
+        let job = request(container).job();
+        let build = build(&job);
+        assert_eq!(build["resources"], json!({"limits": {"memory": "8Gi"}}));
+        assert_eq!(build["envFrom"], json!([{"secretRef": {"name": "build-secrets"}}]));
+        let env = build["env"].as_array().expect("env");
+        let workspace: Vec<&serde_json::Value> = env.iter().filter(|e| e["name"] == "WORKSPACE").collect();
+        assert_eq!(
+            workspace.last().expect("set")["value"],
+            "/workspace",
+            "the last definition wins"
+        );
+    }
+
+    #[test]
+    fn without_settings_the_build_container_has_the_default_limits() {
+        let build = build(&request(ContainerSettings::default()).job());
+        assert_eq!(build["resources"]["limits"], json!({"cpu": "2", "memory": "2Gi"}));
+        assert_eq!(build["image"], "python:3.12-slim");
+    }
 }

@@ -33,7 +33,7 @@ use crate::core::heal_run::{
 use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
 use crate::executor::RunRequest;
-use crate::executor::job::{JobRequest, kept_log};
+use crate::executor::job::{ContainerSettings, JobRequest, kept_log};
 use crate::git::{CYCLE_TRAILER, GitError, REVERT_TRAILER, Repo};
 use crate::healer::Healer;
 use crate::healer::builtin::Builtin;
@@ -279,6 +279,42 @@ impl Driver {
         }
     }
 
+    /// Every secret value the build can see (the source token, Secrets named by `env` and
+    /// `envFrom`), so that the executor redacts them from the log. A Secret that is missing is
+    /// not an error here: the Pod then fails to start and says so.
+    async fn build_secrets(&self) -> Result<Vec<String>, Error> {
+        let mut values: Vec<String> = self.source_token().await?.into_iter().collect();
+        let secrets = self.api::<Secret>();
+        let executor = &self.run.spec.executor;
+        for source in executor.env_from.iter().filter_map(|e| e.secret_ref.as_ref()) {
+            if let Some(secret) = secrets.get_opt(&source.name).await? {
+                values.extend(
+                    secret
+                        .data
+                        .into_iter()
+                        .flatten()
+                        .map(|(_, v)| String::from_utf8_lossy(&v.0).into_owned()),
+                );
+            }
+        }
+        for key in executor
+            .env
+            .iter()
+            .filter_map(|e| e.value_from.as_ref()?.secret_key_ref.as_ref())
+        {
+            if let Some(value) = secrets
+                .get_opt(&key.name)
+                .await?
+                .and_then(|s| s.data)
+                .and_then(|d| d.get(&key.key).cloned())
+            {
+                values.push(String::from_utf8_lossy(&value.0).into_owned());
+            }
+        }
+        values.retain(|v| !v.trim().is_empty());
+        Ok(values)
+    }
+
     /// The operator's clone of the source, fetched.
     async fn repo(&self) -> Result<Repo, Error> {
         let dir = self.ctx.settings.work_dir.join(&self.namespace).join(&self.name);
@@ -338,7 +374,7 @@ impl Driver {
             patches.push(self.stored_patch(applied).await?);
         }
         let commit = status.source_commit.clone().unwrap_or_default();
-        let secrets: Vec<String> = self.source_token().await?.into_iter().collect();
+        let secrets = self.build_secrets().await?;
         let request = JobRequest {
             owner_name: self.name.clone(),
             owner: self
@@ -357,6 +393,11 @@ impl Driver {
                 command: spec.executor.command.clone(),
                 timeout: Duration::from_secs(u64::from(spec.executor.timeout_seconds)),
                 secrets,
+            },
+            container: ContainerSettings {
+                env: spec.executor.env.clone(),
+                env_from: spec.executor.env_from.clone(),
+                resources: spec.executor.resources.clone(),
             },
         };
         self.ctx.jobs.launch(&request).await?;

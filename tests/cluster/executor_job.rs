@@ -80,6 +80,7 @@ async fn setup(test: &str, script: &str, image: &str, timeout: Duration) -> Setu
             timeout,
             secrets: vec!["s3cr3t-value-from-a-secret".into()],
         },
+        container: Default::default(),
     };
     let node = run_node(client.clone(), ns.name.clone(), logs);
     Setup {
