@@ -1,0 +1,225 @@
+//! The Git agent against real repositories: a bare repository on disk, and the same repository
+//! served over smart HTTP by `git http-backend` behind a loopback server that demands the token
+//! (as a forge does), so that pushing with a HealRun's credentials is proven, not assumed.
+
+#[path = "support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use kubeheal::git::{CYCLE_TRAILER, REVERT_TRAILER, RUN_TRAILER, Repo};
+use support::git::git;
+
+const TOKEN: &str = "kubeheal-test-push-token";
+/// `Basic base64("x-access-token:kubeheal-test-push-token")`.
+const AUTHORIZATION: &str = "Basic eC1hY2Nlc3MtdG9rZW46a3ViZWhlYWwtdGVzdC1wdXNoLXRva2Vu";
+
+/// A bare repository `origin.git` with one commit on main; returns (folder holding it, commit).
+fn origin() -> (tempfile::TempDir, String) {
+    let root = tempfile::tempdir().expect("a temp dir");
+    let work = root.path().join("work");
+    std::fs::create_dir_all(&work).expect("mkdir");
+    std::fs::write(work.join("calc.py"), "def add(a, b)\n    return a + b\n").expect("write");
+    git(&work, &["init", "-q"]);
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-qm", "start"]);
+    let commit = git(&work, &["rev-parse", "HEAD"]);
+    git(root.path(), &["clone", "-q", "--bare", "work", "origin.git"]);
+    (root, commit)
+}
+
+const PATCH: &str = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n-def add(a, b)\n+def add(a, b):\n     return a + b\n";
+
+fn message(cycle: u32) -> String {
+    format!(
+        "[AI-AGENT] SYNTAX error in calc.py line 1 → Fix: add the missing ':'\n\n{RUN_TRAILER}: team/calc\n{CYCLE_TRAILER}: {cycle}\n"
+    )
+}
+
+#[tokio::test]
+async fn a_commit_pushed_before_a_crash_is_found_again_by_its_trailers_from_a_fresh_clone() {
+    let (root, start) = origin();
+    let url = format!("file://{}", root.path().join("origin.git").display());
+    let first = Repo::at(root.path().join("cache-1"));
+    first.sync(&url).await.expect("clone");
+    assert_eq!(first.resolve(Some("main")).await.expect("main"), start);
+    assert_eq!(first.resolve(None).await.expect("the remote's HEAD"), start);
+    let commit = first
+        .commit_patch("kubeheal/calc", &start, PATCH, &message(1))
+        .await
+        .expect("commit");
+    first.push("kubeheal/calc").await.expect("push");
+
+    // The operator's cache is gone; a new clone finds the commit instead of making another.
+    let second = Repo::at(root.path().join("cache-2"));
+    second.sync(&url).await.expect("clone");
+    let remote = "refs/remotes/origin/kubeheal/calc";
+    assert_eq!(
+        second
+            .commit_for(remote, "team/calc", CYCLE_TRAILER, 1)
+            .await
+            .as_deref(),
+        Some(commit.as_str())
+    );
+    assert_eq!(second.commit_for(remote, "team/calc", CYCLE_TRAILER, 2).await, None);
+    assert_eq!(second.commit_for(remote, "team/other", CYCLE_TRAILER, 1).await, None);
+
+    // A revert is a new commit on the branch, found again the same way.
+    let revert = second
+        .revert_on(
+            "kubeheal/calc",
+            &commit,
+            &commit,
+            &format!("Revert\n\n{RUN_TRAILER}: team/calc\n{REVERT_TRAILER}: 1\n"),
+        )
+        .await
+        .expect("revert");
+    second.push("kubeheal/calc").await.expect("push");
+    let origin = root.path().join("origin.git");
+    assert_eq!(git(&origin, &["rev-parse", "kubeheal/calc"]), revert);
+    assert_eq!(
+        git(&origin, &["show", "kubeheal/calc:calc.py"]),
+        "def add(a, b)\n    return a + b"
+    );
+    assert_eq!(git(&origin, &["rev-parse", "main"]), start, "main is untouched");
+}
+
+#[tokio::test]
+async fn the_default_branch_is_refused() {
+    let (root, start) = origin();
+    let repo = Repo::at(root.path().join("cache"));
+    repo.sync(&format!("file://{}", root.path().join("origin.git").display()))
+        .await
+        .expect("clone");
+    for branch in ["main", "master"] {
+        let error = repo
+            .commit_patch(branch, &start, PATCH, &message(1))
+            .await
+            .expect_err("refused");
+        assert!(error.to_string().contains("never the default"), "{error}");
+    }
+}
+
+/// Smart HTTP by `git http-backend` (CGI) for the repositories under `root`, behind Basic
+/// authentication with [`TOKEN`]; counts the requests it refused.
+#[derive(Clone)]
+struct Forge {
+    root: PathBuf,
+    refused: Arc<AtomicUsize>,
+}
+
+async fn backend(State(forge): State<Forge>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    if parts.headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(AUTHORIZATION) {
+        forge.refused.fetch_add(1, Ordering::SeqCst);
+        return Response::builder()
+            .status(StatusCode::UNAUTHORIZED)
+            .header("WWW-Authenticate", "Basic realm=\"forge\"")
+            .body(Body::empty())
+            .expect("a response");
+    }
+    let body: Bytes = axum::body::to_bytes(body, 64 * 1024 * 1024).await.expect("a body");
+    let header = |headers: &HeaderMap, name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let mut child = tokio::process::Command::new("git")
+        .arg("http-backend")
+        .env("GIT_PROJECT_ROOT", &forge.root)
+        .env("GIT_HTTP_EXPORT_ALL", "1")
+        .env("PATH_INFO", parts.uri.path())
+        .env("QUERY_STRING", parts.uri.query().unwrap_or_default())
+        .env("REQUEST_METHOD", parts.method.as_str())
+        .env("CONTENT_TYPE", header(&parts.headers, "content-type"))
+        .env("HTTP_CONTENT_ENCODING", header(&parts.headers, "content-encoding"))
+        .env("GIT_PROTOCOL", header(&parts.headers, "git-protocol"))
+        .env("REMOTE_USER", "x-access-token")
+        .env("REMOTE_ADDR", "127.0.0.1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("git http-backend starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        let _ = stdin.write_all(&body).await;
+    });
+    let out = child.wait_with_output().await.expect("git http-backend runs");
+    // CGI: headers, a blank line, the body.
+    let split = out
+        .stdout
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, 4))
+        .or_else(|| out.stdout.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)))
+        .expect("CGI headers");
+    let head = String::from_utf8_lossy(&out.stdout[..split.0]).into_owned();
+    let mut response = Response::builder();
+    for line in head.lines() {
+        let Some((name, value)) = line.split_once(':') else {
+            continue;
+        };
+        if name.eq_ignore_ascii_case("status") {
+            let code: u16 = value.trim().split(' ').next().unwrap_or("200").parse().unwrap_or(200);
+            response = response.status(code);
+        } else {
+            response = response.header(name.trim(), value.trim());
+        }
+    }
+    response
+        .body(Body::from(out.stdout[split.0 + split.1..].to_vec()))
+        .expect("a response")
+}
+
+async fn forge(root: &Path) -> (String, Arc<AtomicUsize>) {
+    let forge = Forge {
+        root: root.to_owned(),
+        refused: Arc::new(AtomicUsize::new(0)),
+    };
+    let refused = forge.refused.clone();
+    let app = Router::new().fallback(backend).with_state(forge);
+    let addr = support::http::serve(app).await;
+    (format!("http://{addr}/origin.git"), refused)
+}
+
+#[tokio::test]
+async fn pushing_to_a_forge_that_demands_a_token_uses_the_runs_token_through_the_credential_helper() {
+    let (root, start) = origin();
+    let (url, refused) = forge(root.path()).await;
+
+    // Without the token the forge refuses even the clone.
+    let anonymous = Repo::at(root.path().join("anonymous"));
+    let error = anonymous.sync(&url).await.expect_err("refused");
+    assert!(refused.load(Ordering::SeqCst) > 0);
+    assert!(error.to_string().contains("fetch"), "{error}");
+
+    let repo = Repo::at(root.path().join("cache")).with_token(Some(TOKEN.into()));
+    repo.sync(&url).await.expect("clone with the token");
+    let commit = repo
+        .commit_patch("kubeheal/calc", &start, PATCH, &message(1))
+        .await
+        .expect("commit");
+    repo.push("kubeheal/calc").await.expect("push with the token");
+    assert_eq!(
+        git(&root.path().join("origin.git"), &["rev-parse", "kubeheal/calc"]),
+        commit
+    );
+    // The token is in no URL, remote or config git keeps.
+    let config = std::fs::read_to_string(root.path().join("cache/.git/config")).expect("config");
+    assert!(!config.contains(TOKEN), "{config}");
+
+    // A wrong token: the error says what failed and never shows the token.
+    let wrong = Repo::at(root.path().join("wrong")).with_token(Some("not-the-token-9f8e7d".into()));
+    let error = wrong.sync(&url).await.expect_err("refused").to_string();
+    assert!(!error.contains("not-the-token-9f8e7d"), "{error}");
+}
