@@ -215,6 +215,11 @@ pub struct HealPolicy {
     #[serde(default = "default_change_window_lines")]
     #[schemars(range(min = 0, max = 100))]
     pub change_window_lines: u32,
+
+    /// After a fix is reverted for making passing tests fail, go on with the next cycle (when
+    /// one remains) instead of ending the run as `Regressed`. Default: false.
+    #[serde(default)]
+    pub continue_on_regression: bool,
 }
 
 impl Default for HealPolicy {
@@ -228,6 +233,7 @@ impl Default for HealPolicy {
             allow_test_changes: false,
             no_new_dependencies: true,
             change_window_lines: default_change_window_lines(),
+            continue_on_regression: false,
         }
     }
 }

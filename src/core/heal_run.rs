@@ -165,14 +165,20 @@ pub fn applied_cycles(status: &HealRunStatus, cycle: u32) -> Vec<u32> {
         .collect()
 }
 
-/// The newest execution: the last cycle's verification, or the baseline.
+/// The newest execution of the code as it is: the last verification of a fix that was not
+/// reverted (a reverted fix's run describes code that is gone), or the baseline.
 pub fn latest_observation(status: &HealRunStatus) -> Option<&Observation> {
     status
         .cycles
         .iter()
         .rev()
+        .filter(|c| !is_reverted(c))
         .find_map(|c| c.execution.as_ref())
         .or(status.baseline.as_ref())
+}
+
+fn is_reverted(cycle: &CycleStatus) -> bool {
+    cycle.patch.as_ref().is_some_and(|p| p.reverted_by.is_some())
 }
 
 /// What earlier cycles tried, for the healer (seed 000's history), oldest first.
@@ -298,7 +304,7 @@ fn previous_observation(status: &HealRunStatus, cycle: u32) -> Option<&Observati
         .cycles
         .iter()
         .rev()
-        .filter(|c| c.cycle < cycle)
+        .filter(|c| c.cycle < cycle && !is_reverted(c))
         .find_map(|c| c.execution.as_ref())
         .or(status.baseline.as_ref())
 }
@@ -458,18 +464,24 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
             let result = next.result.get_or_insert_with(HealResult::default);
             result.commit = Some(commit.clone());
             result.diff_stat = Some(diff_stat);
+            let message =
+                format!("the fix of cycle {cycle} made tests fail that passed before ({newly}); it was reverted");
             notes.push(Note::warning(
                 "Reverted",
                 format!("cycle {cycle}: reverted by {}", short(&commit)),
             ));
-            finish(
-                &mut next,
-                HealRunPhase::Failed,
-                HealRunReason::Regressed,
-                format!("the fix of cycle {cycle} made tests fail that passed before ({newly}); it was reverted"),
-                now,
-                &mut notes,
-            );
+            if spec.policy.continue_on_regression && cycle < spec.max_cycles {
+                next.message = Some(format!("{message}; going on (policy.continueOnRegression)"));
+            } else {
+                finish(
+                    &mut next,
+                    HealRunPhase::Failed,
+                    HealRunReason::Regressed,
+                    message,
+                    now,
+                    &mut notes,
+                );
+            }
         }
         // Stale or repeated: the status already moved on.
         _ => {}

@@ -387,6 +387,57 @@ fn a_fix_that_breaks_passing_tests_is_reverted_and_the_run_regresses() {
 }
 
 #[test]
+fn with_continue_on_regression_the_next_cycle_starts_from_the_code_before_the_reverted_fix() {
+    let spec = spec(json!({"policy": {"approval": "Automatic", "continueOnRegression": true}}));
+    let (status, _) = run(
+        &spec,
+        vec![
+            resolved(),
+            baseline_failing(),
+            answered(1, "builtin", Some(patch(true))),
+            committed(1),
+            executed(1, observation(&["t::c"], 1, 5), Outcome::Failed),
+            Input::Reverted {
+                cycle: 1,
+                commit: "beef".repeat(10),
+                diff_stat: String::new(),
+            },
+        ],
+    );
+    assert_eq!(status.phase, Some(HealRunPhase::Running));
+    assert!(status.message.as_deref().unwrap_or_default().contains("going on"));
+    assert!(matches!(
+        next_action(&spec, &status),
+        Action::AskHealer { cycle: 2, .. }
+    ));
+    // The healer is shown the run of the code as it now is: the baseline, not the reverted run.
+    assert_eq!(
+        latest_observation(&status).expect("one").failing_tests,
+        vec!["t::a", "t::b"]
+    );
+    let (status, _) = apply(&spec, &status, answered(2, "builtin", Some(patch(true))), at(40));
+    let (status, _) = apply(&spec, &status, committed(2), at(41));
+    assert_eq!(
+        applied_cycles(&status, 2),
+        vec![2],
+        "the reverted fix is not applied again"
+    );
+    let (status, _) = apply(
+        &spec,
+        &status,
+        executed(2, observation(&["t::b"], 1, 5), Outcome::Failed),
+        at(42),
+    );
+    let tests = status.cycles[1].tests.clone().expect("a diff");
+    assert_eq!(
+        tests.fixed,
+        vec!["t::a"],
+        "compared with the baseline, not the reverted run"
+    );
+    assert!(tests.newly_failing.is_empty());
+}
+
+#[test]
 fn tests_newly_visible_after_a_collection_error_are_not_a_regression() {
     let spec = spec(json!({"policy": {"approval": "Automatic"}}));
     let (status, _) = run(

@@ -735,3 +735,78 @@ async fn the_operators_identity_cannot_approve_a_codefixdds() {
     let out = plane.kubectl_as("kubeheal-operator", ["get", "codefixdds", "-n", &ns.name]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn suspend_pauses_a_run_between_steps_and_cancel_ends_it_keeping_what_was_done() {
+    let (healer, calls) = reference_healer().await;
+    let hold = Hold::new(&["calc-c0-"]);
+    let mut heal = Heal::new("healrun-suspend-cancel", &syntax_project(), hold).await;
+    heal.start_operator();
+    heal.apply(heal.spec(&healer, json!({})));
+    heal.wait_for_job("calc-c0-").await;
+    let patch = |spec: serde_json::Value| {
+        let out = heal.plane.kubectl([
+            "patch",
+            "hr",
+            RUN,
+            "-n",
+            &heal.ns.name,
+            "--type",
+            "merge",
+            "-p",
+            &json!({ "spec": spec }).to_string(),
+        ]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+
+    // Suspended while the baseline runs: the Job finishes, nothing further happens.
+    patch(json!({"suspend": true}));
+    heal.wait("suspended", |r| {
+        r.status.as_ref().is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == "Reconciling" && c.reason == "Suspended")
+        })
+    })
+    .await;
+    heal.hold.release("calc-c0-");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let run = heal.runs().get(RUN).await.expect("the HealRun");
+    assert!(status(&run).baseline.is_none(), "a suspended run takes no step");
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+
+    // Resumed: it picks up the finished Job and goes on.
+    heal.hold.add("calc-c1-");
+    patch(json!({"suspend": false}));
+    heal.wait_for_job("calc-c1-").await;
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+
+    // Cancelled while cycle 1's Job is held: the commit stays, the run ends.
+    patch(json!({"cancel": true}));
+    let run = heal.wait_phase(HealRunPhase::Cancelled).await;
+    let s = status(&run);
+    assert_eq!(s.reason, Some(HealRunReason::Cancelled));
+    let committed = s.cycles[0]
+        .patch
+        .as_ref()
+        .and_then(|p| p.commit.clone())
+        .expect("a commit");
+    assert_eq!(
+        heal.branch_log("kubeheal/calc")[0].0,
+        committed,
+        "what was done is kept"
+    );
+    // Cancel cannot be undone.
+    let out = heal.plane.kubectl([
+        "patch",
+        "hr",
+        RUN,
+        "-n",
+        &heal.ns.name,
+        "--type",
+        "merge",
+        "-p",
+        r#"{"spec":{"cancel":false}}"#,
+    ]);
+    assert!(!out.status.success());
+}

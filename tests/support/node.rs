@@ -133,6 +133,10 @@ impl Hold {
         Hold(Arc::new(Mutex::new(names.iter().map(|s| s.to_string()).collect())))
     }
 
+    pub fn add(&self, name: &str) {
+        self.0.lock().expect("hold").push(name.to_owned());
+    }
+
     pub fn release(&self, name: &str) {
         self.0.lock().expect("hold").retain(|n| n != name);
     }
