@@ -579,55 +579,58 @@ impl Driver {
     }
 
     async fn commit(&self, status: &HealRunStatus, cycle: u32) -> Result<Input, Error> {
-        let branch = self.branch();
-        let repo = self.repo().await?;
-        let source = status.source_commit.clone().unwrap_or_default();
-        let push = self.run.spec.delivery.push;
-        // Committed (and pushed) before a crash: adopt it.
-        let existing = repo
-            .commit_for(&remote_ref(&branch, push), &self.run_id(), CYCLE_TRAILER, cycle)
-            .await;
-        let commit = match existing {
-            Some(commit) => commit,
-            None => {
-                let base = status
-                    .result
-                    .as_ref()
-                    .and_then(|r| r.commit.clone())
-                    .unwrap_or(source.clone());
-                let diff = self.stored_patch(cycle).await?;
-                let commit = repo
-                    .commit_patch(&branch, &base, &diff, &commit_message(status, cycle, &self.run_id()))
-                    .await?;
-                if push {
-                    repo.push(&branch).await?;
-                }
-                commit
-            }
-        };
-        let diff_stat = repo
-            .git(&["diff", "--shortstat", &format!("{source}..{commit}")])
+        let diff = self.stored_patch(cycle).await?;
+        let message = commit_message(status, cycle, &self.run_id());
+        let (commit, diff_stat) = self
+            .on_heal_branch(status, CYCLE_TRAILER, cycle, async |repo, branch, tip| {
+                Ok(repo.commit_patch(branch, tip, &diff, &message).await?)
+            })
             .await?;
         Ok(Input::Committed {
             cycle,
             commit,
-            branch,
+            branch: self.branch(),
             diff_stat,
         })
     }
 
     async fn revert(&self, status: &HealRunStatus, cycle: u32) -> Result<Input, Error> {
+        let target = status
+            .cycles
+            .iter()
+            .find(|c| c.cycle == cycle)
+            .and_then(|c| c.patch.as_ref())
+            .and_then(|p| p.commit.clone())
+            .unwrap_or_default();
+        let message = revert_message(status, cycle, &target, &self.run_id());
+        let (commit, diff_stat) = self
+            .on_heal_branch(status, REVERT_TRAILER, cycle, async |repo, branch, tip| {
+                Ok(repo.revert_on(branch, tip, &target, &message).await?)
+            })
+            .await?;
+        Ok(Input::Reverted {
+            cycle,
+            commit,
+            diff_stat,
+        })
+    }
+
+    /// Makes one commit on the heal branch with `make` (given the clone, the branch and its tip),
+    /// pushes it, and returns it with the branch's diff stat against the source commit — or
+    /// adopts the commit an attempt that crashed already made, found by `trailer: cycle`.
+    async fn on_heal_branch(
+        &self,
+        status: &HealRunStatus,
+        trailer: &str,
+        cycle: u32,
+        make: impl AsyncFnOnce(&Repo, &str, &str) -> Result<String, Error>,
+    ) -> Result<(String, String), Error> {
         let branch = self.branch();
         let repo = self.repo().await?;
         let source = status.source_commit.clone().unwrap_or_default();
         let push = self.run.spec.delivery.push;
-        let entry = status.cycles.iter().find(|c| c.cycle == cycle);
-        let target = entry
-            .and_then(|c| c.patch.as_ref())
-            .and_then(|p| p.commit.clone())
-            .unwrap_or_default();
         let existing = repo
-            .commit_for(&remote_ref(&branch, push), &self.run_id(), REVERT_TRAILER, cycle)
+            .commit_for(&remote_ref(&branch, push), &self.run_id(), trailer, cycle)
             .await;
         let commit = match existing {
             Some(commit) => commit,
@@ -636,9 +639,8 @@ impl Driver {
                     .result
                     .as_ref()
                     .and_then(|r| r.commit.clone())
-                    .unwrap_or(target.clone());
-                let message = revert_message(status, cycle, &target, &self.run_id());
-                let commit = repo.revert_on(&branch, &tip, &target, &message).await?;
+                    .unwrap_or(source.clone());
+                let commit = make(&repo, &branch, &tip).await?;
                 if push {
                     repo.push(&branch).await?;
                 }
@@ -648,11 +650,7 @@ impl Driver {
         let diff_stat = repo
             .git(&["diff", "--shortstat", &format!("{source}..{commit}")])
             .await?;
-        Ok(Input::Reverted {
-            cycle,
-            commit,
-            diff_stat,
-        })
+        Ok((commit, diff_stat))
     }
 }
 
