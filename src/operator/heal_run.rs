@@ -159,7 +159,11 @@ impl Driver {
         for _ in 0..MAX_STEPS {
             let action = next_action(spec, &status);
             let input = match action {
-                Action::Done | Action::Suspended => return Ok(Requeue::await_change()),
+                Action::Suspended => return Ok(Requeue::await_change()),
+                Action::Done => {
+                    self.forget_clone();
+                    return Ok(Requeue::await_change());
+                }
                 Action::ResolveSource => self.resolve_source().await?,
                 Action::Execute { cycle } => match self.execute(&status, cycle).await? {
                     Some(input) => input,
@@ -210,12 +214,12 @@ impl Driver {
                 )
                 .await?;
         }
+        if let Some(reason) = next.reason.filter(|_| is_terminal(&next) && !is_terminal(status)) {
+            self.ctx.metrics.finished(reason_name(reason));
+        }
         for note in &notes {
             info!(reason = note.reason, "{}", note.message);
             self.publish(note).await;
-        }
-        if let Some(reason) = next.reason.filter(|_| is_terminal(&next) && !is_terminal(status)) {
-            self.ctx.metrics.finished(reason_name(reason));
         }
         Ok(next)
     }
@@ -315,10 +319,25 @@ impl Driver {
         Ok(values)
     }
 
+    fn clone_dir(&self) -> std::path::PathBuf {
+        self.ctx.settings.work_dir.join(&self.namespace).join(&self.name)
+    }
+
+    /// A finished run's clone is not needed once its branch is pushed; without a push the clone
+    /// holds the heal branch, so it stays.
+    fn forget_clone(&self) {
+        let dir = self.clone_dir();
+        if self.run.spec.delivery.push
+            && dir.exists()
+            && let Err(error) = std::fs::remove_dir_all(&dir)
+        {
+            warn!(%error, dir = %dir.display(), "failed to remove a finished run's clone");
+        }
+    }
+
     /// The operator's clone of the source, fetched.
     async fn repo(&self) -> Result<Repo, Error> {
-        let dir = self.ctx.settings.work_dir.join(&self.namespace).join(&self.name);
-        let mut repo = Repo::at(dir).with_token(self.source_token().await?);
+        let mut repo = Repo::at(self.clone_dir()).with_token(self.source_token().await?);
         if let Some(author) = &self.run.spec.delivery.author {
             repo = repo.with_author(&author.name, &author.email);
         }

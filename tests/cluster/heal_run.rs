@@ -224,6 +224,19 @@ impl Heal {
         git(&self.origin, &["show", &format!("{branch}:{path}")])
     }
 
+    /// The reasons of the HealRun's Events once one is `reason` (Events are published just
+    /// after the status write that a test waits for).
+    async fn wait_for_event(&self, reason: &str) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let reasons: Vec<String> = self.events().await.into_iter().map(|(_, r)| r).collect();
+            if reasons.iter().any(|r| r == reason) || Instant::now() > deadline {
+                return reasons;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
     /// (type, reason) of every Event about the HealRun, oldest first.
     async fn events(&self) -> Vec<(String, String)> {
         let events: Api<Event> = Api::namespaced(self.client.clone(), &self.ns.name);
@@ -370,11 +383,17 @@ async fn a_healrun_heals_a_broken_repository_through_executor_jobs_and_commits_o
     );
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert_eq!(heal.jobs().await.len(), 2, "one Job for the baseline, one for cycle 1");
+    let clone = heal.work.path().join("cache").join(&heal.ns.name).join(RUN);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while clone.exists() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(!clone.exists(), "a finished, pushed run's clone is removed");
 
     // Conditions and Events tell the same story.
     let ready = s.conditions.iter().find(|c| c.type_ == "Ready").expect("Ready");
     assert_eq!((ready.status.as_str(), ready.reason.as_str()), ("True", "Healed"));
-    let reasons: Vec<String> = heal.events().await.into_iter().map(|(_, r)| r).collect();
+    let reasons = heal.wait_for_event("Healed").await;
     for expected in ["Started", "Executed", "FixAccepted", "Committed", "Healed"] {
         assert!(
             reasons.iter().any(|r| r == expected),
@@ -391,15 +410,23 @@ async fn a_healrun_heals_a_broken_repository_through_executor_jobs_and_commits_o
     assert!(kept.contains("2 passed"), "{kept}");
 
     // The operator's endpoints.
+    // (the operator counts the run right after writing its status; the test may be faster)
     let http = crate::support::http::client();
-    let metrics = http
-        .get(format!("http://{}/metrics", heal.metrics))
-        .send()
-        .await
-        .expect("GET /metrics")
-        .text()
-        .await
-        .expect("a body");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let metrics = loop {
+        let text = http
+            .get(format!("http://{}/metrics", heal.metrics))
+            .send()
+            .await
+            .expect("GET /metrics")
+            .text()
+            .await
+            .expect("a body");
+        if text.contains("kubeheal_heal_runs_finished_total") || Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
     assert!(
         metrics.contains("kubeheal_heal_runs_finished_total{reason=\"Healed\"} 1"),
         "{metrics}"
