@@ -323,3 +323,12 @@ pub mod condition {
     /// The resource cannot progress without a change from a person.
     pub const STALLED: &str = "Stalled";
 }
+
+/// The name a unit enum variant has on the wire (`OOM_KILLED`, `unreachable`, ...), for
+/// messages and metric labels that must match what `kubectl get -o yaml` shows.
+pub fn wire_name<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}

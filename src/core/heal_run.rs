@@ -19,7 +19,7 @@ use crate::api::heal_run::{
     ApprovalMode, CycleStatus, HealResult, HealRunPhase, HealRunReason, HealRunSpec, HealRunStatus, HealerCall,
     HealerOutcome, Observation, PatchStatus, TestDiff,
 };
-use crate::api::shared::{Decision, Verdict, condition};
+use crate::api::shared::{Decision, Verdict, condition, wire_name};
 
 /// Most test names kept in each list of a status.
 const MAX_TESTS: usize = 50;
@@ -191,10 +191,7 @@ pub fn history(status: &HealRunStatus) -> Vec<crate::healer::PreviousAttempt> {
             let outcome = match (&c.patch, call.outcome) {
                 (Some(p), _) if !p.gate.accepted => "rejected".to_owned(),
                 (Some(p), _) if p.reverted_by.is_some() => "reverted".to_owned(),
-                (_, outcome) => serde_json::to_value(outcome)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                (_, outcome) => wire_name(&outcome),
             };
             let result = match (&c.patch, &c.tests) {
                 (Some(p), _) if !p.gate.accepted => Some(p.gate.reasons.join("; ")),
@@ -565,10 +562,7 @@ fn answer_note(cycle: u32, call: &HealerCall, patch: Option<&PatchStatus>) -> No
             format!(
                 "cycle {cycle}: no fix from {} ({}): {}",
                 call.healer,
-                serde_json::to_value(outcome)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                wire_name(&outcome),
                 call.reason.clone().unwrap_or_default()
             ),
         ),
@@ -764,14 +758,7 @@ fn upsert_condition(
     message: &str,
     now: Timestamp,
 ) {
-    let mut message = message.to_owned();
-    if message.len() > 1024 {
-        let mut cut = 1024;
-        while !message.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        message.truncate(cut);
-    }
+    let message = crate::parse::truncate_bytes(message, 1024).to_owned();
     match conditions.iter_mut().find(|c| c.type_ == kind) {
         Some(c) => {
             if c.status != value {

@@ -4,7 +4,7 @@
 //! the run end, or from what the log says) stops the loop before any healer is asked.
 
 use crate::api::heal_run::Observation;
-use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus};
+use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus, wire_name};
 use crate::core::heal_run::Outcome;
 use crate::parse::{ParseOutput, TestOutcome, Verdict};
 
@@ -32,10 +32,7 @@ pub fn judge(envelope: &RunEnvelope, parsed: &ParseOutput) -> (Observation, Outc
         ) => Outcome::Infrastructure {
             message: format!(
                 "{}: {} ({})",
-                serde_json::to_value(class)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                wire_name(&class),
                 envelope.error_message.clone().unwrap_or_default(),
                 envelope.suggested_fix.clone().unwrap_or_default()
             ),

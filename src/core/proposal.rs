@@ -11,6 +11,7 @@ use crate::api::code_fix_dds::{
 use crate::api::heal_run::{HealRunSpec, HealRunStatus};
 use crate::core::heal_run::latest_observation;
 use crate::parse::format::render;
+use crate::parse::truncate_bytes;
 
 /// Seed 002's hard limit on files for a `code_fix`.
 const MAX_FILES: u32 = 3;
@@ -45,12 +46,12 @@ impl Origin<'_> {
 
 /// The name of the CodeFixDDS that asks for approval of `cycle`'s patch.
 pub fn approval_request_name(run: &str, cycle: u32) -> String {
-    format!("{}-c{cycle}", truncate(run, 240))
+    format!("{}-c{cycle}", truncate_bytes(run, 240).trim_end_matches('-'))
 }
 
 /// The name of the CodeFixDDS proposed when the run ended without a fix.
 pub fn proposal_name(run: &str) -> String {
-    format!("{}-fix", truncate(run, 240))
+    format!("{}-fix", truncate_bytes(run, 240).trim_end_matches('-'))
 }
 
 /// `DDS-FIX-YYYYMMDD-NNN`: the day, and a number derived from `seed` (the object's name), so
@@ -206,14 +207,6 @@ fn base_spec(origin: &Origin<'_>, name: &str) -> CodeFixDDSSpec {
         proposal: None,
         approval: None,
     }
-}
-
-fn truncate(s: &str, n: usize) -> &str {
-    let mut end = n.min(s.len());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].trim_end_matches('-')
 }
 
 #[cfg(test)]

@@ -292,20 +292,21 @@ impl JobExecutor {
     pub async fn launch(&self, request: &JobRequest) -> Result<(), kube::Error> {
         let name = request.job_name();
         let ns = &request.namespace;
+        let jobs: Api<Job> = Api::namespaced(self.client.clone(), ns);
+        // Launched before (a controller re-checks its Job often): nothing to write.
+        if jobs.get_opt(&name).await?.is_some() {
+            return Ok(());
+        }
         let params = PatchParams::apply(FIELD_MANAGER).force();
-        let config_maps: Api<ConfigMap> = Api::namespaced(self.client.clone(), ns);
         let cm = request.patches_config_map();
-        config_maps
+        Api::<ConfigMap>::namespaced(self.client.clone(), ns)
             .patch(
                 cm.metadata.name.as_deref().unwrap_or_default(),
                 &params,
                 &Patch::Apply(&cm),
             )
             .await?;
-        let jobs: Api<Job> = Api::namespaced(self.client.clone(), ns);
-        if jobs.get_opt(&name).await?.is_none() {
-            jobs.patch(&name, &params, &Patch::Apply(&request.job())).await?;
-        }
+        jobs.patch(&name, &params, &Patch::Apply(&request.job())).await?;
         Ok(())
     }
 

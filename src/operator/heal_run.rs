@@ -41,7 +41,7 @@ use crate::healer::code_healer_api::CodeHealerApi;
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix};
 use crate::healer::openai::OpenAi;
 use crate::parse::format::{commit_message, revert_message};
-use crate::parse::{Workspace, parse};
+use crate::parse::{Workspace, parse, truncate_bytes};
 
 /// The field manager of the HealRun status and of what the controller applies.
 pub const FIELD_MANAGER: &str = "kubeheal-healrun";
@@ -232,7 +232,7 @@ impl Driver {
                 EventType::Normal
             },
             reason: note.reason.to_owned(),
-            note: Some(truncate(&note.message, 1024)),
+            note: Some(truncate_bytes(&note.message, 1024).to_owned()),
             action: "Heal".into(),
             secondary: None,
         };
@@ -365,7 +365,7 @@ impl Driver {
     }
 
     fn fix_map_name(&self, cycle: u32) -> String {
-        format!("{}-fix-c{cycle}", truncate(&self.name, 200))
+        format!("{}-fix-c{cycle}", truncate_bytes(&self.name, 200))
     }
 
     async fn stored_fix(&self, cycle: u32) -> Result<Option<BTreeMap<String, String>>, Error> {
@@ -434,44 +434,35 @@ impl Driver {
         }))
     }
 
-    async fn healer(&self) -> Result<Box<dyn Healer>, Error> {
-        let token = |r: &Option<SecretKeyRef>| {
-            let r = r.clone();
-            async move {
-                match r {
-                    Some(r) => self.secret(&r.name, &r.key).await,
-                    None => Ok(None),
-                }
-            }
-        };
-        let settings = &self.ctx.settings;
-        match &self.run.spec.healer {
-            Some(h) if h.code_healer_api.is_some() => {
-                let api = h.code_healer_api.as_ref().expect("checked");
-                let url = api.url.clone().or_else(|| settings.healer_url.clone()).ok_or_else(|| {
-                    Error::Healer("healer.codeHealerApi has no url and the operator has no CODE_HEALER_URL".into())
-                })?;
-                let token = match &api.secret_ref {
-                    Some(_) => token(&api.secret_ref).await?,
-                    None => settings.healer_token.clone(),
-                };
-                Ok(Box::new(CodeHealerApi::new(url, token).map_err(Error::Healer)?))
-            }
-            Some(h) if h.open_ai.is_some() => {
-                let ai = h.open_ai.as_ref().expect("checked");
-                let key = token(&ai.secret_ref).await?;
-                Ok(Box::new(
-                    OpenAi::new(&ai.base_url, &ai.model, key, ai.max_tokens).map_err(Error::Healer)?,
-                ))
-            }
-            Some(_) => Ok(Box::new(Builtin)),
-            None => match &settings.healer_url {
-                Some(url) => Ok(Box::new(
-                    CodeHealerApi::new(url.clone(), settings.healer_token.clone()).map_err(Error::Healer)?,
-                )),
-                None => Ok(Box::new(Builtin)),
-            },
+    async fn secret_key(&self, key: Option<&SecretKeyRef>) -> Result<Option<String>, Error> {
+        match key {
+            Some(key) => self.secret(&key.name, &key.key).await,
+            None => Ok(None),
         }
+    }
+
+    /// The healer `spec.healer` names; without one, the operator's Code Healer API
+    /// (`CODE_HEALER_URL`) or else the built-in fixers.
+    async fn healer(&self) -> Result<Box<dyn Healer>, Error> {
+        let settings = &self.ctx.settings;
+        let spec = self.run.spec.healer.clone().unwrap_or_default();
+        if let Some(ai) = &spec.open_ai {
+            let key = self.secret_key(ai.secret_ref.as_ref()).await?;
+            let healer = OpenAi::new(&ai.base_url, &ai.model, key, ai.max_tokens).map_err(Error::Healer)?;
+            return Ok(Box::new(healer));
+        }
+        if spec.builtin.is_some() || (spec.code_healer_api.is_none() && settings.healer_url.is_none()) {
+            return Ok(Box::new(Builtin));
+        }
+        let api = spec.code_healer_api.unwrap_or_default();
+        let url = api.url.or_else(|| settings.healer_url.clone()).ok_or_else(|| {
+            Error::Healer("healer.codeHealerApi has no url and the operator has no CODE_HEALER_URL".into())
+        })?;
+        let token = match &api.secret_ref {
+            Some(key) => self.secret_key(Some(key)).await?,
+            None => settings.healer_token.clone(),
+        };
+        Ok(Box::new(CodeHealerApi::new(url, token).map_err(Error::Healer)?))
     }
 
     async fn ask_healer(&self, status: &HealRunStatus, cycle: u32, timeout_seconds: u32) -> Result<Input, Error> {
@@ -681,12 +672,4 @@ fn remote_ref(branch: &str, push: bool) -> String {
     } else {
         format!("refs/heads/{branch}")
     }
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    let mut end = n.min(s.len());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_owned()
 }

@@ -9,6 +9,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::api::heal_run::HealerOutcome;
+use crate::api::shared::wire_name;
 
 type Labels = Vec<(&'static str, String)>;
 
@@ -76,10 +77,7 @@ impl Metrics {
     }
 
     pub fn healer_called(&self, healer: &str, outcome: HealerOutcome) {
-        let outcome = serde_json::to_value(outcome)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
+        let outcome = wire_name(&outcome);
         self.healer_calls
             .get_or_create(&vec![("healer", healer.to_owned()), ("outcome", outcome)])
             .inc();

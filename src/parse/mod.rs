@@ -357,6 +357,15 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
     }
 }
 
+/// At most `max` bytes of `s`, cut on a character boundary (Kubernetes counts bytes).
+pub fn truncate_bytes(s: &str, max: usize) -> &str {
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
 /// Splits `path:line[:col][: rest]` at the start of a line: the path may not contain spaces or
 /// `:` (Windows drive letters aside). Returns (path, line, rest after the location).
 pub(crate) fn split_location(s: &str) -> Option<(&str, u32, &str)> {
