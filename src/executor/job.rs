@@ -21,7 +21,7 @@ use kube::api::{Api, ListParams, LogParams, Patch, PatchParams};
 use serde_json::json;
 
 use super::detect::{self, Runner};
-use super::redact::redact;
+use crate::core::redact::redact;
 use super::{Ending, Execution, RunRequest, classify, excerpt};
 use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus};
 

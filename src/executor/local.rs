@@ -16,7 +16,7 @@ use tokio::process::Command;
 
 use super::detect::{self, Runner};
 use super::output::BoundedLog;
-use super::redact::redact;
+use crate::core::redact::redact;
 use super::{Ending, Execution, ExecutionRequest, classify, excerpt};
 use crate::api::shared::{ArtifactRef, RunEnvelope};
 

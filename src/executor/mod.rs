@@ -4,14 +4,14 @@
 //! it never fixes, commits or reads meaning into the log (that is the parser's job); its error
 //! class comes from how the process ended.
 //!
-//! `local` runs a local process (used by `kubeheal exec`, `kubeheal heal` and tests); `redact`
-//! removes secrets; `detect` picks the project type, command and image.
+//! `local` runs a local process (used by `kubeheal exec`, `kubeheal heal` and tests); `job` a
+//! Kubernetes Job; `detect` picks the project type, command and image. Redaction is
+//! `core::redact`.
 
 pub mod detect;
 pub mod job;
 pub mod local;
 pub mod output;
-pub mod redact;
 
 use std::future::Future;
 use std::path::PathBuf;
