@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod confined;
 pub mod core;
 pub mod crdgen;
 pub mod executor;

@@ -55,6 +55,11 @@ enum Command {
         /// Seconds one run of the build may take.
         #[arg(long, default_value_t = 300)]
         timeout: u64,
+        /// A variable for the build, `NAME=VALUE`, or `NAME` to pass kubeheal's own value
+        /// (repeatable). The build sees only these and an allow-list of the host's variables
+        /// (PATH, HOME, the locale, proxies, tool locations), never kubeheal's own secrets.
+        #[arg(long = "env", value_name = "NAME[=VALUE]")]
+        env: Vec<String>,
     },
     /// Run a project's build locally and print its RunEnvelope as JSON (seed 003's field names).
     Exec {
@@ -71,6 +76,12 @@ enum Command {
         /// its working tree.
         #[arg(long)]
         revision: Option<String>,
+        /// A variable for the build, `NAME=VALUE`, or `NAME` to pass kubeheal's own value
+        /// (repeatable). The build sees only these and an allow-list of the host's variables
+        /// (PATH, HOME, the locale, proxies, tool locations), never kubeheal's own secrets.
+        #[arg(long = "env", value_name = "NAME[=VALUE]")]
+        env: Vec<String>,
+
         /// Also write the whole redacted log to this file.
         #[arg(long)]
         log: Option<PathBuf>,
@@ -163,21 +174,26 @@ fn main() -> ExitCode {
             model,
             max_cycles,
             timeout,
-        } => heal(
-            dir,
-            command,
-            healer_url,
-            openai_base_url.zip(model),
-            max_cycles,
-            timeout,
-        ),
+            env,
+        } => build_env(&env).and_then(|env| {
+            heal(
+                dir,
+                command,
+                env,
+                healer_url,
+                openai_base_url.zip(model),
+                max_cycles,
+                timeout,
+            )
+        }),
         Command::Exec {
             dir,
             command,
             timeout,
             revision,
+            env,
             log,
-        } => exec(dir, command, timeout, revision, log),
+        } => build_env(&env).and_then(|env| exec(dir, command, env, timeout, revision, log)),
         Command::Healer {
             command:
                 HealerCommand::Serve {
@@ -310,9 +326,39 @@ fn healer_serve(listen: std::net::SocketAddr, openai: Option<(String, String)>, 
     })
 }
 
+/// `--env` items as (name, value): `NAME=VALUE`, or `NAME` for kubeheal's own value.
+fn build_env(items: &[String]) -> Result<Vec<(String, String)>, String> {
+    items
+        .iter()
+        .map(|item| match item.split_once('=') {
+            Some(("", _)) => Err(format!("--env {item}: the variable has no name")),
+            Some((name, value)) => Ok((name.to_owned(), value.to_owned())),
+            None => std::env::var(item)
+                .map(|value| (item.clone(), value))
+                .map_err(|_| format!("--env {item}: kubeheal has no variable {item} to pass; give NAME=VALUE")),
+        })
+        .collect()
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+async fn termination() {
+    let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(term) => term,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
 fn exec(
     dir: PathBuf,
     command: Option<String>,
+    env: Vec<(String, String)>,
     timeout: u64,
     revision: Option<String>,
     log: Option<PathBuf>,
@@ -333,8 +379,12 @@ fn exec(
         .map(|d| d.as_millis())
         .unwrap_or_default();
     let run_id = format!("local-{millis}");
+    let state =
+        kubeheal::confined::ConfinedDir::state_dir(&dir, kubeheal::local::STATE_DIR).map_err(|e| e.to_string())?;
     let request = ExecutionRequest {
-        artifacts_dir: dir.join(".kubeheal/artifacts").join(&run_id),
+        artifacts_dir: state
+            .create_dir_all(&format!("artifacts/{run_id}"))
+            .map_err(|e| e.to_string())?,
         run_id,
         source: dir,
         revision,
@@ -342,11 +392,22 @@ fn exec(
         project_type: ProjectType::Auto,
         command,
         timeout: std::time::Duration::from_secs(timeout.max(1)),
-        env: Vec::new(),
-        secrets: Vec::new(),
+        secrets: env
+            .iter()
+            .filter(|(name, _)| kubeheal::core::redact::looks_secret_name(name))
+            .map(|(_, value)| value.clone())
+            .collect(),
+        env,
     };
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let execution = runtime.block_on(LocalExecutor.execute(&request));
+    let execution = runtime
+        .block_on(async {
+            tokio::select! {
+                execution = LocalExecutor.execute(&request) => Some(execution),
+                () = termination() => None,
+            }
+        })
+        .ok_or("stopped by a signal: the build was killed and its copy removed")?;
     if let Some(path) = log {
         std::fs::write(&path, &execution.log).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
@@ -390,6 +451,7 @@ fn snake_case_keys(value: serde_json::Value) -> serde_json::Value {
 fn heal(
     dir: PathBuf,
     command: Option<String>,
+    env: Vec<(String, String)>,
     healer_url: Option<String>,
     openai: Option<(String, String)>,
     max_cycles: u32,
@@ -422,13 +484,14 @@ fn heal(
     let options = HealOptions {
         dir,
         command,
+        env,
         max_cycles,
         timeout: std::time::Duration::from_secs(timeout.max(1)),
         policy: HealPolicy::default(),
     };
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let chain = Chain(healers);
-    let summary = runtime.block_on(heal(&options, &chain, &mut |line| eprintln!("{line}")))?;
+    let summary = runtime.block_on(heal(&options, &chain, &mut |line| eprintln!("{line}"), termination()))?;
     println!();
     println!("result:      {:?} — {}", summary.reason, summary.message);
     println!("cycles:      {}", summary.cycles);

@@ -36,13 +36,19 @@ async fn run(dir: &Path, healer: &dyn Healer, max_cycles: u32) -> HealSummary {
     let options = HealOptions {
         dir: dir.to_owned(),
         command: None,
+        env: Vec::new(),
         max_cycles,
         timeout: Duration::from_secs(120),
         policy: HealPolicy::default(),
     };
-    heal(&options, healer, &mut |line| eprintln!("{line}"))
-        .await
-        .expect("the loop runs")
+    heal(
+        &options,
+        healer,
+        &mut |line| eprintln!("{line}"),
+        std::future::pending(),
+    )
+    .await
+    .expect("the loop runs")
 }
 
 fn git(repo: &Path, args: &[&str]) -> String {
@@ -179,6 +185,7 @@ async fn a_fix_for_a_collection_error_that_reveals_other_failures_is_not_a_regre
     let options = HealOptions {
         dir: dir.clone(),
         command: None,
+        env: Vec::new(),
         max_cycles: 2,
         timeout: Duration::from_secs(120),
         policy: HealPolicy {
@@ -186,9 +193,14 @@ async fn a_fix_for_a_collection_error_that_reveals_other_failures_is_not_a_regre
             ..HealPolicy::default()
         },
     };
-    let summary = heal(&options, &model, &mut |line| eprintln!("{line}"))
-        .await
-        .expect("the loop runs");
+    let summary = heal(
+        &options,
+        &model,
+        &mut |line| eprintln!("{line}"),
+        std::future::pending(),
+    )
+    .await
+    .expect("the loop runs");
     assert_ne!(summary.reason, HealRunReason::Regressed, "{summary:?}");
     assert_eq!(summary.commits.len(), 1, "the fix stays: {summary:?}");
 }

@@ -43,6 +43,33 @@ static PATTERNS: LazyLock<Vec<(&'static str, Regex, usize)>> = LazyLock::new(|| 
     ]
 });
 
+/// Whether an environment variable's name says its value is a secret.
+pub fn looks_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "API_KEY",
+        "APIKEY",
+        "ACCESS_KEY",
+        "CREDENTIAL",
+        "PRIVATE_KEY",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+}
+
+/// The values of `vars` whose names say they are secrets: what a process must never let out,
+/// whichever way a build finds them (`/proc/<parent>/environ` included).
+pub fn secret_values(vars: impl IntoIterator<Item = (String, String)>) -> Vec<String> {
+    vars.into_iter()
+        .filter(|(name, value)| looks_secret_name(name) && value.trim().len() >= 4)
+        .map(|(_, value)| value)
+        .collect()
+}
+
 /// Replaces every secret value (at least 4 characters) and every credential pattern in `text`.
 /// Returns the text and how many replacements were made.
 pub fn redact(text: &str, secret_values: &[String]) -> (String, usize) {

@@ -21,9 +21,9 @@ use kube::api::{Api, ListParams, LogParams, Patch, PatchParams};
 use serde_json::json;
 
 use super::detect::{self, Runner};
-use crate::core::redact::redact;
 use super::{Ending, Execution, RunRequest, classify, excerpt};
 use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus};
+use crate::core::redact::{redact, secret_values};
 
 /// The field manager of everything the executor applies.
 pub const FIELD_MANAGER: &str = "kubeheal-executor";
@@ -355,7 +355,15 @@ impl JobExecutor {
             }
             _ => String::new(),
         };
-        let (log, redactions) = redact(&raw_log, &request.run.secrets);
+        // The operator's own secrets too: a build must not get them out even by guessing.
+        let secrets: Vec<String> = request
+            .run
+            .secrets
+            .iter()
+            .cloned()
+            .chain(secret_values(std::env::vars()))
+            .collect();
+        let (log, redactions) = redact(&raw_log, &secrets);
         self.keep_log(request, &name, &log).await?;
 
         let (_, runner) = request.command_and_runner();

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
@@ -16,9 +17,10 @@ use tokio::process::Command;
 
 use super::detect::{self, Runner};
 use super::output::BoundedLog;
-use crate::core::redact::redact;
 use super::{Ending, Execution, ExecutionRequest, classify, excerpt};
 use crate::api::shared::{ArtifactRef, RunEnvelope};
+use crate::confined::ConfinedDir;
+use crate::core::redact::{looks_secret_name, redact, secret_values};
 
 /// Bytes of output kept from the start and from the end of a run.
 pub const KEEP_HEAD: usize = 4 * 1024 * 1024;
@@ -80,22 +82,25 @@ impl LocalExecutor {
                     None,
                     &e.to_string(),
                     BoundedLog::new(0, 0),
-                    BTreeMap::new(),
+                    Setting::default(),
                 );
             }
         };
         let workspace = scratch.path().join("workspace");
-        if let Err(reason) = prepare(request, &workspace).await {
-            return finish(
-                request,
-                started,
-                Ending::SourceFailed,
-                None,
-                &reason,
-                BoundedLog::new(0, 0),
-                BTreeMap::new(),
-            );
-        }
+        let warnings = match prepare(request, scratch.path(), &workspace).await {
+            Ok(warnings) => warnings,
+            Err(reason) => {
+                return finish(
+                    request,
+                    started,
+                    Ending::SourceFailed,
+                    None,
+                    &reason,
+                    BoundedLog::new(0, 0),
+                    Setting::default(),
+                );
+            }
+        };
         let project = detect::detect(&workspace, request.project_type);
         let (command, runner) = match (&request.command, detect::default_command(project)) {
             (Some(c), _) => (c.clone(), detect::runner_of(c)),
@@ -108,12 +113,13 @@ impl LocalExecutor {
                     None,
                     "no build command was given and the project type could not be detected (no pyproject.toml, package.json, Cargo.toml or go.mod); give --command",
                     BoundedLog::new(0, 0),
-                    BTreeMap::new(),
+                    Setting::default(),
                 );
             }
         };
         let mut environment = environment(project).await;
         environment.insert("command".into(), command.clone());
+        let setting = Setting { environment, warnings };
         if let Err(e) = std::fs::create_dir_all(&request.artifacts_dir) {
             return finish(
                 request,
@@ -122,23 +128,26 @@ impl LocalExecutor {
                 runner,
                 &format!("cannot create {}: {e}", request.artifacts_dir.display()),
                 BoundedLog::new(0, 0),
-                environment,
+                setting,
             );
         }
         let (ending, log) = run(request, &workspace, &command).await;
-        finish(request, started, ending, runner, "", log, environment)
+        finish(request, started, ending, runner, "", log, setting)
     }
 }
 
-/// A fresh copy of the source: a checkout of `revision` when one is given, else the working tree;
-/// then every patch applied in order.
-async fn prepare(request: &ExecutionRequest, workspace: &Path) -> Result<(), String> {
+/// A fresh copy of the source in `workspace` (under `scratch`): the working tree, or a checkout of
+/// `revision` when one is given, copied through [`ConfinedDir::copy_tree`] so that no link in it
+/// leads out of the workspace; then every patch applied in order. Returns warnings for what the
+/// copy left out.
+async fn prepare(request: &ExecutionRequest, scratch: &Path, workspace: &Path) -> Result<Vec<String>, String> {
     let source = &request.source;
     if !source.is_dir() {
         return Err(format!("{} is not a folder", source.display()));
     }
-    match &request.revision {
+    let tree = match &request.revision {
         Some(revision) => {
+            let checkout = scratch.join("checkout");
             git(
                 None,
                 &[
@@ -146,26 +155,33 @@ async fn prepare(request: &ExecutionRequest, workspace: &Path) -> Result<(), Str
                     "--quiet",
                     "--no-hardlinks",
                     &source.display().to_string(),
-                    &workspace.display().to_string(),
+                    &checkout.display().to_string(),
                 ],
             )
             .await?;
-            git(Some(workspace), &["checkout", "--quiet", revision]).await?;
+            git(Some(&checkout), &["checkout", "--quiet", revision]).await?;
+            checkout
         }
-        None => copy_tree(source, workspace).map_err(|e| format!("cannot copy {}: {e}", source.display()))?,
+        None => source.clone(),
+    };
+    // The copy keeps `.git` (tests may ask git about the project) and leaves out kubeheal's state.
+    let report = ConfinedDir::open(&tree)
+        .and_then(|dir| dir.copy_tree(workspace, &[".kubeheal"]))
+        .map_err(|e| format!("cannot copy the workspace: {e}"))?;
+    if tree != *source {
+        let _ = std::fs::remove_dir_all(&tree);
     }
     for (i, patch) in request.patches.iter().enumerate() {
-        let file = workspace.join(format!(".kubeheal-patch-{i}.diff"));
-        std::fs::write(&file, patch).map_err(|e| format!("cannot write patch {}: {e}", i + 1))?;
+        let file = scratch.join(format!("patch-{i}.diff"));
+        std::fs::write(&file, patch).map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         let applied = git(
             Some(workspace),
             &["apply", "--whitespace=nowarn", &file.display().to_string()],
         )
         .await;
-        let _ = std::fs::remove_file(&file);
         applied.map_err(|e| format!("patch {} does not apply: {e}", i + 1))?;
     }
-    Ok(())
+    Ok(report.warnings())
 }
 
 async fn git(dir: Option<&Path>, args: &[&str]) -> Result<(), String> {
@@ -191,38 +207,21 @@ async fn git(dir: Option<&Path>, args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// Copies a working tree, leaving out kubeheal's own state and the Git database.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name == ".kubeheal" || name == ".git" {
-            continue;
-        }
-        let target = to.join(&name);
-        let kind = entry.file_type()?;
-        if kind.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
-        } else if kind.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
-}
-
 /// Runs `command` by `sh` in its own process group, stderr joined to stdout so the log keeps
 /// their order, until it ends or the timeout stops the whole group.
 async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (Ending, BoundedLog) {
     let mut log = BoundedLog::new(KEEP_HEAD, KEEP_TAIL);
+    let marker = format!("{}-{}", std::process::id(), NEXT_RUN.fetch_add(1, Ordering::Relaxed));
     let mut child = match Command::new("sh")
         .arg("-c")
         .arg(format!("exec 2>&1\n{command}"))
         .current_dir(workspace)
+        // The build sees an allow-list of the host's variables, never kubeheal's own secrets.
+        .env_clear()
+        .envs(build_environment(std::env::vars()))
         .env("KUBEHEAL_ARTIFACTS", &request.artifacts_dir)
         .env("CI", "true")
+        .env(RUN_MARKER, &marker)
         .envs(request.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -238,6 +237,12 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
         }
     };
     let group = child.id().map(|id| Pid::from_raw(id as i32));
+    // Whatever way this function ends (the run is over, or the caller dropped it on Ctrl-C),
+    // nothing the build started outlives it.
+    let _reaper = Reaper {
+        group,
+        marker: marker.clone(),
+    };
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let deadline = tokio::time::sleep(request.timeout);
     tokio::pin!(deadline);
@@ -258,9 +263,7 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
         }
     };
     // Background processes the command left behind must not outlive it, nor hold the pipe open.
-    if let Some(pid) = group {
-        let _ = killpg(pid, Signal::SIGKILL);
-    }
+    reap(group, &marker);
     while output_open {
         match tokio::time::timeout(Duration::from_secs(2), stdout.read(&mut buf)).await {
             Ok(Ok(n)) if n > 0 => log.write(&buf[..n]),
@@ -280,6 +283,90 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
         }
     };
     (ending, log)
+}
+
+/// Names the processes of one run in their environment, so that those that left the process
+/// group (`setsid`, a daemonising server) are found and stopped too.
+const RUN_MARKER: &str = "KUBEHEAL_RUN_MARKER";
+static NEXT_RUN: AtomicU64 = AtomicU64::new(0);
+
+/// The host's variables a build keeps: where tools are, the locale, the user, the proxies.
+/// Everything else — kubeheal's tokens, the user's cloud credentials — stays out; a build that
+/// needs more is given it explicitly (`--env`, `spec.executor.env`).
+const INHERITED: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TERM",
+    "TMPDIR",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "JAVA_HOME",
+    "GOROOT",
+    "GOPATH",
+    "GOCACHE",
+    "GOMODCACHE",
+    "GOFLAGS",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "NVM_DIR",
+    "NVM_BIN",
+];
+
+/// The allow-listed part of `vars` (kubeheal's own environment).
+pub fn build_environment(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+    vars.into_iter()
+        .filter(|(name, _)| INHERITED.contains(&name.as_str()) && !looks_secret_name(name))
+        .collect()
+}
+
+/// Stops a run's processes when dropped.
+struct Reaper {
+    group: Option<Pid>,
+    marker: String,
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        reap(self.group, &self.marker);
+    }
+}
+
+/// KILLs the run's process group and every process that carries its marker.
+fn reap(group: Option<Pid>, marker: &str) {
+    if let Some(pid) = group {
+        let _ = killpg(pid, Signal::SIGKILL);
+    }
+    let needle = format!("{RUN_MARKER}={marker}\0");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        if let Ok(environ) = std::fs::read(entry.path().join("environ"))
+            && memchr::memmem::find(&environ, needle.as_bytes()).is_some()
+        {
+            let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
 }
 
 /// TERM the whole group, give it a grace period, then KILL what is left.
@@ -368,6 +455,15 @@ fn artifacts(dir: &Path, warnings: &mut Vec<String>) -> Vec<ArtifactRef> {
     out
 }
 
+/// What is known of a run besides how it ended and what it printed.
+#[derive(Default)]
+struct Setting {
+    /// Seed 001's environment metadata.
+    environment: BTreeMap<String, String>,
+    /// What the workspace's copy left out, and the like.
+    warnings: Vec<String>,
+}
+
 fn finish(
     request: &ExecutionRequest,
     started: Instant,
@@ -375,9 +471,12 @@ fn finish(
     runner: Option<Runner>,
     detail: &str,
     output: BoundedLog,
-    environment: BTreeMap<String, String>,
+    setting: Setting,
 ) -> Execution {
-    let mut warnings = Vec::new();
+    let Setting {
+        environment,
+        mut warnings,
+    } = setting;
     if output.dropped() > 0 {
         warnings.push(format!(
             "the build printed {} bytes; the middle {} bytes were dropped (the first and last 4 MiB are kept)",
@@ -393,9 +492,11 @@ fn finish(
             request
                 .env
                 .iter()
-                .filter(|(k, _)| looks_secret(k))
+                .filter(|(k, _)| looks_secret_name(k))
                 .map(|(_, v)| v.clone()),
         )
+        // A build can read its parent's environment in /proc: kubeheal's own secrets go too.
+        .chain(secret_values(std::env::vars()))
         .collect();
     let (log, mut redactions) = redact(&output.text(), &secrets);
     // The command itself may carry a credential.
@@ -433,21 +534,4 @@ fn finish(
         environment_metadata: environment,
     };
     Execution { envelope, log }
-}
-
-/// Environment variable names whose values are treated as secrets.
-fn looks_secret(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    [
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "API_KEY",
-        "APIKEY",
-        "CREDENTIAL",
-        "PRIVATE_KEY",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
 }

@@ -5,22 +5,81 @@
 //! Commits are found again by their trailers (`Kubeheal-Run`, `Kubeheal-Cycle`), so a driver that
 //! crashed after pushing but before recording the commit adopts it instead of committing twice.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use thiserror::Error;
+
+use crate::confined::{ConfinedDir, ConfinedError};
 use tokio::process::Command;
 
 /// Errors of the Git agent.
 #[derive(Debug, Error)]
 pub enum GitError {
-    #[error("failed to run git: {0}")]
-    Spawn(#[from] std::io::Error),
+    #[error("failed to run git in {dir}: {source}")]
+    Spawn {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("failed to prepare {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("git {command} failed: {stderr}")]
     Failed { command: String, stderr: String },
+    #[error("git {command} did not finish within {} s and was stopped", GIT_TIMEOUT.as_secs())]
+    TimedOut { command: String },
+    #[error(transparent)]
+    Files(#[from] ConfinedError),
     #[error("refusing to commit to {0}: fixes go to a heal branch, never the default or a protected branch")]
     ProtectedBranch(String),
 }
+
+/// Longest any one git command may take (a stalled remote must not hang a run).
+pub const GIT_TIMEOUT: Duration = Duration::from_secs(300);
+
+impl GitError {
+    /// Whether trying again later may help: the remote could not be reached or timed out, or
+    /// answered with a server error. Everything else (a revision or repository that does not
+    /// exist, refused credentials, a patch that does not apply) stays the same until someone
+    /// changes the spec.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            GitError::TimedOut { .. } | GitError::Spawn { .. } => true,
+            GitError::Failed { stderr, .. } => {
+                let stderr = stderr.to_ascii_lowercase();
+                TRANSIENT.iter().any(|needle| stderr.contains(needle))
+            }
+            GitError::Io { .. } | GitError::Files(_) | GitError::ProtectedBranch(_) => false,
+        }
+    }
+}
+
+/// What git prints when the network, not the request, failed.
+const TRANSIENT: &[&str] = &[
+    "could not resolve host",
+    "temporary failure in name resolution",
+    "connection refused",
+    "connection reset",
+    "connection timed out",
+    "operation timed out",
+    "network is unreachable",
+    "no route to host",
+    "early eof",
+    "rpc failed",
+    "the remote end hung up unexpectedly",
+    "returned error: 429",
+    "returned error: 500",
+    "returned error: 502",
+    "returned error: 503",
+    "returned error: 504",
+    "gnutls_handshake",
+    "ssl_connect",
+    "tls connection was non-properly terminated",
+];
 
 /// A local repository kubeheal works in.
 #[derive(Clone)]
@@ -86,7 +145,8 @@ impl Repo {
             .current_dir(&self.dir)
             .envs(AUTHOR)
             .env("GIT_TERMINAL_PROMPT", "0")
-            .stdin(std::process::Stdio::null());
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
         if let Some((name, email)) = &self.author {
             for (key, value) in [
                 ("GIT_AUTHOR_NAME", name),
@@ -107,7 +167,14 @@ impl Repo {
                     "!f() { echo username=x-access-token; echo \"password=$KUBEHEAL_GIT_TOKEN\"; }; f",
                 );
         }
-        let out = command.output().await?;
+        let subcommand = args.first().copied().unwrap_or_default().to_owned();
+        let out = match tokio::time::timeout(GIT_TIMEOUT, command.output()).await {
+            Ok(out) => out.map_err(|source| GitError::Spawn {
+                dir: self.dir.clone(),
+                source,
+            })?,
+            Err(_) => return Err(GitError::TimedOut { command: subcommand }),
+        };
         if out.status.success() {
             Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
         } else {
@@ -116,7 +183,7 @@ impl Repo {
                 stderr = stderr.replace(token.as_str(), "[REDACTED:TOKEN]");
             }
             Err(GitError::Failed {
-                command: args.first().copied().unwrap_or_default().to_owned(),
+                command: subcommand,
                 stderr,
             })
         }
@@ -127,9 +194,9 @@ impl Repo {
     pub async fn sync(&self, url: &str) -> Result<(), GitError> {
         if !self.dir.join(".git").exists() {
             if self.dir.exists() {
-                std::fs::remove_dir_all(&self.dir)?;
+                std::fs::remove_dir_all(&self.dir).map_err(|e| io_error(&self.dir, e))?;
             }
-            std::fs::create_dir_all(&self.dir)?;
+            std::fs::create_dir_all(&self.dir).map_err(|e| io_error(&self.dir, e))?;
             self.git(&["init", "--quiet"]).await?;
             self.git(&["remote", "add", "origin", url]).await?;
         }
@@ -202,7 +269,7 @@ impl Repo {
         self.git(&["checkout", "--quiet", "--force", "-B", branch, base])
             .await?;
         let file = self.dir.join(".git").join("kubeheal.patch");
-        std::fs::write(&file, patch)?;
+        std::fs::write(&file, patch).map_err(|e| io_error(&file, e))?;
         self.git(&["apply", "--index", "--whitespace=nowarn", &file.display().to_string()])
             .await?;
         self.git(&["commit", "--quiet", "-m", message]).await?;
@@ -240,7 +307,7 @@ impl Repo {
         if dir.join(".git").exists() {
             return Ok(repo);
         }
-        std::fs::create_dir_all(dir)?;
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
         if source.join(".git").exists() {
             let parent = Repo::at(dir.parent().unwrap_or(dir));
             parent
@@ -252,7 +319,8 @@ impl Repo {
                 ])
                 .await?;
         } else {
-            copy_tree(source, dir)?;
+            // A folder that is not a repository: its files, never what its links lead out to.
+            ConfinedDir::open(source)?.copy_tree(dir, &[".kubeheal", ".git", "__pycache__", ".pytest_cache"])?;
             repo.git(&["init", "--quiet"]).await?;
             repo.git(&["add", "--all"]).await?;
             repo.git(&[
@@ -277,30 +345,6 @@ impl Repo {
         self.git(&["rev-parse", "HEAD"]).await
     }
 
-    /// Writes `files`, commits exactly them, and returns the commit.
-    pub async fn commit(&self, files: &BTreeMap<String, String>, message: &str) -> Result<String, GitError> {
-        for (path, content) in files {
-            let target = self.dir.join(path);
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(&target, content)?;
-        }
-        let mut args = vec!["add", "--"];
-        args.extend(files.keys().map(String::as_str));
-        self.git(&args).await?;
-        self.git(&["commit", "--quiet", "-m", message]).await?;
-        self.head().await
-    }
-
-    /// Reverts `commit` with a new commit; returns it.
-    pub async fn revert(&self, commit: &str, reason: &str) -> Result<String, GitError> {
-        self.git(&["revert", "--no-edit", "--no-commit", commit]).await?;
-        self.git(&["commit", "--quiet", "-m", &format!("Revert {commit}: {reason}")])
-            .await?;
-        self.head().await
-    }
-
     /// `git diff --shortstat base..HEAD`.
     pub async fn diff_stat(&self, base: &str) -> Result<String, GitError> {
         self.git(&["diff", "--shortstat", &format!("{base}..HEAD")]).await
@@ -314,9 +358,16 @@ impl Repo {
             .unwrap_or_default()
     }
 
-    /// A file's content at HEAD's working tree, if it exists.
-    pub fn read(&self, path: &str) -> Option<String> {
-        std::fs::read_to_string(self.dir.join(path)).ok()
+    /// The working tree, opened so that no file is read through a link out of it.
+    pub fn files(&self) -> Result<ConfinedDir, ConfinedError> {
+        ConfinedDir::open(&self.dir)
+    }
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> GitError {
+    GitError::Io {
+        path: path.to_owned(),
+        source,
     }
 }
 
@@ -326,24 +377,6 @@ fn check_heal_branch(branch: &str) -> Result<(), GitError> {
         || !branch.contains('/') && !branch.starts_with("kubeheal")
     {
         return Err(GitError::ProtectedBranch(branch.to_owned()));
-    }
-    Ok(())
-}
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name == ".kubeheal" || name == ".git" || name == "__pycache__" || name == ".pytest_cache" {
-            continue;
-        }
-        let target = to.join(&name);
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
     }
     Ok(())
 }

@@ -5,9 +5,11 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::{HealRequest, Healer, RequestInputs};
+use super::{HealRequest, Healer, RequestInputs, files};
 use crate::api::heal_run::{HealRunSpec, HealRunStatus, HealerCall, HealerOutcome, PatchStatus};
+use crate::confined::ConfinedDir;
 use crate::core::heal_run::{history, latest_observation};
+use crate::core::redact::redact;
 use crate::core::{gate, patch};
 
 /// What the healer said for one cycle.
@@ -27,8 +29,25 @@ pub struct Workspace<'a> {
     pub files: &'a [String],
     /// The newest execution's (redacted) log.
     pub log: &'a str,
-    /// A file's content by repository-relative path.
-    pub read: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    /// The working tree at the heal branch's head; files are read only through it.
+    pub tree: &'a ConfinedDir,
+    /// Values that must never reach the healer.
+    pub secrets: &'a [String],
+}
+
+impl Workspace<'_> {
+    /// A file's text when it is a regular file inside the tree of at most `limit` bytes.
+    fn read(&self, path: &str, limit: u64) -> Option<String> {
+        match self.tree.read_text(path, limit) {
+            Ok(text) => Some(text),
+            Err(error) => {
+                if !error.is_not_found() {
+                    tracing::warn!(%error, "a file was not sent to the healer");
+                }
+                None
+            }
+        }
+    }
 }
 
 /// Asks `healer` for `cycle`'s fix.
@@ -48,6 +67,7 @@ pub async fn ask_for_fix(
             cycle,
             reports: &reports,
             files: workspace.files,
+            secrets: workspace.secrets,
             exit_code: observation.and_then(|o| o.envelope.exit_code).unwrap_or(-1),
             error_message: observation
                 .and_then(|o| o.envelope.error_message.as_deref())
@@ -57,7 +77,7 @@ pub async fn ask_for_fix(
             timeout: Duration::from_secs(u64::from(timeout_seconds)),
             allowed_paths: spec.policy.allowed_paths.clone(),
         },
-        workspace.read,
+        &|path, limit| workspace.read(path, limit),
     );
     let response = healer.heal(&request).await;
     let call = HealerCall {
@@ -75,11 +95,29 @@ pub async fn ask_for_fix(
             diff: String::new(),
         };
     }
-    let after = &response.modified_files;
-    let before: BTreeMap<String, String> = after
+    let before: BTreeMap<String, String> = response
+        .modified_files
         .keys()
-        .filter_map(|p| (workspace.read)(p).map(|c| (p.clone(), c)))
+        .filter_map(|p| workspace.read(p, files::MAX_REPORTED_FILE).map(|c| (p.clone(), c)))
         .collect();
+    let after = match unredact(&before, &response.modified_files, workspace.secrets) {
+        Ok(after) => after,
+        Err(path) => {
+            let call = HealerCall {
+                outcome: HealerOutcome::Error,
+                reason: Some(format!(
+                    "the fix changes a line of {path} that held a redacted secret; kubeheal does not write [REDACTED] placeholders into code"
+                )),
+                ..call
+            };
+            return CycleAnswer {
+                call,
+                patch: None,
+                diff: String::new(),
+            };
+        }
+    };
+    let after = &after;
     let diff = patch::unified_diff(&before, after);
     let patch = PatchStatus {
         digest: patch::digest(&diff),
@@ -94,5 +132,63 @@ pub async fn ask_for_fix(
         call,
         patch: Some(patch),
         diff,
+    }
+}
+
+/// The healer saw redacted files: a line it left as it was comes back with its placeholder, and
+/// is given back its original text. A placeholder on a line the healer changed is an error (the
+/// path is returned): writing it would destroy the secret's real value.
+fn unredact(
+    before: &BTreeMap<String, String>,
+    after: &BTreeMap<String, String>,
+    secrets: &[String],
+) -> Result<BTreeMap<String, String>, String> {
+    let mut restored = BTreeMap::new();
+    for (path, content) in after {
+        if !content.contains("[REDACTED:") {
+            restored.insert(path.clone(), content.clone());
+            continue;
+        }
+        let original = before.get(path).map(String::as_str).unwrap_or_default();
+        let originals: BTreeMap<String, &str> = original
+            .split_inclusive('\n')
+            .map(|line| (redact(line, secrets).0, line))
+            .collect();
+        let mut text = String::with_capacity(content.len());
+        for line in content.split_inclusive('\n') {
+            match originals.get(line) {
+                Some(original) if line.contains("[REDACTED:") => text.push_str(original),
+                _ if line.contains("[REDACTED:") && !original.contains(line) => return Err(path.clone()),
+                _ => text.push_str(line),
+            }
+        }
+        restored.insert(path.clone(), text);
+    }
+    Ok(restored)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_the_healer_kept_get_their_secret_back_and_changed_ones_are_refused() {
+        let before = BTreeMap::from([(
+            "app.py".to_owned(),
+            "KEY = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789AB'\ndef f()\n    return KEY\n".to_owned(),
+        )]);
+        let seen = redact(&before["app.py"], &[]).0;
+        assert!(seen.contains("[REDACTED:"), "{seen}");
+        let fixed = seen.replace("def f()", "def f():");
+        let after = unredact(&before, &BTreeMap::from([("app.py".to_owned(), fixed)]), &[]).unwrap();
+        assert_eq!(
+            after["app.py"],
+            "KEY = 'ghp_abcdefghijklmnopqrstuvwxyz0123456789AB'\ndef f():\n    return KEY\n"
+        );
+        let changed = seen.replace("KEY = ", "TOKEN = ");
+        assert_eq!(
+            unredact(&before, &BTreeMap::from([("app.py".to_owned(), changed)]), &[]),
+            Err("app.py".to_owned())
+        );
     }
 }

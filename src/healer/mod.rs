@@ -10,6 +10,7 @@ pub mod builtin;
 pub mod code_healer_api;
 pub mod contract;
 pub mod cycle;
+pub mod files;
 pub mod openai;
 pub mod server;
 pub mod validate;
@@ -23,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::heal_run::HealerOutcome;
 use crate::api::shared::BugReport;
+use crate::core::redact::redact;
 
 /// The HTTP client every healer uses: rustls with ring (the provider kube is built with, so no
 /// second TLS stack), a 10 s connect timeout; each request sets the cycle's own timeout.
@@ -136,6 +138,9 @@ pub struct RequestInputs<'a> {
     pub reports: &'a [BugReport],
     /// The repository's tracked files.
     pub files: &'a [String],
+    /// Values that must never reach a healer (the run's and kubeheal's own secrets); credential
+    /// shapes are redacted too.
+    pub secrets: &'a [String],
     pub exit_code: i32,
     pub error_message: &'a str,
     /// The newest execution's (redacted) log.
@@ -146,23 +151,13 @@ pub struct RequestInputs<'a> {
 }
 
 impl HealRequest {
-    /// The request for `inputs`, reading file contents with `read` (repository-relative path).
-    pub fn build(inputs: RequestInputs<'_>, read: impl Fn(&str) -> Option<String>) -> HealRequest {
-        let mut failed_files = BTreeMap::new();
-        for report in inputs.reports {
-            if let Some(content) = read(&report.file_path) {
-                failed_files.insert(report.file_path.clone(), content);
-            }
-        }
-        // Small projects: give the healer the other Python modules too, so names they define
-        // can be imported.
-        for path in inputs.files.iter().filter(|p| p.ends_with(".py")).take(20) {
-            if !failed_files.contains_key(path)
-                && let Some(content) = read(path).filter(|c| c.len() < 64 * 1024)
-            {
-                failed_files.insert(path.clone(), content);
-            }
-        }
+    /// The request for `inputs`, reading file contents with `read` (repository-relative path, at
+    /// most that many bytes). Every file and the log are redacted before they are put in.
+    pub fn build(inputs: RequestInputs<'_>, read: &dyn Fn(&str, u64) -> Option<String>) -> HealRequest {
+        let failed_files: BTreeMap<String, String> = files::select(inputs.reports, inputs.files, read)
+            .into_iter()
+            .map(|(path, content)| (path, redact(&content, inputs.secrets).0))
+            .collect();
         let reports = inputs
             .reports
             .iter()
@@ -180,9 +175,9 @@ impl HealRequest {
             error_context: ErrorContext::new(
                 inputs.exit_code,
                 inputs.reports.len() as u32,
-                inputs.error_message.to_owned(),
+                redact(inputs.error_message, inputs.secrets).0,
                 "",
-                inputs.log,
+                &redact(inputs.log, inputs.secrets).0,
             ),
             history: inputs.history,
             timeout: inputs.timeout,

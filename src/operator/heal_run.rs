@@ -32,6 +32,7 @@ use crate::core::heal_run::{
 };
 use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
+use crate::core::redact::secret_values;
 use crate::executor::RunRequest;
 use crate::executor::job::{ContainerSettings, JobRequest, kept_log};
 use crate::git::{CYCLE_TRAILER, GitError, REVERT_TRAILER, Repo};
@@ -488,12 +489,16 @@ impl Driver {
         let log = kept_log(self.ctx.client.clone(), &self.namespace, &job)
             .await?
             .unwrap_or_default();
-        let read = |path: &str| repo.read(path);
+        let tree = repo.files().map_err(GitError::from)?;
+        // What the build could see, and the operator's own secrets, never reach the healer.
+        let mut secrets = self.build_secrets().await?;
+        secrets.extend(secret_values(std::env::vars()));
         let workspace = HealerWorkspace {
             project: &self.name,
             files: &files,
             log: &log,
-            read: &read,
+            tree: &tree,
+            secrets: &secrets,
         };
         let answer = ask_for_fix(
             healer.as_ref(),
