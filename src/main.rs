@@ -108,6 +108,15 @@ enum Command {
         /// deterministic fixers). Its bearer token is read from `CODE_HEALER_TOKEN`.
         #[arg(long, env = "CODE_HEALER_URL")]
         healer_url: Option<String>,
+        /// Let HealRuns name `file://` URLs and local paths as sources (off: a run could read the
+        /// operator's own disk).
+        #[arg(long, env = "KUBEHEAL_ALLOW_FILE_SOURCES")]
+        allow_file_sources: bool,
+        /// Let HealRuns name healer URLs on loopback, private or link-local addresses and
+        /// cluster-internal names (off: a run could send source files anywhere inside the
+        /// cluster).
+        #[arg(long, env = "KUBEHEAL_ALLOW_CLUSTER_INTERNAL_HEALERS")]
+        allow_cluster_internal_healers: bool,
     },
     /// Write the CustomResourceDefinitions to crds/ and charts/kubeheal/crds/.
     Crdgen {
@@ -154,12 +163,18 @@ fn main() -> ExitCode {
             work_dir,
             listen,
             healer_url,
+            allow_file_sources,
+            allow_cluster_internal_healers,
         } => operator(kubeheal::operator::Settings {
             namespace,
             work_dir,
             listen,
             healer_url: healer_url.filter(|u| !u.is_empty()),
             healer_token: std::env::var("CODE_HEALER_TOKEN").ok().filter(|t| !t.is_empty()),
+            url_policy: kubeheal::operator::url_policy::UrlPolicy {
+                allow_file_sources,
+                allow_internal_healers: allow_cluster_internal_healers,
+            },
         }),
         Command::Parse {
             file,

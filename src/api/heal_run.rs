@@ -434,6 +434,10 @@ pub enum HealRunReason {
     Undiagnosed,
     /// `spec.cancel` was set.
     Cancelled,
+    /// The source cannot be used: the repository or revision does not exist, the credentials
+    /// are refused, or the operator does not allow the URL. Fix `spec.source` and create the
+    /// run again.
+    SourceUnavailable,
 }
 
 /// One execution and what was learnt from it.

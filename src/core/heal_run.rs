@@ -45,6 +45,9 @@ pub enum Input {
     Tick,
     /// `spec.source.revision` resolved to this commit.
     SourceResolved { commit: String },
+    /// `spec.source` cannot be used, and trying again will not change that: `message` says
+    /// what to fix.
+    SourceUnavailable { message: String },
     /// The execution of `cycle` (0 for the baseline) ended.
     Executed {
         cycle: u32,
@@ -354,6 +357,14 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
             next.started_at = Some(Time(now));
             next.phase = Some(HealRunPhase::Running);
         }
+        (Input::SourceUnavailable { message }, Action::ResolveSource) => finish(
+            &mut next,
+            HealRunPhase::Failed,
+            HealRunReason::SourceUnavailable,
+            message,
+            now,
+            &mut notes,
+        ),
         (
             Input::Executed {
                 cycle,
@@ -615,6 +626,7 @@ pub fn reason_name(reason: HealRunReason) -> &'static str {
         HealRunReason::Rejected => "Rejected",
         HealRunReason::Undiagnosed => "Undiagnosed",
         HealRunReason::Cancelled => "Cancelled",
+        HealRunReason::SourceUnavailable => "SourceUnavailable",
     }
 }
 

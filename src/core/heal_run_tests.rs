@@ -167,6 +167,25 @@ fn a_new_run_is_pending_until_its_source_commit_is_resolved() {
 }
 
 #[test]
+fn a_source_that_cannot_be_used_fails_the_run_with_what_to_fix_and_nothing_more_is_done() {
+    let spec = spec(json!({}));
+    let message = "the revision v9 is neither a branch, a tag nor a commit; fix spec.source.revision";
+    let (status, notes) = run(
+        &spec,
+        vec![Input::SourceUnavailable {
+            message: message.into(),
+        }],
+    );
+    assert_eq!(
+        ended(&status),
+        (Some(HealRunPhase::Failed), Some(HealRunReason::SourceUnavailable))
+    );
+    assert_eq!(status.message.as_deref(), Some(message));
+    assert_eq!(next_action(&spec, &status), Action::Done);
+    assert!(notes.iter().any(|n| n.reason == "SourceUnavailable" && n.warning));
+}
+
+#[test]
 fn a_resolved_run_is_running_and_executes_the_baseline_first() {
     let spec = spec(json!({}));
     let (status, notes) = run(&spec, vec![resolved()]);

@@ -25,7 +25,7 @@ use tracing::{info, instrument, warn};
 
 use super::Context;
 use crate::api::code_fix_dds::CodeFixDDS;
-use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, LogsRef, PatchStatus};
+use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, HealerOutcome, LogsRef, PatchStatus};
 use crate::api::shared::{Decision, SecretKeyRef};
 use crate::core::heal_run::{
     Action, Input, Note, applied_cycles, apply, is_terminal, latest_observation, next_action, reason_name,
@@ -86,7 +86,11 @@ impl Error {
     /// Whether waiting helps (the API server or the remote may come back), or only a change of
     /// the spec or of a Secret will.
     pub fn is_transient(&self) -> bool {
-        matches!(self, Error::Kube(_) | Error::Git(_))
+        match self {
+            Error::Kube(_) => true,
+            Error::Git(e) => e.is_transient(),
+            _ => false,
+        }
     }
 }
 
@@ -118,13 +122,19 @@ pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, 
     result
 }
 
-/// How long to wait after a failed reconcile.
+/// How long to wait after a failed reconcile: soon (with jitter, so that many runs failing on
+/// one outage do not come back together) when waiting may help; else a while, since only a
+/// change of a Secret or the spec (which wakes the run anyway) will.
 pub fn error_policy(_run: Arc<HealRun>, error: &Error, _ctx: Arc<Context>) -> Requeue {
-    if error.is_transient() {
-        Requeue::requeue(Duration::from_secs(15))
-    } else {
-        Requeue::requeue(Duration::from_secs(120))
-    }
+    let base = if error.is_transient() { 15 } else { 300 };
+    Requeue::requeue(jittered(Duration::from_secs(base)))
+}
+
+/// `base` plus up to half of it again, chosen at random.
+fn jittered(base: Duration) -> Duration {
+    use std::hash::{BuildHasher, RandomState};
+    let random = RandomState::new().hash_one(Instant::now());
+    base + base.mul_f64((random % 1000) as f64 / 2000.0)
 }
 
 struct Driver {
@@ -359,10 +369,26 @@ impl Driver {
         Ok(repo)
     }
 
+    /// The commit to heal; a source that can never resolve (refused URL, a repository or
+    /// revision that does not exist, refused credentials) ends the run instead of retrying.
     async fn resolve_source(&self) -> Result<Input, Error> {
-        let repo = self.repo().await?;
-        let commit = repo.resolve(self.run.spec.source.revision.as_deref()).await?;
-        Ok(Input::SourceResolved { commit })
+        let source = &self.run.spec.source;
+        if let Some(message) = self.ctx.settings.url_policy.refuse_source(&source.url) {
+            return Ok(Input::SourceUnavailable { message });
+        }
+        let resolved = match self.repo().await {
+            Ok(repo) => repo.resolve(source.revision.as_deref()).await.map_err(Error::Git),
+            Err(error) => Err(error),
+        };
+        match resolved {
+            Ok(commit) => Ok(Input::SourceResolved { commit }),
+            Err(Error::Git(error)) if !error.is_transient() => Ok(Input::SourceUnavailable {
+                message: format!(
+                    "the source cannot be used: {error}; fix spec.source (url, revision or secretRef) and create the run again"
+                ),
+            }),
+            Err(error) => Err(error),
+        }
     }
 
     fn fix_map_name(&self, cycle: u32) -> String {
@@ -447,6 +473,18 @@ impl Driver {
     async fn healer(&self) -> Result<Box<dyn Healer>, Error> {
         let settings = &self.ctx.settings;
         let spec = self.run.spec.healer.clone().unwrap_or_default();
+        let policy = settings.url_policy;
+        for url in [
+            spec.open_ai.as_ref().map(|ai| ai.base_url.as_str()),
+            spec.code_healer_api.as_ref().and_then(|api| api.url.as_deref()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let Some(refusal) = policy.refuse_healer(url) {
+                return Err(Error::Healer(refusal));
+            }
+        }
         if let Some(ai) = &spec.open_ai {
             let key = self.secret_key(ai.secret_ref.as_ref()).await?;
             let healer = OpenAi::new(&ai.base_url, &ai.model, key, ai.max_tokens).map_err(Error::Healer)?;
@@ -480,7 +518,25 @@ impl Driver {
                 patch: answer.patch,
             });
         }
-        let healer = self.healer().await?;
+        let healer = match self.healer().await {
+            Ok(healer) => healer,
+            // A healer the spec names wrongly costs the cycle and says why, like one that is down.
+            Err(Error::Healer(reason)) => {
+                return Ok(Input::HealerAnswered {
+                    cycle,
+                    call: HealerCall {
+                        healer: "none".into(),
+                        outcome: HealerOutcome::Error,
+                        reason: Some(reason),
+                        duration_ms: 0,
+                        timeout_seconds,
+                        changes_summary: None,
+                    },
+                    patch: None,
+                });
+            }
+            Err(error) => return Err(error),
+        };
         let repo = self.repo_at_head(status).await?;
         let files = repo.tracked_files().await;
         let job = latest_observation(status)

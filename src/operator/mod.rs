@@ -4,6 +4,7 @@
 
 pub mod heal_run;
 pub mod metrics;
+pub mod url_policy;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -35,6 +36,8 @@ pub struct Settings {
     pub healer_url: Option<String>,
     /// Its bearer token (`CODE_HEALER_TOKEN`).
     pub healer_token: Option<String>,
+    /// Which source and healer URLs a HealRun may name.
+    pub url_policy: url_policy::UrlPolicy,
 }
 
 /// What every reconcile shares.

@@ -92,8 +92,14 @@ impl Heal {
         format!("file://{}", self.origin.display())
     }
 
-    /// Starts `kubeheal operator` for this test's namespace.
+    /// Starts `kubeheal operator` for this test's namespace, allowing the `file://` source and
+    /// the loopback healer the tests use.
     fn start_operator(&mut self) {
+        self.start_operator_with(&["--allow-file-sources", "--allow-cluster-internal-healers"]);
+    }
+
+    /// Starts `kubeheal operator` for this test's namespace with `flags`.
+    fn start_operator_with(&mut self, flags: &[&str]) {
         let mut command = Command::new(env!("CARGO_BIN_EXE_kubeheal"));
         command
             .args([
@@ -103,6 +109,7 @@ impl Heal {
                 "--listen",
                 &self.metrics.to_string(),
             ])
+            .args(flags)
             .arg("--work-dir")
             .arg(self.work.path().join("cache"))
             .env("KUBECONFIG", self.plane.kubeconfig_as("kubeheal-operator"))
@@ -571,6 +578,64 @@ async fn a_fix_that_breaks_a_passing_test_is_reverted_and_the_run_regresses() {
     let order = orders.get(&name).await.expect("the proposed CodeFixDDS");
     assert!(order.spec.goal.contains("HealRun/calc"));
     assert!(order.spec.approval.is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_revision_that_does_not_exist_fails_the_run_with_what_to_fix_instead_of_retrying() {
+    let (healer, calls) = reference_healer().await;
+    let mut heal = Heal::new("healrun-no-revision", &syntax_project(), Hold::default()).await;
+    heal.start_operator();
+    let mut spec = heal.spec(&healer, json!({}));
+    spec["source"]["revision"] = json!("release-9.9");
+    heal.apply(spec);
+    let run = heal.wait_phase(HealRunPhase::Failed).await;
+    let s = status(&run);
+    assert_eq!(s.reason, Some(HealRunReason::SourceUnavailable));
+    let message = s.message.unwrap_or_default();
+    assert!(
+        message.contains("release-9.9") && message.contains("fix spec.source"),
+        "{message}"
+    );
+    assert!(heal.jobs().await.is_empty());
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_with_default_settings_refuses_file_sources_and_healers_inside_the_cluster() {
+    let (healer, calls) = reference_healer().await;
+    let mut heal = Heal::new("healrun-url-policy", &syntax_project(), Hold::default()).await;
+    heal.start_operator_with(&[]);
+    heal.apply(heal.spec(&healer, json!({})));
+    let run = heal.wait_phase(HealRunPhase::Failed).await;
+    let s = status(&run);
+    assert_eq!(s.reason, Some(HealRunReason::SourceUnavailable));
+    assert!(
+        s.message.as_deref().unwrap_or_default().contains("--allow-file-sources"),
+        "{:?}",
+        s.message
+    );
+    assert!(heal.jobs().await.is_empty());
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_healer_url_inside_the_cluster_costs_the_cycle_with_the_setting_to_change() {
+    let (healer, calls) = reference_healer().await;
+    let mut heal = Heal::new("healrun-internal-healer", &syntax_project(), Hold::default()).await;
+    heal.start_operator_with(&["--allow-file-sources"]);
+    heal.apply(heal.spec(&healer, json!({"maxCycles": 1})));
+    let run = heal.wait_phase(HealRunPhase::Failed).await;
+    let s = status(&run);
+    let call = s.cycles[0].healer_call.as_ref().expect("a call");
+    assert_eq!(call.outcome, HealerOutcome::Error);
+    assert!(
+        call.reason
+            .as_deref()
+            .unwrap_or_default()
+            .contains("--allow-cluster-internal-healers"),
+        "{call:?}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 0, "no file was sent");
 }
 
 #[tokio::test(flavor = "multi_thread")]
