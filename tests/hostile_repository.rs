@@ -111,10 +111,14 @@ async fn links_out_of_the_repository_and_secrets_in_the_environment_never_reach_
     let (url, seen) = recording_healer().await;
     let tmp = base.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let out = kubeheal(&dir, &tmp, &["--healer-url", &url, "--max-cycles", "2", "--timeout", "60"])
-        .output()
-        .await
-        .unwrap();
+    let out = kubeheal(
+        &dir,
+        &tmp,
+        &["--healer-url", &url, "--max-cycles", "2", "--timeout", "60"],
+    )
+    .output()
+    .await
+    .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let requests = seen.lock().unwrap().clone();
@@ -140,10 +144,16 @@ async fn links_out_of_the_repository_and_secrets_in_the_environment_never_reach_
         assert!(!build_env.contains(name), "the build inherited {name}: {build_env}");
     }
     for request in &requests {
-        assert!(!request.contains(OUTSIDE_MARKER), "a file outside the repository was sent");
+        assert!(
+            !request.contains(OUTSIDE_MARKER),
+            "a file outside the repository was sent"
+        );
         let body: serde_json::Value = serde_json::from_str(request).unwrap();
         let files = body["failed_files"].as_object().unwrap();
-        assert!(!files.contains_key("leak.py") && !files.contains_key("other.py"), "{files:?}");
+        assert!(
+            !files.contains_key("leak.py") && !files.contains_key("other.py"),
+            "{files:?}"
+        );
     }
     assert!(!state.contains(OUTSIDE_MARKER));
 }
@@ -173,8 +183,16 @@ async fn a_state_folder_that_is_a_link_is_refused_and_nothing_is_written_where_i
             std::fs::read_to_string(elsewhere.join("repo/precious.txt")).unwrap(),
             "keep me"
         );
-        let names: Vec<_> = std::fs::read_dir(&elsewhere).unwrap().flatten().map(|e| e.file_name()).collect();
-        assert_eq!(names, ["repo"], "tracked={tracked}: something was written where the link points");
+        let names: Vec<_> = std::fs::read_dir(&elsewhere)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(
+            names,
+            ["repo"],
+            "tracked={tracked}: something was written where the link points"
+        );
     }
 }
 
@@ -265,7 +283,11 @@ async fn a_branch_a_person_made_under_the_heal_branch_name_is_never_rewritten() 
     std::fs::create_dir(&tmp).unwrap();
     let out = kubeheal(&dir, &tmp, &[]).output().await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(git(&dir, &["rev-parse", "kubeheal/python-syntax"]), mine);
     assert!(stdout.contains("kubeheal/python-syntax-2"), "{stdout}");
     let subject = git(&dir, &["log", "-1", "--format=%s", "kubeheal/python-syntax-2"]);

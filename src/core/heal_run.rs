@@ -72,6 +72,9 @@ pub enum Input {
         branch: String,
         diff_stat: String,
     },
+    /// `cycle`'s patch does not apply to the heal branch (`reason`, from git): it costs the
+    /// cycle, as a patch the gate rejects does.
+    CommitFailed { cycle: u32, reason: String },
     /// `cycle`'s patch regressed and `commit` reverts it.
     Reverted {
         cycle: u32,
@@ -451,6 +454,15 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
             result.branch = Some(branch);
             result.commit = Some(commit);
             result.diff_stat = Some(diff_stat);
+        }
+        (Input::CommitFailed { cycle, reason }, Action::Commit { cycle: expected }) if cycle == expected => {
+            let message = format!("cycle {cycle}: the patch does not apply to the heal branch: {reason}");
+            notes.push(Note::warning("PatchNotApplied", message.clone()));
+            next.message = Some(message.clone());
+            if let Some(p) = next.cycles.last_mut().and_then(|c| c.patch.as_mut()) {
+                p.gate.accepted = false;
+                p.gate.reasons.push(message);
+            }
         }
         (
             Input::Reverted {

@@ -561,6 +561,32 @@ fn a_gate_that_rejects_every_fix_ends_the_run_as_gate_rejected() {
 }
 
 #[test]
+fn a_patch_that_does_not_apply_costs_its_cycle_and_the_next_cycle_asks_again() {
+    let spec = spec(json!({"maxCycles": 2, "policy": {"approval": "Automatic"}}));
+    let (status, notes) = run(
+        &spec,
+        vec![
+            resolved(),
+            baseline_failing(),
+            answered(1, "builtin", Some(patch(true))),
+            Input::CommitFailed {
+                cycle: 1,
+                reason: "error: app/calc.py: patch does not apply".into(),
+            },
+        ],
+    );
+    assert_eq!(status.phase, Some(HealRunPhase::Running));
+    let gate = &status.cycles[0].patch.as_ref().expect("a patch").gate;
+    assert!(!gate.accepted);
+    assert!(gate.reasons[0].contains("does not apply"), "{gate:?}");
+    assert!(matches!(
+        next_action(&spec, &status),
+        Action::AskHealer { cycle: 2, .. }
+    ));
+    assert!(notes.iter().any(|n| n.reason == "PatchNotApplied" && n.warning));
+}
+
+#[test]
 fn fixes_that_do_not_make_the_build_green_exhaust_the_cycles() {
     let spec = spec(json!({"maxCycles": 1, "policy": {"approval": "Automatic"}}));
     let (status, _) = run(

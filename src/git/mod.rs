@@ -56,6 +56,12 @@ impl GitError {
             GitError::Io { .. } | GitError::Files(_) | GitError::ProtectedBranch(_) => false,
         }
     }
+
+    /// Whether git refused to apply a patch (it does not fit the files, or touches a path
+    /// through a link): the patch is at fault, not the repository.
+    pub fn is_patch_refused(&self) -> bool {
+        matches!(self, GitError::Failed { command, .. } if command == "apply")
+    }
 }
 
 /// What git prints when the network, not the request, failed.

@@ -378,11 +378,20 @@ impl LocalDriver<'_> {
     async fn commit(&mut self, status: &HealRunStatus, cycle: u32) -> Result<Input, String> {
         let head = self.repo.head().await.map_err(|e| e.to_string())?;
         let diff = self.patches.get(&cycle).cloned().unwrap_or_default();
-        let commit = self
+        let commit = match self
             .repo
             .commit_patch(&self.branch, &head, &diff, &commit_message(status, cycle, &self.name))
             .await
-            .map_err(|e| e.to_string())?;
+        {
+            Ok(commit) => commit,
+            Err(error) if error.is_patch_refused() => {
+                return Ok(Input::CommitFailed {
+                    cycle,
+                    reason: error.to_string(),
+                });
+            }
+            Err(error) => return Err(error.to_string()),
+        };
         self.commits.push(commit.clone());
         Ok(Input::Committed {
             cycle,

@@ -652,11 +652,21 @@ impl Driver {
     async fn commit(&self, status: &HealRunStatus, cycle: u32) -> Result<Input, Error> {
         let diff = self.stored_patch(cycle).await?;
         let message = commit_message(status, cycle, &self.run_id());
-        let (commit, diff_stat) = self
+        let committed = self
             .on_heal_branch(status, CYCLE_TRAILER, cycle, async |repo, branch, tip| {
                 Ok(repo.commit_patch(branch, tip, &diff, &message).await?)
             })
-            .await?;
+            .await;
+        let (commit, diff_stat) = match committed {
+            Ok(committed) => committed,
+            Err(Error::Git(error)) if error.is_patch_refused() => {
+                return Ok(Input::CommitFailed {
+                    cycle,
+                    reason: error.to_string(),
+                });
+            }
+            Err(error) => return Err(error),
+        };
         Ok(Input::Committed {
             cycle,
             commit,

@@ -98,7 +98,13 @@ mod tests {
     #[test]
     fn local_sources_are_refused_unless_allowed() {
         let strict = UrlPolicy::default();
-        for url in ["file:///etc", "/var/cache/kubeheal/other/run", "./repo", "ext::sh -c id", "fd::3"] {
+        for url in [
+            "file:///etc",
+            "/var/cache/kubeheal/other/run",
+            "./repo",
+            "ext::sh -c id",
+            "fd::3",
+        ] {
             assert!(strict.refuse_source(url).is_some(), "{url}");
         }
         for url in [

@@ -591,7 +591,7 @@ async fn a_revision_that_does_not_exist_fails_the_run_with_what_to_fix_instead_o
     let run = heal.wait_phase(HealRunPhase::Failed).await;
     let s = status(&run);
     assert_eq!(s.reason, Some(HealRunReason::SourceUnavailable));
-    let message = s.message.unwrap_or_default();
+    let message = s.message.clone().unwrap_or_default();
     assert!(
         message.contains("release-9.9") && message.contains("fix spec.source"),
         "{message}"
@@ -610,7 +610,10 @@ async fn an_operator_with_default_settings_refuses_file_sources_and_healers_insi
     let s = status(&run);
     assert_eq!(s.reason, Some(HealRunReason::SourceUnavailable));
     assert!(
-        s.message.as_deref().unwrap_or_default().contains("--allow-file-sources"),
+        s.message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("--allow-file-sources"),
         "{:?}",
         s.message
     );
