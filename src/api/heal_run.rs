@@ -270,13 +270,14 @@ pub enum ApprovalMode {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Delivery {
-    /// Branch the fixes are committed to; never the repository's default branch.
+    /// Branch the fixes are committed to, under `kubeheal/`: the operator force-pushes it, so it
+    /// is never a branch people work on (the default branch, `release/…`).
     /// Default: `kubeheal/<HealRun name>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 255))]
-    #[x_kube(validation = Rule::new(r"self.matches('^[A-Za-z0-9._/-]+$') && !self.startsWith('/') && !self.startsWith('-') && !self.endsWith('/') && !self.endsWith('.lock') && !self.contains('..') && !self.contains('//')")
-        .message("delivery.branch must be a valid Git branch name (letters, digits, '.', '_', '-', '/'; no '..', no leading '/' or '-')"))]
-    #[x_kube(validation = Rule::new("!(self in ['main', 'master', 'HEAD'])").message("delivery.branch must not be main, master or HEAD: fixes go to a heal branch, never the default branch"))]
+    #[x_kube(validation = Rule::new(r"self.matches('^[A-Za-z0-9._/-]+$') && !self.endsWith('/') && !self.endsWith('.') && !self.endsWith('.lock') && !self.contains('..') && !self.contains('//') && !self.contains('/.') && !self.contains('/-')")
+        .message("delivery.branch must be a valid Git branch name (letters, digits, '.', '_', '-', '/'; no '..', no component that starts with '.' or '-', no trailing '.', '/' or '.lock')"))]
+    #[x_kube(validation = Rule::new("self.startsWith('kubeheal/')").message("delivery.branch must start with kubeheal/: the operator force-pushes the heal branch, so it must be kubeheal's own, never main, master or a release branch"))]
     pub branch: Option<String>,
 
     /// Push the heal branch to the source repository after each commit. Default: true.

@@ -34,7 +34,9 @@ pub enum GitError {
     TimedOut { command: String },
     #[error(transparent)]
     Files(#[from] ConfinedError),
-    #[error("refusing to commit to {0}: fixes go to a heal branch, never the default or a protected branch")]
+    #[error(
+        "refusing to commit to {0}: fixes go to a heal branch under kubeheal/, never the default or a branch people work on"
+    )]
     ProtectedBranch(String),
 }
 
@@ -377,11 +379,10 @@ fn io_error(path: &Path, source: std::io::Error) -> GitError {
     }
 }
 
-/// Refuses the default and the usual protected branch names: fixes go to a heal branch.
+/// Refuses every branch that is not kubeheal's own (`kubeheal/…`): fixes go to a heal branch,
+/// and a heal branch is force-pushed, so it must never be one people work on.
 fn check_heal_branch(branch: &str) -> Result<(), GitError> {
-    if matches!(branch, "main" | "master" | "HEAD" | "develop" | "trunk")
-        || !branch.contains('/') && !branch.starts_with("kubeheal")
-    {
+    if !branch.starts_with("kubeheal/") {
         return Err(GitError::ProtectedBranch(branch.to_owned()));
     }
     Ok(())

@@ -408,7 +408,22 @@ fn heal_run_cases() -> Vec<Case> {
         case(
             "heal branch main",
             vec![("/spec/delivery/branch", json!("main"))],
-            &["delivery.branch must not be main, master or HEAD"],
+            &["delivery.branch must start with kubeheal/"],
+        ),
+        case(
+            "heal branch that looks like a release branch",
+            vec![("/spec/delivery/branch", json!("release/1.0"))],
+            &["delivery.branch must start with kubeheal/"],
+        ),
+        case(
+            "heal branch git refuses: trailing dot",
+            vec![("/spec/delivery/branch", json!("kubeheal/a."))],
+            &["delivery.branch must be a valid Git branch name"],
+        ),
+        case(
+            "heal branch git refuses: a component starting with a dot",
+            vec![("/spec/delivery/branch", json!("kubeheal/a/.b"))],
+            &["delivery.branch must be a valid Git branch name"],
         ),
         case(
             "heal branch with ..",
