@@ -8,7 +8,7 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
@@ -336,6 +336,40 @@ async fn a_healer_that_is_down_is_an_error_that_names_it() {
     let client = CodeHealerApi::new(format!("http://127.0.0.1:{port}/api/heal"), None).expect("a client");
     let response = client.heal(&request(Duration::from_secs(5))).await;
     assert_failed(&response, HealerOutcome::Unreachable, "cannot reach the healer");
+}
+
+#[tokio::test]
+async fn a_healer_url_that_redirects_is_an_error_and_the_files_are_not_sent_on() {
+    let reached = Arc::new(AtomicUsize::new(0));
+    let elsewhere = {
+        let reached = Arc::clone(&reached);
+        serve(Router::new().route(
+            "/api/heal",
+            post(move |body: String| {
+                reached.fetch_add(1, Ordering::SeqCst);
+                async move {
+                    axum::Json(json!({"status": "healed", "modified_files": {"logic.py": body.len().to_string()}}))
+                }
+            }),
+        ))
+        .await
+    };
+    let location = format!("http://{elsewhere}/api/heal");
+    let redirecting = Router::new().route(
+        "/api/heal",
+        post(move || {
+            let location = location.clone();
+            async move { (StatusCode::TEMPORARY_REDIRECT, [("location", location)]).into_response() }
+        }),
+    );
+    let response = ask(redirecting, Duration::from_secs(5)).await;
+    assert_failed(&response, HealerOutcome::Error, "redirects (307 to http://");
+    assert_failed(&response, HealerOutcome::Error, "configure the final URL");
+    assert_eq!(
+        reached.load(Ordering::SeqCst),
+        0,
+        "the request was sent on to the other server"
+    );
 }
 
 // The server's own limits, against clients that misbehave on purpose. Timings are generous
