@@ -5,8 +5,10 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use kubeheal::healer::server;
 
 /// kubeheal heals failing builds and tests, in a Kubernetes cluster or on a laptop.
 #[derive(Debug, Parser)]
@@ -151,6 +153,27 @@ enum HealerCommand {
         /// Most tokens per completion.
         #[arg(long, default_value_t = 4096)]
         max_tokens: u32,
+        /// Seconds a request's line and headers may take to arrive; also how long an idle
+        /// keep-alive connection is kept.
+        #[arg(long, env = "KUBEHEAL_HEALER_HEADER_READ_TIMEOUT", value_name = "SECONDS",
+              default_value_t = server::DEFAULT_HEADER_READ_TIMEOUT_SECS,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        header_read_timeout: u64,
+        /// Seconds a heal request's whole body may take to arrive (408 after that).
+        #[arg(long, env = "KUBEHEAL_HEALER_BODY_READ_TIMEOUT", value_name = "SECONDS",
+              default_value_t = server::DEFAULT_BODY_READ_TIMEOUT_SECS,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        body_read_timeout: u64,
+        /// Connections served at once; more wait in the listen backlog until one closes.
+        #[arg(long, env = "KUBEHEAL_HEALER_MAX_CONNECTIONS",
+              default_value_t = server::DEFAULT_MAX_CONNECTIONS,
+              value_parser = clap::value_parser!(u32).range(1..))]
+        max_connections: u32,
+        /// Heal requests in flight at once; one more is answered 503 at once.
+        #[arg(long, env = "KUBEHEAL_HEALER_MAX_HEAL_REQUESTS",
+              default_value_t = server::DEFAULT_MAX_HEAL_REQUESTS,
+              value_parser = clap::value_parser!(u32).range(1..))]
+        max_heal_requests: u32,
     },
 }
 
@@ -216,8 +239,20 @@ fn main() -> ExitCode {
                     openai_base_url,
                     model,
                     max_tokens,
+                    header_read_timeout,
+                    body_read_timeout,
+                    max_connections,
+                    max_heal_requests,
                 },
-        } => healer_serve(listen, openai_base_url.zip(model), max_tokens),
+        } => {
+            let config = server::ServerConfig {
+                header_read_timeout: Duration::from_secs(header_read_timeout),
+                body_read_timeout: Duration::from_secs(body_read_timeout),
+                max_connections: max_connections as usize,
+                max_heal_requests: max_heal_requests as usize,
+            };
+            healer_serve(listen, openai_base_url.zip(model), max_tokens, config)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -317,8 +352,13 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
     Ok(())
 }
 
-fn healer_serve(listen: std::net::SocketAddr, openai: Option<(String, String)>, max_tokens: u32) -> Result<(), String> {
-    use kubeheal::healer::{Chain, Healer, builtin::Builtin, openai::OpenAi, server};
+fn healer_serve(
+    listen: std::net::SocketAddr,
+    openai: Option<(String, String)>,
+    max_tokens: u32,
+    config: server::ServerConfig,
+) -> Result<(), String> {
+    use kubeheal::healer::{Chain, Healer, builtin::Builtin, openai::OpenAi};
     let mut healers: Vec<Box<dyn Healer>> = vec![Box::new(Builtin)];
     if let Some((base_url, model)) = openai {
         let key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
@@ -335,7 +375,7 @@ fn healer_serve(listen: std::net::SocketAddr, openai: Option<(String, String)>, 
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };
-        server::serve(listen, state, shutdown)
+        server::serve(listen, state, config, shutdown)
             .await
             .map_err(|e| format!("cannot serve on {listen}: {e}"))
     })

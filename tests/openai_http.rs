@@ -230,3 +230,42 @@ async fn the_reference_server_asks_the_model_when_no_deterministic_fixer_applies
         "def calculate(a, b):\n    return a + b\n"
     );
 }
+
+#[tokio::test]
+async fn an_endpoint_that_redirects_is_an_error_and_the_prompt_is_not_sent_on() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let reached = Arc::new(AtomicUsize::new(0));
+    let elsewhere = {
+        let reached = Arc::clone(&reached);
+        serve(Router::new().route(
+            "/v1/chat/completions",
+            post(move || {
+                reached.fetch_add(1, Ordering::SeqCst);
+                async { axum::Json(completion("SUMMARY: x\nFILE: logic.py\n```\nx = 1\n```")) }
+            }),
+        ))
+        .await
+    };
+    let location = format!("http://{elsewhere}/v1/chat/completions");
+    let app = Router::new().route(
+        "/v1/chat/completions",
+        post(move || {
+            let location = location.clone();
+            async move { (StatusCode::PERMANENT_REDIRECT, [("location", location)]).into_response() }
+        }),
+    );
+    let response = ask(app).await;
+    assert_eq!(response.outcome, HealerOutcome::Error, "{response:?}");
+    assert!(response.modified_files.is_empty());
+    let reason = response.reason.unwrap_or_default();
+    assert!(
+        reason.contains("redirects (308 to http://") && reason.contains("configure the final URL"),
+        "{reason}"
+    );
+    assert_eq!(
+        reached.load(Ordering::SeqCst),
+        0,
+        "the prompt was sent on to the other server"
+    );
+}

@@ -2,11 +2,13 @@
 //! and `pytest_errors`, plus the earlier attempts in `history` (healers that do not know it ignore
 //! it); a bearer token when configured; the cycle's timeout. `200 {status: healed,
 //! modified_files, changes_summary}` is success — SAM's `files` / `explanation` are read too;
-//! 504 or a timeout is `timeout`; anything else is `error` with the healer's own message. The
-//! body is read up to a bound, and the files pass validation before they are returned.
+//! 504 or a timeout is `timeout`; anything else is `error` with the healer's own message, and a
+//! 3xx is `error` saying the URL redirects (redirects are not followed: a 307 would send the
+//! source files again, wherever its `Location` points). The body is read up to a bound, and the
+//! files pass validation before they are returned.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -50,16 +52,10 @@ pub struct CodeHealerApi {
 impl CodeHealerApi {
     /// A client for `url` (e.g. `http://localhost:3000/api/heal`), with an optional bearer token.
     pub fn new(url: impl Into<String>, token: Option<String>) -> Result<Self, String> {
-        // kube and reqwest share rustls; ring is the provider this binary is built with.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(CodeHealerApi {
             url: url.into(),
             token,
-            client,
+            client: super::http_client()?,
         })
     }
 
@@ -92,6 +88,13 @@ impl CodeHealerApi {
             }
         };
         let status = response.status();
+        if status.is_redirection() {
+            return HealResponse::failed(
+                HealerOutcome::Error,
+                format!("the healer URL {}", super::redirect_message(&self.url, &response)),
+                started.elapsed(),
+            );
+        }
         let body = match read_bounded(response, MAX_BODY).await {
             Ok(b) => b,
             Err(BodyError::Timeout) => {

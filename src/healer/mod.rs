@@ -28,12 +28,31 @@ use crate::core::redact::redact;
 
 /// The HTTP client every healer uses: rustls with ring (the provider kube is built with, so no
 /// second TLS stack), a 10 s connect timeout; each request sets the cycle's own timeout.
+/// Redirects are not followed: a 307 or 308 would send the source files (and, to the same
+/// origin, the token) again to wherever the `Location` points; a healer reports a 3xx instead
+/// (see [`redirect_message`]).
 pub fn http_client() -> Result<reqwest::Client, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// Why a 3xx is an error, for a healer's reason: `{url} redirects (307 to {location}); ...`.
+pub fn redirect_message(url: &str, response: &reqwest::Response) -> String {
+    let to = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|l| l.to_str().ok())
+        .map(|l| format!(" to {}", crate::parse::truncate(l, 200)))
+        .unwrap_or_default();
+    format!(
+        "{url} redirects ({}{to}); kubeheal does not follow redirects, so that the source files go only \
+         where they were configured to go: configure the final URL instead",
+        response.status().as_u16()
+    )
 }
 
 /// Progressive per-cycle timeouts of seed 000: cycle N uses entry N, later cycles the last.

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 
@@ -39,11 +39,7 @@ pub struct OpenAi {
 
 impl OpenAi {
     pub fn new(base_url: &str, model: &str, api_key: Option<String>, max_tokens: u32) -> Result<Self, String> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let client = super::http_client()?;
         Ok(OpenAi {
             base_url: base_url.trim_end_matches('/').to_owned(),
             model: model.to_owned(),
@@ -65,11 +61,8 @@ impl OpenAi {
                 {"role": "user", "content": prompt(request, self.prompt_budget)},
             ],
         });
-        let mut http = self
-            .client
-            .post(format!("{}/chat/completions", self.base_url))
-            .timeout(request.timeout)
-            .json(&body);
+        let url = format!("{}/chat/completions", self.base_url);
+        let mut http = self.client.post(&url).timeout(request.timeout).json(&body);
         if let Some(key) = &self.api_key {
             http = http.bearer_auth(key);
         }
@@ -91,6 +84,13 @@ impl OpenAi {
             }
         };
         let status = response.status();
+        if status.is_redirection() {
+            return HealResponse::failed(
+                HealerOutcome::Error,
+                format!("the endpoint {}", super::redirect_message(&url, &response)),
+                started.elapsed(),
+            );
+        }
         let text = match response.text().await {
             Ok(t) => t,
             Err(e) if e.is_timeout() => {

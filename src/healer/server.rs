@@ -2,17 +2,38 @@
 //! `history`), `GET /healthz` answers `{"status":"ok"}`. It finds the bug reports in the request's
 //! `pytest_errors` with kubeheal's own parser and answers with the built-in deterministic fixers:
 //! the healer a cluster can run with no LLM at all, and the real server the heal-loop tests talk to.
+//!
+//! What one client can hold is bounded by crates' own settings ([`ServerConfig`]): hyper's
+//! header read timeout (which also closes idle keep-alive connections), tower-http's deadline on
+//! the whole request body, axum's body limit, tower's concurrency limit with load shedding (503,
+//! not a queue) on heal requests, and a cap on connections taken from the listener. The parsing
+//! and the fixers run on a blocking thread, so a big request does not hold up `/healthz`.
 
-use std::net::SocketAddr;
+use std::future::Future;
+use std::io;
+use std::pin::pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Json, Response};
 use axum::routing::{get, post};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use serde_json::json;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tower::ServiceBuilder;
+use tower::limit::ConcurrencyLimitLayer;
+use tower::load_shed::LoadShedLayer;
+use tower::load_shed::error::Overloaded;
+use tower_http::timeout::{RequestBodyDeadlineLayer, TimeoutError};
 
 use super::code_healer_api::{MAX_BODY, WireRequest};
 use super::{Chain, HealRequest, Healer, ReportWithSnippet, cycle_timeout, validate};
@@ -24,37 +45,208 @@ pub struct ServerState {
     pub healers: Chain,
 }
 
-/// The server's routes.
+/// What the server takes on at once, and how long it waits for a client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// A request's line and headers must arrive within this, or the connection is closed. hyper
+    /// starts the same timer when a keep-alive connection goes idle, so it is also how long an
+    /// idle connection is kept.
+    pub header_read_timeout: Duration,
+    /// A heal request's whole body must arrive within this (from the end of its headers), or
+    /// it is answered 408.
+    pub body_read_timeout: Duration,
+    /// Connections served at once; further ones wait in the listen backlog until one closes.
+    pub max_connections: usize,
+    /// Heal requests in flight at once (reading the body, parsing, fixing); one more is
+    /// answered 503 at once.
+    pub max_heal_requests: usize,
+}
+
+/// The defaults of [`ServerConfig`] (and of `kubeheal healer serve`'s flags).
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
+pub const DEFAULT_BODY_READ_TIMEOUT_SECS: u64 = 30;
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 256;
+pub const DEFAULT_MAX_HEAL_REQUESTS: u32 = 8;
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            header_read_timeout: Duration::from_secs(DEFAULT_HEADER_READ_TIMEOUT_SECS),
+            body_read_timeout: Duration::from_secs(DEFAULT_BODY_READ_TIMEOUT_SECS),
+            max_connections: DEFAULT_MAX_CONNECTIONS as usize,
+            max_heal_requests: DEFAULT_MAX_HEAL_REQUESTS as usize,
+        }
+    }
+}
+
+/// What the handlers share: the healers, and the permits of the blocking heal work.
+#[derive(Clone)]
+struct Shared {
+    state: Arc<ServerState>,
+    /// A permit goes into each blocking heal task, so that work whose client has gone (and whose
+    /// request permit `ConcurrencyLimitLayer` has already given back) still counts.
+    work: Arc<Semaphore>,
+}
+
+/// The server's routes with the default limits.
 pub fn router(state: Arc<ServerState>) -> Router {
+    router_with(state, &ServerConfig::default())
+}
+
+/// The server's routes: `/api/heal` with the body limit, the body deadline and the in-flight
+/// limit; `/healthz` with none of them. The connection settings are [`serve_on`]'s.
+pub fn router_with(state: Arc<ServerState>, config: &ServerConfig) -> Router {
+    let limits = ServiceBuilder::new()
+        .layer(HandleErrorLayer::new(overloaded))
+        .layer(LoadShedLayer::new())
+        .layer(ConcurrencyLimitLayer::new(config.max_heal_requests))
+        .layer(RequestBodyDeadlineLayer::new(config.body_read_timeout))
+        .layer(DefaultBodyLimit::max(MAX_BODY));
     Router::new()
-        .route("/api/heal", post(heal))
+        .route("/api/heal", post(heal).layer(limits))
         .route(
             "/healthz",
             get(|| async { Json(json!({"status": "ok", "service": "kubeheal-healer"})) }),
         )
-        .layer(DefaultBodyLimit::max(MAX_BODY))
-        .with_state(state)
+        .with_state(Shared {
+            state,
+            work: Arc::new(Semaphore::new(config.max_heal_requests)),
+        })
 }
 
-/// Serves on `listen` until `shutdown` completes.
+/// Binds `listen` and serves on it until `shutdown` completes.
 pub async fn serve(
-    listen: SocketAddr,
+    listen: std::net::SocketAddr,
     state: Arc<ServerState>,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(listen).await?;
-    tracing::info!(address = %listener.local_addr()?, "healer server listening");
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let listener = TcpListener::bind(listen).await?;
+    tracing::info!(address = %listener.local_addr()?, ?config, "healer server listening");
+    serve_on(listener, state, config, shutdown).await
+}
+
+/// Serves HTTP/1 on `listener` until `shutdown` completes, then waits for the requests in
+/// flight. At most `max_connections` connections are accepted at once; each has hyper's header
+/// read timeout (which also closes it when idle).
+pub async fn serve_on(
+    listener: TcpListener,
+    state: Arc<ServerState>,
+    config: ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let app = router_with(state, &config);
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(config.header_read_timeout);
+    let connections = Arc::new(Semaphore::new(config.max_connections));
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = pin!(shutdown);
+    loop {
+        // A free place first: past the limit, new connections wait in the kernel's backlog.
+        let permit = tokio::select! {
+            permit = Arc::clone(&connections).acquire_owned() => {
+                permit.map_err(|_| io::Error::other("the connection limit was closed"))?
+            }
+            () = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    accept_error(e).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let service = TowerToHyperService::new(app.clone());
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// An error of one connection (reset before it was accepted) is no reason to wait; others (too
+/// many open files) are, as axum's own `serve` does.
+async fn accept_error(e: io::Error) {
+    use io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    if matches!(e.kind(), ConnectionAborted | ConnectionRefused | ConnectionReset) {
+        return;
+    }
+    tracing::error!(error = %e, "cannot accept a connection; retrying in 1 s");
+    tokio::time::sleep(Duration::from_secs(1)).await;
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({"status": "error", "message": message.into()}))).into_response()
 }
 
-async fn heal(State(state): State<Arc<ServerState>>, body: Bytes) -> Response {
-    let wire: WireRequest = match serde_json::from_slice(&body) {
+/// The in-flight limit's answer: 503 at once rather than a queue.
+async fn overloaded(e: tower::BoxError) -> Response {
+    if e.is::<Overloaded>() {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the healer is busy with other requests; try again later",
+        );
+    }
+    error(StatusCode::INTERNAL_SERVER_ERROR, format!("the healer failed: {e}"))
+}
+
+/// The body that could not be read, as a seed-000 error: too large (413), too slow (408), or
+/// broken off (400).
+fn body_error(rejection: BytesRejection) -> Response {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&rejection);
+    while let Some(e) = cause {
+        if e.is::<TimeoutError>() {
+            return error(StatusCode::REQUEST_TIMEOUT, "the request body did not arrive in time");
+        }
+        cause = e.source();
+    }
+    let status = rejection.status();
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return error(
+            status,
+            format!("the request is larger than {} MiB", MAX_BODY / (1024 * 1024)),
+        );
+    }
+    error(status, format!("cannot read the request: {}", rejection.body_text()))
+}
+
+async fn heal(State(shared): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => return body_error(rejection),
+    };
+    // Waits only for work whose client has gone (see `Shared::work`); the semaphore is never
+    // closed, which is the only way `acquire_owned` fails.
+    let Ok(permit) = Arc::clone(&shared.work).acquire_owned().await else {
+        return error(StatusCode::INTERNAL_SERVER_ERROR, "the heal work queue is closed");
+    };
+    // Parsing the log and the fixers are CPU work: a blocking thread does it, so the async
+    // workers go on serving other connections (and /healthz). The healers' own futures (an
+    // OpenAI endpoint's request) are driven from that thread too.
+    let runtime = tokio::runtime::Handle::current();
+    let state = shared.state;
+    let task = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        runtime.block_on(heal_body(&state.healers, &body))
+    });
+    match task.await {
+        Ok(response) => response,
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, format!("the heal task failed: {e}")),
+    }
+}
+
+async fn heal_body(healers: &Chain, body: &[u8]) -> Response {
+    let wire: WireRequest = match serde_json::from_slice(body) {
         Ok(w) => w,
         Err(e) => {
             return error(
@@ -70,7 +262,7 @@ async fn heal(State(state): State<Arc<ServerState>>, body: Bytes) -> Response {
             "no bug report could be read from pytest_errors (stderr and stdout); nothing to fix",
         );
     }
-    let response = state.healers.heal(&request).await;
+    let response = healers.heal(&request).await;
     if response.outcome == HealerOutcome::Healed {
         return Json(json!({
             "status": "healed",
