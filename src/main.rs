@@ -372,10 +372,8 @@ fn healer_serve(
         let state = std::sync::Arc::new(server::ServerState {
             healers: Chain(healers),
         });
-        let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        server::serve(listen, state, config, shutdown)
+        // SIGTERM too: in a Pod, that is how the server is asked to stop.
+        server::serve(listen, state, config, termination())
             .await
             .map_err(|e| format!("cannot serve on {listen}: {e}"))
     })
