@@ -11,6 +11,25 @@ use clap::{Parser, Subcommand, ValueEnum};
 use kubeheal::healer::server;
 
 /// kubeheal heals failing builds and tests, in a Kubernetes cluster or on a laptop.
+/// Prints a line to stdout. A reader that went away (`kubeheal parse … | head`) ends kubeheal
+/// quietly, as it ends `cat`; another write error (a full disk) ends it with a message — never
+/// a panic.
+macro_rules! say {
+    ($($arg:tt)*) => { emit(format_args!($($arg)*)) };
+}
+
+fn emit(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(error) = out.write_fmt(line).and_then(|()| out.write_all(b"\n")) {
+        if error.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("kubeheal: cannot write the output: {error}");
+        std::process::exit(1);
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(name = "kubeheal", version, about, propagate_version = true)]
 struct Cli {
@@ -341,11 +360,11 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
                 })
                 .collect();
             let json = serde_json::to_string_pretty(&wire).map_err(|e| format!("cannot render JSON: {e}"))?;
-            println!("{json}");
+            say!("{json}");
         }
         ParseFormat::Text => {
             for report in &parsed.reports {
-                println!("{}", render::render(report));
+                say!("{}", render::render(report));
             }
         }
     }
@@ -466,7 +485,7 @@ fn exec(
     }
     let value = serde_json::to_value(&execution.envelope).map_err(|e| format!("cannot render the envelope: {e}"))?;
     let json = serde_json::to_string_pretty(&snake_case_keys(value)).map_err(|e| format!("cannot render JSON: {e}"))?;
-    println!("{json}");
+    say!("{json}");
     Ok(())
 }
 
@@ -545,18 +564,18 @@ fn heal(
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let chain = Chain(healers);
     let summary = runtime.block_on(heal(&options, &chain, &mut |line| eprintln!("{line}"), termination()))?;
-    println!();
-    println!("result:      {:?} — {}", summary.reason, summary.message);
-    println!("cycles:      {}", summary.cycles);
+    say!("");
+    say!("result:      {:?} — {}", summary.reason, summary.message);
+    say!("cycles:      {}", summary.cycles);
     if !summary.fixed_tests.is_empty() {
-        println!("fixed tests: {}", summary.fixed_tests.join(", "));
+        say!("fixed tests: {}", summary.fixed_tests.join(", "));
     }
     if !summary.diff_stat.is_empty() {
-        println!("changes:     {}", summary.diff_stat);
+        say!("changes:     {}", summary.diff_stat);
     }
-    println!("branch:      {} in {}", summary.branch, summary.repo.display());
+    say!("branch:      {} in {}", summary.branch, summary.repo.display());
     if !summary.commits.is_empty() {
-        println!(
+        say!(
             "see it with: git -C {} log --stat {}..{}",
             summary.repo.display(),
             &summary.base[..12.min(summary.base.len())],
@@ -564,7 +583,7 @@ fn heal(
         );
     }
     if let Some(proposal) = &summary.proposed_fix {
-        println!(
+        say!(
             "proposal:    {} (a CodeFixDDS for people: kubectl apply -f it)",
             proposal.display()
         );

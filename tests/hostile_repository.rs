@@ -328,3 +328,28 @@ async fn the_build_runs_in_a_copy_with_its_git_history_and_without_links_that_le
         execution.envelope.warnings
     );
 }
+
+#[tokio::test]
+async fn a_reader_that_goes_away_ends_kubeheal_quietly_instead_of_a_panic() {
+    use tokio::io::AsyncReadExt;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("big.log");
+    let lines: Vec<String> = (1..50_000)
+        .map(|i| format!("app.py:{i}:1: E999 SyntaxError: invalid syntax"))
+        .collect();
+    std::fs::write(&log, lines.join("\n")).unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_kubeheal"))
+        .args(["parse", "--format", "text"])
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut first).await.unwrap();
+    // The pipe is closed here, as `| head -c 10` closes it.
+    let out = child.wait_with_output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

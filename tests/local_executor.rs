@@ -278,3 +278,15 @@ async fn the_executor_trait_runs_local_folders_and_refuses_remote_urls() {
     let refused = executor.execute(&request).await.expect_err("a remote URL is refused");
     assert!(refused.contains("file:// URLs"), "{refused}");
 }
+
+#[tokio::test]
+async fn a_build_killed_with_sigkill_is_not_called_out_of_memory() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let execution = run(dir.path(), Some("kill -9 $$"), Duration::from_secs(30)).await;
+    let e = &execution.envelope;
+    assert_eq!(e.error_class, Some(ErrorClass::Infra), "{e:?}");
+    assert!(
+        e.error_message.as_deref().unwrap_or_default().contains("SIGKILL"),
+        "{e:?}"
+    );
+}

@@ -162,10 +162,12 @@ pub fn classify(
             "the build command is not executable (exit code 126)".to_owned(),
             "make the script executable (chmod +x) or run it through its interpreter",
         ),
+        // Out of memory is known only where the container runtime says so (the Job executor reads
+        // `OOMKilled` from the container status); a bare SIGKILL has many senders.
         Ending::Exited(137) | Ending::Signalled(9) => err(
-            ErrorClass::OomKilled,
-            "the build was killed (SIGKILL), most often for running out of memory".to_owned(),
-            "raise the executor's memory limit or reduce the build's parallelism",
+            ErrorClass::Infra,
+            "the build was killed with SIGKILL, which kubeheal did not send (the kernel's out-of-memory killer, or another process)".to_owned(),
+            "check the machine's memory (dmesg shows the OOM killer) and what else stops processes there, then run again",
         ),
         Ending::Signalled(sig) => err(
             ErrorClass::RuntimeError,
