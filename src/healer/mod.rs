@@ -181,9 +181,14 @@ impl HealRequest {
             .reports
             .iter()
             .filter_map(|r| {
+                let report = BugReport {
+                    message: redact(&r.message, inputs.secrets).0,
+                    test_name: r.test_name.as_ref().map(|t| redact(t, inputs.secrets).0),
+                    ..r.clone()
+                };
                 failed_files
                     .get(&r.file_path)
-                    .map(|c| ReportWithSnippet::new(r.clone(), c))
+                    .map(|c| ReportWithSnippet::new(report, c))
             })
             .collect();
         HealRequest {

@@ -32,7 +32,7 @@ use crate::core::heal_run::{
 };
 use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
-use crate::core::redact::secret_values;
+use crate::core::redact::{redact, secret_values};
 use crate::executor::RunRequest;
 use crate::executor::job::{ContainerSettings, JobRequest, kept_log};
 use crate::git::{CYCLE_TRAILER, GitError, REVERT_TRAILER, Repo};
@@ -243,7 +243,9 @@ impl Driver {
                 EventType::Normal
             },
             reason: note.reason.to_owned(),
-            note: Some(truncate_bytes(&note.message, 1024).to_owned()),
+            // Messages carry git's and the healer's words, which may quote a URL with a password
+            // in it: redacted here, the one door every Event goes through.
+            note: Some(truncate_bytes(&redact(&note.message, &[]).0, 1024).to_owned()),
             action: "Heal".into(),
             secondary: None,
         };
@@ -374,7 +376,9 @@ impl Driver {
     async fn resolve_source(&self) -> Result<Input, Error> {
         let source = &self.run.spec.source;
         if let Some(message) = self.ctx.settings.url_policy.refuse_source(&source.url) {
-            return Ok(Input::SourceUnavailable { message });
+            return Ok(Input::SourceUnavailable {
+                message: redact(&message, &[]).0,
+            });
         }
         let resolved = match self.repo().await {
             Ok(repo) => repo.resolve(source.revision.as_deref()).await.map_err(Error::Git),
@@ -383,9 +387,13 @@ impl Driver {
         match resolved {
             Ok(commit) => Ok(Input::SourceResolved { commit }),
             Err(Error::Git(error)) if !error.is_transient() => Ok(Input::SourceUnavailable {
-                message: format!(
-                    "the source cannot be used: {error}; fix spec.source (url, revision or secretRef) and create the run again"
-                ),
+                message: redact(
+                    &format!(
+                        "the source cannot be used: {error}; fix spec.source (url, revision or secretRef) and create the run again"
+                    ),
+                    &[],
+                )
+                .0,
             }),
             Err(error) => Err(error),
         }

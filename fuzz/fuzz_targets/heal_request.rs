@@ -1,0 +1,71 @@
+//! Fuzzes the healer request: whatever the files, the log and the reports hold, a secret value
+//! never reaches the request.
+//!
+//!     cargo +nightly fuzz run heal_request -- -max_total_time=60
+
+#![no_main]
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kubeheal::api::shared::{BugReport, ErrorType};
+use kubeheal::healer::{HealRequest, RequestInputs};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    // The first line is the secret; the rest is the file, the log and the message.
+    let (secret, rest) = text.split_once('\n').unwrap_or((&text, ""));
+    if secret.trim().len() < 4 {
+        return;
+    }
+    let files = BTreeMap::from([("app.py".to_owned(), rest.replace("SECRET", secret))]);
+    let tracked: Vec<String> = files.keys().cloned().collect();
+    let reports = vec![BugReport {
+        file_path: "app.py".into(),
+        line_number: 1,
+        error_type: ErrorType::Syntax,
+        message: rest.replace("SECRET", secret),
+        test_name: None,
+        confidence_score: None,
+    }];
+    let log = rest.replace("SECRET", secret);
+    let secrets = vec![secret.to_owned()];
+    let request = HealRequest::build(
+        RequestInputs {
+            project: "p",
+            cycle: 1,
+            reports: &reports,
+            files: &tracked,
+            secrets: &secrets,
+            exit_code: 1,
+            error_message: &log,
+            log: &log,
+            history: Vec::new(),
+            timeout: Duration::from_secs(30),
+            allowed_paths: Vec::new(),
+        },
+        &|path: &str, _| files.get(path).cloned(),
+    );
+    let texts = request
+        .failed_files
+        .values()
+        .chain(request.reports.iter().flat_map(|r| [&r.report.message, &r.snippet]))
+        .chain([&request.error_context.stdout, &request.error_context.error_summary]);
+    for text in texts {
+        assert!(!without_markers(text).contains(secret), "{text}");
+    }
+});
+
+/// `text` with every `[REDACTED:…]` placeholder taken out (a secret such as `ACTED` is part of
+/// the placeholder itself, which is no leak).
+fn without_markers(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("[REDACTED:") {
+        out.push_str(&rest[..start]);
+        rest = rest[start..].split_once(']').map_or("", |(_, after)| after);
+    }
+    out.push_str(rest);
+    out
+}
