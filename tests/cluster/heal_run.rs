@@ -39,6 +39,8 @@ struct Heal {
     _dirs: Vec<tempfile::TempDir>,
     work: tempfile::TempDir,
     operator: Option<Process>,
+    /// Variables the operator is started with (as its Deployment would set them).
+    operator_env: Vec<(String, String)>,
     metrics: SocketAddr,
     hold: Hold,
     _node: tokio::task::JoinHandle<()>,
@@ -48,6 +50,11 @@ impl Heal {
     /// A namespace, a bare repository holding `files`, and the test node; the operator is
     /// started by [`Heal::start_operator`].
     async fn new(test: &str, files: &[(&str, &str)], hold: Hold) -> Heal {
+        Heal::with_links(test, files, &[], hold).await
+    }
+
+    /// [`Heal::new`] with symbolic links (`name`, `target`) committed beside the files.
+    async fn with_links(test: &str, files: &[(&str, &str)], links: &[(&str, &str)], hold: Hold) -> Heal {
         let plane = control_plane();
         plane.ensure_controller_manager();
         let logs = kubelet(plane);
@@ -56,6 +63,9 @@ impl Heal {
         let source = tempfile::tempdir().expect("a temp dir");
         for (path, content) in files {
             std::fs::write(source.path().join(path), content).expect("write a project file");
+        }
+        for (name, target) in links {
+            std::os::unix::fs::symlink(target, source.path().join(name)).expect("a link");
         }
         git(source.path(), &["init", "-q", "-b", "main"]);
         git(source.path(), &["add", "."]);
@@ -82,6 +92,7 @@ impl Heal {
             _dirs: vec![source, bare],
             work: tempfile::tempdir().expect("a temp dir"),
             operator: None,
+            operator_env: Vec::new(),
             metrics: free_port(),
             hold,
             _node: node,
@@ -114,7 +125,8 @@ impl Heal {
             .arg(self.work.path().join("cache"))
             .env("KUBECONFIG", self.plane.kubeconfig_as("kubeheal-operator"))
             .env("RUST_LOG", "info,kube=warn")
-            .env_remove("CODE_HEALER_URL");
+            .env_remove("CODE_HEALER_URL")
+            .envs(self.operator_env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let n = std::fs::read_dir(self.work.path()).map(|d| d.count()).unwrap_or(0);
         let process =
             spawn_watched(self.work.path(), &format!("operator-{n}"), &mut command, None).expect("the operator starts");
@@ -639,6 +651,68 @@ async fn a_healer_url_inside_the_cluster_costs_the_cycle_with_the_setting_to_cha
         "{call:?}"
     );
     assert_eq!(calls.load(Ordering::SeqCst), 0, "no file was sent");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repository_with_links_out_never_gets_the_operators_secrets_or_files_to_the_healer() {
+    const SECRETS: [(&str, &str); 2] = [
+        ("CODE_HEALER_TOKEN", "operator-healer-token-77aa11"),
+        ("KUBEHEAL_GIT_PASSWORD", "operator-git-password-88bb22"),
+    ];
+    let outside = tempfile::tempdir().expect("a temp dir");
+    let marker = "operator-disk-content-99cc33";
+    std::fs::write(
+        outside.path().join("secret.py"),
+        format!("def broken(:\n    X = '{marker}'\n"),
+    )
+    .expect("write");
+    let target = outside.path().join("secret.py").display().to_string();
+    let test =
+        "def test_leak():\n    import leak  # noqa: F401\n\n\ndef test_other():\n    import other  # noqa: F401\n";
+    let mut heal = Heal::with_links(
+        "healrun-hostile",
+        &[("test_hostile.py", test)],
+        &[("leak.py", "/proc/self/environ"), ("other.py", &target)],
+        Hold::default(),
+    )
+    .await;
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let record = seen.clone();
+    let app = Router::new().route(
+        "/api/heal",
+        post(move |body: String| {
+            let record = record.clone();
+            async move {
+                record.lock().unwrap().push(body);
+                (
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    axum::Json(json!({"status": "error", "message": "no fix"})),
+                )
+            }
+        }),
+    );
+    let healer = format!("http://{}/api/heal", crate::support::http::serve(app).await);
+    heal.operator_env = SECRETS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    heal.start_operator();
+    heal.apply(heal.spec(&healer, json!({"maxCycles": 1})));
+    heal.wait_phase(HealRunPhase::Failed).await;
+    let requests = seen.lock().unwrap().clone();
+    assert!(!requests.is_empty(), "the healer was asked");
+    for request in &requests {
+        for (name, value) in SECRETS {
+            assert!(!request.contains(value), "the operator's {name} reached the healer");
+        }
+        assert!(
+            !request.contains(marker),
+            "a file on the operator's disk reached the healer"
+        );
+        let body: serde_json::Value = serde_json::from_str(request).expect("JSON");
+        let files = body["failed_files"].as_object().expect("failed_files");
+        assert!(
+            !files.contains_key("leak.py") && !files.contains_key("other.py"),
+            "{files:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
