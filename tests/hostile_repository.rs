@@ -9,11 +9,8 @@ mod support;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::Router;
-use axum::routing::post;
 use kubeheal::api::heal_run::ProjectType;
 use kubeheal::executor::ExecutionRequest;
 use kubeheal::executor::local::LocalExecutor;
@@ -26,28 +23,6 @@ const SECRETS: [(&str, &str); 3] = [
     ("DB_PASSWORD", "db-password-0a1b2c3d4e5f"),
 ];
 const OUTSIDE_MARKER: &str = "outside-file-content-5d1e";
-
-/// A Code Healer API on loopback that keeps every request body and answers with an error (so
-/// the loop goes on asking).
-async fn recording_healer() -> (String, Arc<Mutex<Vec<String>>>) {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let record = seen.clone();
-    let app = Router::new().route(
-        "/api/heal",
-        post(move |body: String| {
-            let record = record.clone();
-            async move {
-                record.lock().unwrap().push(body);
-                (
-                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                    axum::Json(serde_json::json!({"status": "error", "message": "no fix"})),
-                )
-            }
-        }),
-    );
-    let addr = support::http::serve(app).await;
-    (format!("http://{addr}/api/heal"), seen)
-}
 
 /// `kubeheal heal dir args…` with the secrets in its environment and `tmp` as its TMPDIR.
 fn kubeheal(dir: &Path, tmp: &Path, args: &[&str]) -> tokio::process::Command {
@@ -108,7 +83,7 @@ async fn links_out_of_the_repository_and_secrets_in_the_environment_never_reach_
     )
     .unwrap();
     commit_all(&dir);
-    let (url, seen) = recording_healer().await;
+    let (url, seen) = support::http::recording_healer().await;
     let tmp = base.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let out = kubeheal(

@@ -676,22 +676,7 @@ async fn a_repository_with_links_out_never_gets_the_operators_secrets_or_files_t
         Hold::default(),
     )
     .await;
-    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let record = seen.clone();
-    let app = Router::new().route(
-        "/api/heal",
-        post(move |body: String| {
-            let record = record.clone();
-            async move {
-                record.lock().unwrap().push(body);
-                (
-                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                    axum::Json(json!({"status": "error", "message": "no fix"})),
-                )
-            }
-        }),
-    );
-    let healer = format!("http://{}/api/heal", crate::support::http::serve(app).await);
+    let (healer, seen) = crate::support::http::recording_healer().await;
     heal.operator_env = SECRETS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     heal.start_operator();
     heal.apply(heal.spec(&healer, json!({"maxCycles": 1})));
