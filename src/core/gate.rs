@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use similar::{DiffOp, TextDiff};
 
 use crate::api::heal_run::{FileChange, GateVerdict, HealPolicy};
-use crate::api::shared::BugReport;
+use crate::api::shared::{BugReport, ErrorType};
 use crate::healer::validate::allowed;
 
 /// Files whose new lines add dependencies.
@@ -133,7 +133,27 @@ pub fn check(
             }
             continue;
         }
+        let import_error = reports
+            .iter()
+            .any(|r| r.file_path == path && r.error_type == ErrorType::Import);
+        let header = import_header_end(old);
+        let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
         for op in TextDiff::from_lines(old, new).ops() {
+            // For an import error, adding import statements in the module's import header is the
+            // minimal fix seed 001 asks for, however far the header is from the reported line.
+            if import_error
+                && let DiffOp::Insert {
+                    old_index,
+                    new_index,
+                    new_len,
+                } = *op
+                && old_index <= header
+                && new_lines[new_index..new_index + new_len]
+                    .iter()
+                    .all(|l| is_import(l) || l.trim().is_empty())
+            {
+                continue;
+            }
             let (start, len) = match *op {
                 DiffOp::Equal { .. } => continue,
                 DiffOp::Delete { old_index, old_len, .. } => (old_index, old_len),
@@ -158,10 +178,68 @@ pub fn check(
     }
 }
 
+/// Whether `line` is a top-level Python import statement.
+fn is_import(line: &str) -> bool {
+    (line.starts_with("import ") || line.starts_with("from ") && line.contains(" import "))
+        && !line.trim_end().ends_with('\\')
+}
+
+/// The 0-based index of the first line after a Python module's import header: its docstring,
+/// comments, blank lines, `__future__` and import statements (a multi-line `from x import (…)`
+/// included) and `try:` / `except ImportError:` blocks around imports.
+fn import_header_end(text: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    let mut end = 0;
+    let mut in_docstring: Option<&str> = None;
+    while i < lines.len() {
+        let line = lines[i];
+        let trimmed = line.trim();
+        if let Some(quote) = in_docstring {
+            if trimmed.contains(quote) {
+                in_docstring = None;
+                end = i + 1;
+            }
+            i += 1;
+            continue;
+        }
+        if i == end && (trimmed.starts_with("\"\"\"") || trimmed.starts_with("'''")) {
+            let quote = &trimmed[..3];
+            if trimmed.len() < 6 || !trimmed[3..].contains(quote) {
+                in_docstring = Some(quote);
+            } else {
+                end = i + 1;
+            }
+            i += 1;
+            continue;
+        }
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            i += 1;
+            continue;
+        }
+        if is_import(line) {
+            if trimmed.ends_with('(') {
+                while i < lines.len() && !lines[i].contains(')') {
+                    i += 1;
+                }
+            }
+            i += 1;
+            end = i;
+            continue;
+        }
+        if matches!(trimmed, "try:" | "else:") || trimmed.starts_with("except") || line.starts_with(char::is_whitespace)
+        {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    end
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::shared::ErrorType;
 
     fn report(path: &str, line: u32) -> BugReport {
         BugReport {
@@ -200,6 +278,57 @@ mod tests {
             "{:?}",
             v.reasons
         );
+    }
+
+    #[test]
+    fn for_an_import_error_an_import_added_to_the_header_passes_however_far_it_is() {
+        let body: String = (1..=40).map(|i| format!("x{i} = {i}\n")).collect();
+        let old = format!(
+            "\"\"\"Module.\"\"\"\n\nimport os\nfrom typing import (\n    Any,\n)\n\n{body}y = json.dumps(x1)\n"
+        );
+        let new = old.replace("import os\n", "import json\nimport os\n");
+        let before = map(&[("m.py", &old)]);
+        let after = map(&[("m.py", &new)]);
+        let mut name_error = report("m.py", 48);
+        name_error.error_type = ErrorType::Import;
+        name_error.message = "NameError: name 'json' is not defined".into();
+        let v = check(
+            &HealPolicy::default(),
+            1.0,
+            std::slice::from_ref(&name_error),
+            &before,
+            &after,
+        );
+        assert!(v.accepted, "{:?}", v.reasons);
+        // Anything else far from the line is still refused, and so is the same change for a bug
+        // that is not an import error.
+        let also = new.replace("x3 = 3", "x3 = 4");
+        let v = check(
+            &HealPolicy::default(),
+            1.0,
+            &[name_error],
+            &before,
+            &map(&[("m.py", &also)]),
+        );
+        assert!(!v.accepted);
+        let v = check(&HealPolicy::default(), 1.0, &[report("m.py", 48)], &before, &after);
+        assert!(!v.accepted);
+    }
+
+    #[test]
+    fn the_import_header_ends_at_the_first_statement() {
+        assert_eq!(import_header_end("import a\nimport b\n\nx = 1\n"), 2);
+        assert_eq!(
+            import_header_end("\"\"\"Doc\nmore.\n\"\"\"\nfrom a import (\n  b,\n)\nx = 1\n"),
+            6
+        );
+        assert_eq!(
+            import_header_end(
+                "try:\n    import ujson\nexcept ImportError:\n    ujson = None\nimport os\ndef f(): pass\n"
+            ),
+            5
+        );
+        assert_eq!(import_header_end("x = 1\nimport os\n"), 0);
     }
 
     #[test]

@@ -379,10 +379,28 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
         (Input::HealerAnswered { cycle, call, patch }, Action::AskHealer { cycle: expected, .. })
             if cycle == expected =>
         {
+            // A patch this run already rejected or reverted would only be rejected again, and a
+            // deterministic healer (or a model) that repeats itself would repeat it every cycle.
+            let repeated = patch.as_ref().and_then(|p| {
+                next.cycles.iter().find_map(|c| {
+                    c.patch
+                        .as_ref()
+                        .filter(|q| q.digest == p.digest && (!q.gate.accepted || q.reverted_by.is_some()))
+                        .map(|_| c.cycle)
+                })
+            });
+            let mut patch = patch;
+            if let (Some(earlier), Some(p)) = (repeated, patch.as_mut()) {
+                p.gate.accepted = false;
+                p.gate.reasons.push(format!(
+                    "the same patch as cycle {earlier}, which was rejected or reverted"
+                ));
+            }
             notes.push(answer_note(cycle, &call, patch.as_ref()));
             next.cycle = cycle;
             next.healer_calls += 1;
             next.message = Some(notes[0].message.clone());
+            let healer = call.healer.clone();
             next.cycles.push(CycleStatus {
                 cycle,
                 execution: None,
@@ -391,6 +409,18 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
                 patch,
                 approval_request: None,
             });
+            if let Some(earlier) = repeated {
+                finish(
+                    &mut next,
+                    HealRunPhase::Failed,
+                    HealRunReason::GateRejected,
+                    format!(
+                        "cycle {cycle}: {healer} proposed the same patch as cycle {earlier}, which was rejected or reverted; asking again would only get it again"
+                    ),
+                    now,
+                    &mut notes,
+                );
+            }
         }
         (Input::ApprovalRequested { cycle, name }, Action::RequestApproval { cycle: expected })
             if cycle == expected =>

@@ -434,7 +434,11 @@ fn with_continue_on_regression_the_next_cycle_starts_from_the_code_before_the_re
         latest_observation(&status).expect("one").failing_tests,
         vec!["t::a", "t::b"]
     );
-    let (status, _) = apply(&spec, &status, answered(2, "builtin", Some(patch(true))), at(40));
+    let other = PatchStatus {
+        digest: DIGEST.replace('1', "2"),
+        ..patch(true)
+    };
+    let (status, _) = apply(&spec, &status, answered(2, "builtin", Some(other)), at(40));
     let (status, _) = apply(&spec, &status, committed(2), at(41));
     assert_eq!(
         applied_cycles(&status, 2),
@@ -584,6 +588,36 @@ fn a_patch_that_does_not_apply_costs_its_cycle_and_the_next_cycle_asks_again() {
         Action::AskHealer { cycle: 2, .. }
     ));
     assert!(notes.iter().any(|n| n.reason == "PatchNotApplied" && n.warning));
+}
+
+#[test]
+fn a_healer_that_repeats_a_rejected_patch_is_asked_at_most_twice() {
+    let spec = spec(json!({"maxCycles": 5}));
+    let (status, notes) = run(
+        &spec,
+        vec![
+            resolved(),
+            baseline_failing(),
+            answered(1, "builtin", Some(patch(false))),
+            answered(2, "builtin", Some(patch(false))),
+        ],
+    );
+    assert_eq!(
+        ended(&status),
+        (Some(HealRunPhase::Failed), Some(HealRunReason::GateRejected))
+    );
+    assert_eq!(status.healer_calls, 2);
+    assert!(
+        status
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("same patch as cycle 1"),
+        "{:?}",
+        status.message
+    );
+    assert_eq!(next_action(&spec, &status), Action::ProposeFix);
+    assert!(notes.iter().any(|n| n.reason == "GateRejected" && n.warning));
 }
 
 #[test]
