@@ -267,6 +267,13 @@ async fn a_branch_a_person_made_under_the_heal_branch_name_is_never_rewritten() 
     assert!(stdout.contains("kubeheal/python-syntax-2"), "{stdout}");
     let subject = git(&dir, &["log", "-1", "--format=%s", "kubeheal/python-syntax-2"]);
     assert!(subject.starts_with("[AI-AGENT] SYNTAX"), "{subject}");
+    // A second heal reuses the branch that holds only kubeheal's own commits.
+    let again = kubeheal(&dir, &tmp, &[]).output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(again.status.success(), "{stdout}");
+    assert!(stdout.contains("branch:      kubeheal/python-syntax-2 "), "{stdout}");
+    assert!(!git(&dir, &["branch", "--list"]).contains("python-syntax-3"));
+    assert_eq!(git(&dir, &["rev-parse", "kubeheal/python-syntax"]), mine);
 }
 
 #[tokio::test]

@@ -26,7 +26,7 @@ use crate::core::proposal::{self, Origin};
 use crate::core::redact::{looks_secret_name, secret_values};
 use crate::executor::ExecutionRequest;
 use crate::executor::local::{KEEP_HEAD, KEEP_TAIL, LocalExecutor};
-use crate::git::Repo;
+use crate::git::{RUN_TRAILER, Repo};
 use crate::healer::Healer;
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix};
 use crate::parse::format::{commit_message, render, revert_message};
@@ -153,23 +153,38 @@ fn lock(state: &ConfinedDir) -> Result<Flock<std::fs::File>, String> {
     })
 }
 
-/// `wanted`, or `wanted-2`, `wanted-3`… when the user's repository already has a branch of that
-/// name: a branch a person may have committed to is never rewritten.
+/// `wanted`, or `wanted-2`, `wanted-3`… when the user's repository has a branch of that name with
+/// a commit kubeheal did not make (a person's work is never rewritten). A branch that holds only
+/// kubeheal's commits (each with its `Kubeheal-Run` trailer) is the previous heal's, and is reused.
 async fn free_branch(user: Option<&Repo>, wanted: &str) -> String {
     let Some(user) = user else {
         return wanted.to_owned();
     };
-    let exists = async |name: &str| {
-        user.git(&["rev-parse", "--verify", "--quiet", &format!("refs/heads/{name}")])
+    let free = async |name: &str| {
+        let reference = format!("refs/heads/{name}");
+        if user
+            .git(&["rev-parse", "--verify", "--quiet", &reference])
             .await
-            .is_ok()
+            .is_err()
+        {
+            return true;
+        }
+        let count = async |extra: &[&str]| {
+            let mut args = vec!["rev-list", "--count"];
+            args.extend_from_slice(extra);
+            let range = format!("HEAD..{reference}");
+            args.push(&range);
+            user.git(&args).await.ok().and_then(|n| n.parse::<u64>().ok())
+        };
+        let grep = format!("--grep=^{RUN_TRAILER}: ");
+        matches!((count(&[]).await, count(&[&grep]).await), (Some(all), Some(ours)) if all == ours)
     };
-    if !exists(wanted).await {
+    if free(wanted).await {
         return wanted.to_owned();
     }
     for n in 2.. {
         let candidate = format!("{wanted}-{n}");
-        if !exists(&candidate).await {
+        if free(&candidate).await {
             return candidate;
         }
     }
@@ -441,8 +456,8 @@ impl LocalDriver<'_> {
     }
 
     async fn finish(&self, user: Option<&Repo>, status: &HealRunStatus) -> Result<HealSummary, String> {
-        // Make the heal branch visible in the user's own repository; without `+`, so that git
-        // itself refuses to move a branch that someone changed meanwhile.
+        // Make the heal branch visible in the user's own repository. Forced: `free_branch` chose
+        // a name that is free or holds only kubeheal's own earlier commits.
         if let Some(user) = user
             && !self.commits.is_empty()
         {
@@ -450,7 +465,7 @@ impl LocalDriver<'_> {
                 "fetch",
                 "--quiet",
                 &self.repo.dir.display().to_string(),
-                &format!("refs/heads/{0}:refs/heads/{0}", self.branch),
+                &format!("+refs/heads/{0}:refs/heads/{0}", self.branch),
             ])
             .await
             .map_err(|e| {
