@@ -328,7 +328,8 @@ struct BugReportWire<'a> {
 }
 
 fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) -> Result<(), String> {
-    use kubeheal::parse::{self, Workspace, format as render};
+    use kubeheal::core::format as render;
+    use kubeheal::parse::{self, Workspace};
     let root = match workspace {
         Some(w) => w,
         None => std::env::current_dir()

@@ -14,7 +14,8 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use kubeheal::git::{CYCLE_TRAILER, REVERT_TRAILER, RUN_TRAILER, Repo};
+use kubeheal::core::format::{CYCLE_TRAILER, REVERT_TRAILER, RUN_TRAILER};
+use kubeheal::git::Repo;
 use support::git::git;
 
 const TOKEN: &str = "kubeheal-test-push-token";

@@ -8,7 +8,6 @@ use similar::{DiffOp, TextDiff};
 
 use crate::api::heal_run::{FileChange, GateVerdict, HealPolicy};
 use crate::api::shared::{BugReport, ErrorType};
-use crate::healer::validate::allowed;
 
 /// Files whose new lines add dependencies.
 const MANIFESTS: &[&str] = &[
@@ -34,6 +33,19 @@ pub fn is_test_file(path: &str) -> bool {
         || name.ends_with("_test.go")
         || name.contains(".test.")
         || name.contains(".spec.")
+}
+
+/// Whether `path` is one of `allowed` (files) or below one of them (folders, ending in `/`).
+pub fn allowed(path: &str, allowed: &[String]) -> bool {
+    allowed.is_empty()
+        || allowed.iter().any(|a| {
+            let a = a.trim_start_matches("./");
+            if a.ends_with('/') {
+                path.starts_with(a)
+            } else {
+                path == a || path.starts_with(&format!("{a}/"))
+            }
+        })
 }
 
 fn is_manifest(path: &str) -> bool {

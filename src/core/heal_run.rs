@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
+use serde::{Deserialize, Serialize};
 
 use crate::api::heal_run::{
     ApprovalMode, CycleStatus, HealResult, HealRunPhase, HealRunReason, HealRunSpec, HealRunStatus, HealerCall,
@@ -187,8 +188,21 @@ fn is_reverted(cycle: &CycleStatus) -> bool {
     cycle.patch.as_ref().is_some_and(|p| p.reverted_by.is_some())
 }
 
+/// What an earlier cycle tried, so a healer is not asked the same thing twice.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreviousAttempt {
+    pub cycle: u32,
+    pub outcome: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes_summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+}
+
 /// What earlier cycles tried, for the healer (seed 000's history), oldest first.
-pub fn history(status: &HealRunStatus) -> Vec<crate::healer::PreviousAttempt> {
+pub fn history(status: &HealRunStatus) -> Vec<PreviousAttempt> {
     status
         .cycles
         .iter()
@@ -209,7 +223,7 @@ pub fn history(status: &HealRunStatus) -> Vec<crate::healer::PreviousAttempt> {
                 )),
                 _ => call.reason.clone(),
             };
-            Some(crate::healer::PreviousAttempt {
+            Some(PreviousAttempt {
                 cycle: c.cycle,
                 outcome,
                 changes_summary: call.changes_summary.clone(),

@@ -9,8 +9,8 @@ use crate::api::code_fix_dds::{
     CodeFixDDS, CodeFixDDSSpec, ErrorContext, FixConstraints, FixProposal, SourceKind, SourceRef,
 };
 use crate::api::heal_run::{HealRunSpec, HealRunStatus};
+use crate::core::format::render;
 use crate::core::heal_run::latest_observation;
-use crate::parse::format::render;
 use crate::parse::truncate_bytes;
 
 /// Seed 002's hard limit on files for a `code_fix`.

@@ -11,6 +11,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use crate::confined::{ConfinedDir, ConfinedError};
+use crate::core::format::RUN_TRAILER;
 use tokio::process::Command;
 
 /// Errors of the Git agent.
@@ -108,13 +109,6 @@ impl std::fmt::Debug for Repo {
             .finish()
     }
 }
-
-/// The trailer naming the run a commit belongs to.
-pub const RUN_TRAILER: &str = "Kubeheal-Run";
-/// The trailer naming the cycle a commit belongs to.
-pub const CYCLE_TRAILER: &str = "Kubeheal-Cycle";
-/// The trailer naming the cycle a revert undoes.
-pub const REVERT_TRAILER: &str = "Kubeheal-Reverts";
 
 const AUTHOR: [(&str, &str); 4] = [
     ("GIT_AUTHOR_NAME", "kubeheal"),
@@ -262,7 +256,7 @@ impl Repo {
     }
 
     /// The tip of `reference` when it is the commit made for `run`'s `cycle` (`trailer` is
-    /// [`CYCLE_TRAILER`] or [`REVERT_TRAILER`]).
+    /// `core::format`'s `CYCLE_TRAILER` or `REVERT_TRAILER`).
     pub async fn commit_for(&self, reference: &str, run: &str, trailer: &str, cycle: u32) -> Option<String> {
         let body = self.git(&["log", "-1", "--format=%H%n%B", reference]).await.ok()?;
         let (sha, message) = body.split_once('\n')?;

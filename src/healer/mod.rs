@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::heal_run::HealerOutcome;
 use crate::api::shared::BugReport;
+pub use crate::core::heal_run::PreviousAttempt;
 use crate::core::redact::redact;
 
 /// The HTTP client every healer uses: rustls with ring (the provider kube is built with, so no
@@ -120,19 +121,6 @@ impl ReportWithSnippet {
             .join("\n");
         ReportWithSnippet { report, snippet }
     }
-}
-
-/// What an earlier cycle tried, so a healer is not asked the same thing twice.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PreviousAttempt {
-    pub cycle: u32,
-    pub outcome: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub changes_summary: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<String>,
 }
 
 /// Everything a healer is given for one cycle.

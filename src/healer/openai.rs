@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::{HealFuture, HealRequest, HealResponse, Healer, validate};
 use crate::api::heal_run::HealerOutcome;
-use crate::parse::format::render;
+use crate::core::format::render;
 
 const SYSTEM: &str = "You fix failing builds. Change as little as possible: only the reported lines and \
 at most 3 lines around them; keep comments and formatting; never add dependencies; never weaken or delete \

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::core::gate::allowed;
+
 /// What a response may change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
@@ -103,19 +105,6 @@ fn check_path(path: &str) -> Result<String, String> {
         return Err(format!("invalid path {shown:?}: the .git folder cannot be changed"));
     }
     Ok(parts.join("/"))
-}
-
-/// Whether `path` is one of `allowed` (files) or below one of them (folders, ending in `/`).
-pub fn allowed(path: &str, allowed: &[String]) -> bool {
-    allowed.is_empty()
-        || allowed.iter().any(|a| {
-            let a = a.trim_start_matches("./");
-            if a.ends_with('/') {
-                path.starts_with(a)
-            } else {
-                path == a || path.starts_with(&format!("{a}/"))
-            }
-        })
 }
 
 #[cfg(test)]

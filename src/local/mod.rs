@@ -20,16 +20,17 @@ use nix::fcntl::{Flock, FlockArg};
 
 use crate::api::heal_run::{ApprovalMode, HealPolicy, HealRunReason, HealRunSpec, HealRunStatus};
 use crate::confined::ConfinedDir;
+use crate::core::format::RUN_TRAILER;
+use crate::core::format::{commit_message, render, revert_message};
 use crate::core::heal_run::{Action, Input, Note, apply, latest_observation, next_action, reason_name};
 use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
 use crate::core::redact::{looks_secret_name, secret_values};
 use crate::executor::ExecutionRequest;
 use crate::executor::local::{KEEP_HEAD, KEEP_TAIL, LocalExecutor};
-use crate::git::{RUN_TRAILER, Repo};
+use crate::git::Repo;
 use crate::healer::Healer;
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix};
-use crate::parse::format::{commit_message, render, revert_message};
 use crate::parse::{Workspace, parse};
 
 /// What `kubeheal heal` was asked to do.

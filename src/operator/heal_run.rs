@@ -27,6 +27,8 @@ use super::Context;
 use crate::api::code_fix_dds::CodeFixDDS;
 use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, HealerOutcome, LogsRef, PatchStatus};
 use crate::api::shared::{Decision, SecretKeyRef};
+use crate::core::format::{CYCLE_TRAILER, REVERT_TRAILER};
+use crate::core::format::{commit_message, revert_message};
 use crate::core::heal_run::{
     Action, Input, Note, applied_cycles, apply, is_terminal, latest_observation, next_action, reason_name,
 };
@@ -35,13 +37,12 @@ use crate::core::proposal::{self, Origin};
 use crate::core::redact::{redact, secret_values};
 use crate::executor::RunRequest;
 use crate::executor::job::{ContainerSettings, JobRequest, kept_log};
-use crate::git::{CYCLE_TRAILER, GitError, REVERT_TRAILER, Repo};
+use crate::git::{GitError, Repo};
 use crate::healer::Healer;
 use crate::healer::builtin::Builtin;
 use crate::healer::code_healer_api::CodeHealerApi;
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix};
 use crate::healer::openai::OpenAi;
-use crate::parse::format::{commit_message, revert_message};
 use crate::parse::{Workspace, parse, truncate_bytes};
 
 /// The field manager of the HealRun status and of what the controller applies.

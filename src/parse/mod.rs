@@ -5,11 +5,10 @@
 //! format family (`python`, `rust`, `go`, `js`, `lint`, `structured`) keeps a little state and
 //! hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
 //! keeps the output bounded and ordered, and records test outcomes and infrastructure signatures
-//! ([`outcome`]). What the parser found becomes a [`Verdict`] together with the exit code, and
-//! [`format`] renders a report for people.
+//! ([`outcome`]). What the parser found becomes a [`Verdict`] together with the exit code;
+//! `core::format` renders a report for people.
 
 pub mod clean;
-pub mod format;
 mod go;
 mod js;
 mod lint;

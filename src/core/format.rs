@@ -1,9 +1,20 @@
 //! The output formatter: the one place that renders a bug report for people —
 //! `{TYPE} error in {file} line {N} → Fix: {desc}` — used by the CLI, commit messages, events and
 //! summaries. The fix description is short and chosen from the report's type and message. The
-//! heal branch's commit and revert messages are rendered here too.
+//! heal branch's commit and revert messages are rendered here too, with the trailers by which
+//! the Git agent finds a run's commits again.
 
+use crate::api::heal_run::HealRunStatus;
 use crate::api::shared::{BugReport, ErrorType};
+use crate::core::heal_run::latest_observation;
+use crate::parse::truncate;
+
+/// The trailer naming the run a commit belongs to.
+pub const RUN_TRAILER: &str = "Kubeheal-Run";
+/// The trailer naming the cycle a commit belongs to.
+pub const CYCLE_TRAILER: &str = "Kubeheal-Cycle";
+/// The trailer naming the cycle a revert undoes.
+pub const REVERT_TRAILER: &str = "Kubeheal-Reverts";
 
 /// `LINTING error in src/utils.py line 15 → Fix: remove the unused import`.
 pub fn render(report: &BugReport) -> String {
@@ -132,21 +143,20 @@ fn expected_token(m: &str) -> Option<String> {
 
 fn clip(m: &str) -> String {
     let first = m.lines().next().unwrap_or(m);
-    super::truncate(first, 120)
+    truncate(first, 120)
 }
 
 /// The commit message of `cycle`'s fix: the `[AI-AGENT]` subject from the report the patch
 /// answers (the first report on a file it changes, else the first report), the healer's summary,
 /// and trailers naming the run and cycle (and the approver), by which the Git agent finds the
 /// commit again.
-pub fn commit_message(status: &crate::api::heal_run::HealRunStatus, cycle: u32, run: &str) -> String {
-    use crate::git::{CYCLE_TRAILER, RUN_TRAILER};
+pub fn commit_message(status: &HealRunStatus, cycle: u32, run: &str) -> String {
     let entry = status.cycles.iter().find(|c| c.cycle == cycle);
     let patch = entry.and_then(|c| c.patch.as_ref());
     let files: Vec<&str> = patch
         .map(|p| p.files.iter().map(|f| f.path.as_str()).collect())
         .unwrap_or_default();
-    let reports = crate::core::heal_run::latest_observation(status)
+    let reports = latest_observation(status)
         .map(|o| o.bug_reports.as_slice())
         .unwrap_or_default();
     let subject = reports
@@ -167,8 +177,7 @@ pub fn commit_message(status: &crate::api::heal_run::HealRunStatus, cycle: u32, 
 }
 
 /// The message of the commit that reverts `cycle`'s fix (`target`), naming the tests it broke.
-pub fn revert_message(status: &crate::api::heal_run::HealRunStatus, cycle: u32, target: &str, run: &str) -> String {
-    use crate::git::{REVERT_TRAILER, RUN_TRAILER};
+pub fn revert_message(status: &HealRunStatus, cycle: u32, target: &str, run: &str) -> String {
     let newly = status
         .cycles
         .iter()
