@@ -359,6 +359,11 @@ pub struct HealRunStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source_commit: Option<String>,
 
+    /// The project type the build runs as: `spec.executor.projectType`, or for `auto` what the
+    /// repository holds at the source commit (which picks the default image and command).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_type: Option<ProjectType>,
+
     /// When the first execution started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<Time>,

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::heal_run::{
     ApprovalMode, CycleStatus, HealResult, HealRunPhase, HealRunReason, HealRunSpec, HealRunStatus, HealerCall,
-    HealerOutcome, Observation, PatchStatus, TestDiff,
+    HealerOutcome, Observation, PatchStatus, ProjectType, TestDiff,
 };
 use crate::api::shared::{Decision, Verdict, condition, wire_name};
 
@@ -44,8 +44,9 @@ pub enum Outcome {
 pub enum Input {
     /// Nothing new: re-read the spec (cancel, suspend) and the clock (budget).
     Tick,
-    /// `spec.source.revision` resolved to this commit.
-    SourceResolved { commit: String },
+    /// `spec.source.revision` resolved to this commit, where the project is of `project_type`
+    /// (`auto` when nothing told it apart).
+    SourceResolved { commit: String, project_type: ProjectType },
     /// `spec.source` cannot be used, and trying again will not change that: `message` says
     /// what to fix.
     SourceUnavailable { message: String },
@@ -365,7 +366,8 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
     let expected = next_action(spec, status);
     match (input, expected) {
         (Input::Tick, _) => {}
-        (Input::SourceResolved { commit }, Action::ResolveSource) => {
+        (Input::SourceResolved { commit, project_type }, Action::ResolveSource) => {
+            next.project_type = Some(project_type);
             notes.push(Note::normal(
                 "Started",
                 format!("healing {} at commit {}", spec.source.url, short(&commit)),

@@ -4,7 +4,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 
 use super::*;
-use crate::api::heal_run::{FileChange, GateVerdict, HealRunSpec};
+use crate::api::heal_run::{FileChange, GateVerdict, HealRunSpec, ProjectType};
 use crate::api::shared::{BugReport, ErrorType, RunEnvelope, RunStatus};
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -107,7 +107,10 @@ fn run(spec: &HealRunSpec, inputs: Vec<Input>) -> (HealRunStatus, Vec<Note>) {
 }
 
 fn resolved() -> Input {
-    Input::SourceResolved { commit: COMMIT.into() }
+    Input::SourceResolved {
+        commit: COMMIT.into(),
+        project_type: ProjectType::Python,
+    }
 }
 
 fn executed(cycle: u32, observation: Observation, outcome: Outcome) -> Input {

@@ -34,6 +34,8 @@ pub const MAX_KEPT_LOG: usize = 512 * 1024;
 /// Container names.
 pub const FETCH_CONTAINER: &str = "fetch";
 pub const BUILD_CONTAINER: &str = "build";
+/// Installs pytest for the build's user (HOME is the writable workspace) when the image lacks it.
+const INSTALL_PYTEST: &str = "python3 -c 'import pytest' 2>/dev/null || python3 -m pip install --quiet --user --disable-pip-version-check pytest";
 
 /// One execution to run as a Job: seed 001's input, the exact commit, and the resource that owns
 /// the Job.
@@ -81,12 +83,16 @@ impl JobRequest {
         )
     }
 
+    /// The build command (`spec.executor.command`, else the project type's default) and the
+    /// test runner it uses.
     fn command_and_runner(&self) -> (String, Option<Runner>) {
         match (&self.run.command, detect::default_command(self.run.project_type)) {
             (Some(c), _) => (c.clone(), detect::runner_of(c)),
+            // The public python image has no pytest: installed for the build's user when missing.
+            (None, Some((c, r @ Runner::Pytest))) => (format!("{INSTALL_PYTEST}\n{c}"), Some(r)),
             (None, Some((c, r))) => (c.to_owned(), Some(r)),
             (None, None) => (
-                "echo 'no build command: set spec.executor.command' >&2; exit 127".to_owned(),
+                "echo 'kubeheal found no pyproject.toml, setup.py, requirements.txt, test_*.py, package.json, Cargo.toml or go.mod at the source commit: set spec.executor.projectType or spec.executor.command' >&2; exit 127".to_owned(),
                 None,
             ),
         }

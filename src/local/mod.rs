@@ -26,8 +26,8 @@ use crate::core::heal_run::{Action, Input, Note, apply, latest_observation, next
 use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
 use crate::core::redact::{looks_secret_name, secret_values};
-use crate::executor::ExecutionRequest;
 use crate::executor::local::{KEEP_HEAD, KEEP_TAIL, LocalExecutor};
+use crate::executor::{ExecutionRequest, detect};
 use crate::git::Repo;
 use crate::healer::Healer;
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix};
@@ -291,6 +291,7 @@ impl LocalDriver<'_> {
             Action::Done | Action::Suspended => Input::Tick,
             Action::ResolveSource => Input::SourceResolved {
                 commit: self.base.clone(),
+                project_type: detect::detect(&self.repo.dir, self.spec.executor.project_type),
             },
             Action::Execute { cycle } => {
                 self.say(progress, format!("cycle {cycle}: running the build"));

@@ -25,7 +25,7 @@ use tracing::{info, instrument, warn};
 
 use super::Context;
 use crate::api::code_fix_dds::CodeFixDDS;
-use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, HealerOutcome, LogsRef, PatchStatus};
+use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, HealerOutcome, LogsRef, PatchStatus, ProjectType};
 use crate::api::shared::{Decision, SecretKeyRef};
 use crate::core::format::{CYCLE_TRAILER, REVERT_TRAILER};
 use crate::core::format::{commit_message, revert_message};
@@ -35,8 +35,8 @@ use crate::core::heal_run::{
 use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
 use crate::core::redact::{redact, secret_values};
-use crate::executor::RunRequest;
 use crate::executor::job::{ContainerSettings, JobRequest, kept_log};
+use crate::executor::{RunRequest, detect};
 use crate::git::{GitError, Repo};
 use crate::healer::Healer;
 use crate::healer::builtin::Builtin;
@@ -382,11 +382,11 @@ impl Driver {
             });
         }
         let resolved = match self.repo().await {
-            Ok(repo) => repo.resolve(source.revision.as_deref()).await.map_err(Error::Git),
+            Ok(repo) => self.resolve_in(&repo).await,
             Err(error) => Err(error),
         };
         match resolved {
-            Ok(commit) => Ok(Input::SourceResolved { commit }),
+            Ok((commit, project_type)) => Ok(Input::SourceResolved { commit, project_type }),
             Err(Error::Git(error)) if !error.is_transient() => Ok(Input::SourceUnavailable {
                 message: redact(
                     &format!(
@@ -398,6 +398,18 @@ impl Driver {
             }),
             Err(error) => Err(error),
         }
+    }
+
+    /// The source commit, and the project type there (for `auto`, from the files at that commit:
+    /// the default image and command are chosen before the Job starts).
+    async fn resolve_in(&self, repo: &Repo) -> Result<(String, ProjectType), Error> {
+        let commit = repo.resolve(self.run.spec.source.revision.as_deref()).await?;
+        let requested = self.run.spec.executor.project_type;
+        if requested != ProjectType::Auto {
+            return Ok((commit, requested));
+        }
+        repo.checkout(&commit).await?;
+        Ok((commit, detect::detect(&repo.dir, requested)))
     }
 
     fn fix_map_name(&self, cycle: u32) -> String {
@@ -443,7 +455,7 @@ impl Driver {
                 source: spec.source.clone(),
                 revision: Some(commit),
                 patches,
-                project_type: spec.executor.project_type,
+                project_type: status.project_type.unwrap_or(spec.executor.project_type),
                 image: spec.executor.image.clone(),
                 command: spec.executor.command.clone(),
                 timeout: Duration::from_secs(u64::from(spec.executor.timeout_seconds)),

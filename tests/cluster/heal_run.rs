@@ -593,6 +593,38 @@ async fn a_fix_that_breaks_a_passing_test_is_reverted_and_the_run_regresses() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_auto_project_is_detected_at_the_source_commit_and_built_with_the_default_image_and_command() {
+    let (healer, _) = reference_healer().await;
+    let mut heal = Heal::new("healrun-auto", &syntax_project(), Hold::default()).await;
+    heal.start_operator();
+    let mut spec = heal.spec(&healer, json!({}));
+    spec["executor"] = json!({"timeoutSeconds": 120});
+    heal.apply(spec);
+    let run = heal.wait_phase(HealRunPhase::Healed).await;
+    assert_eq!(
+        status(&run).project_type,
+        Some(kubeheal::api::heal_run::ProjectType::Python)
+    );
+    let jobs: Api<Job> = Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let job = jobs.get(&heal.jobs().await[0]).await.expect("the baseline Job");
+    let pod = job.spec.expect("a spec").template.spec.expect("a Pod spec");
+    let build = &pod.containers[0];
+    assert_eq!(build.image.as_deref(), Some("python:3.12-slim"));
+    let script = build
+        .command
+        .iter()
+        .flatten()
+        .chain(build.args.iter().flatten())
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        script.contains("pip install") && script.contains("-m pytest"),
+        "{script}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_revision_that_does_not_exist_fails_the_run_with_what_to_fix_instead_of_retrying() {
     let (healer, calls) = reference_healer().await;
     let mut heal = Heal::new("healrun-no-revision", &syntax_project(), Hold::default()).await;
