@@ -79,12 +79,17 @@ pub fn select(
             take(&import, MAX_CONTEXT_FILE, &mut chosen);
         }
     }
-    for name in reports.iter().filter_map(undefined_name) {
+    let names: Vec<&str> = reports.iter().filter_map(undefined_name).collect();
+    if !names.is_empty() {
         for path in project.iter().filter(|p| p.ends_with(".py")) {
-            if let Some(text) = read(path, MAX_CONTEXT_FILE)
-                && defines(&text, name)
+            if chosen.len() >= MAX_FILES {
+                break;
+            }
+            if !chosen.iter().any(|(p, _)| p == path)
+                && let Some(text) = read(path, MAX_CONTEXT_FILE)
+                && names.iter().any(|name| defines(&text, name))
             {
-                take(path, MAX_CONTEXT_FILE, &mut chosen);
+                chosen.push(((*path).to_owned(), text));
             }
         }
     }
@@ -99,7 +104,7 @@ fn undefined_name(report: &BugReport) -> Option<&str> {
 }
 
 /// Whether a Python module defines `name` at its top level.
-fn defines(text: &str, name: &str) -> bool {
+pub fn defines(text: &str, name: &str) -> bool {
     text.lines().any(|l| {
         let l = l.strip_prefix("async ").unwrap_or(l);
         l.strip_prefix("def ")
