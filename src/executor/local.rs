@@ -239,9 +239,9 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
     let group = child.id().map(|id| Pid::from_raw(id as i32));
     // Whatever way this function ends (the run is over, or the caller dropped it on Ctrl-C),
     // nothing the build started outlives it.
-    let _reaper = Reaper {
+    let mut reaper = Reaper {
         group,
-        marker: marker.clone(),
+        marker: Some(marker),
     };
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let deadline = tokio::time::sleep(request.timeout);
@@ -263,7 +263,7 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
         }
     };
     // Background processes the command left behind must not outlive it, nor hold the pipe open.
-    reap(group, &marker);
+    reaper.reap();
     while output_open {
         match tokio::time::timeout(Duration::from_secs(2), stdout.read(&mut buf)).await {
             Ok(Ok(n)) if n > 0 => log.write(&buf[..n]),
@@ -336,36 +336,40 @@ pub fn build_environment(vars: impl IntoIterator<Item = (String, String)>) -> Ve
         .collect()
 }
 
-/// Stops a run's processes when dropped.
+/// Stops a run's processes, once: when asked, or when dropped.
 struct Reaper {
     group: Option<Pid>,
-    marker: String,
+    /// The run's marker, until the run is reaped.
+    marker: Option<String>,
+}
+
+impl Reaper {
+    /// KILLs the run's process group and every process that carries its marker.
+    fn reap(&mut self) {
+        let Some(marker) = self.marker.take() else { return };
+        if let Some(pid) = self.group {
+            let _ = killpg(pid, Signal::SIGKILL);
+        }
+        let needle = format!("{RUN_MARKER}={marker}\0");
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            if let Ok(environ) = std::fs::read(entry.path().join("environ"))
+                && memchr::memmem::find(&environ, needle.as_bytes()).is_some()
+            {
+                let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
+            }
+        }
+    }
 }
 
 impl Drop for Reaper {
     fn drop(&mut self) {
-        reap(self.group, &self.marker);
-    }
-}
-
-/// KILLs the run's process group and every process that carries its marker.
-fn reap(group: Option<Pid>, marker: &str) {
-    if let Some(pid) = group {
-        let _ = killpg(pid, Signal::SIGKILL);
-    }
-    let needle = format!("{RUN_MARKER}={marker}\0");
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
-            continue;
-        };
-        if let Ok(environ) = std::fs::read(entry.path().join("environ"))
-            && memchr::memmem::find(&environ, needle.as_bytes()).is_some()
-        {
-            let _ = nix::sys::signal::kill(Pid::from_raw(pid), Signal::SIGKILL);
-        }
+        self.reap();
     }
 }
 
