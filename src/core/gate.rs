@@ -198,8 +198,10 @@ fn is_import(line: &str) -> bool {
 
 /// The 0-based index of the first line after a Python module's import header: its docstring,
 /// comments, blank lines, `__future__` and import statements (a multi-line `from x import (…)`
-/// included) and `try:` / `except ImportError:` blocks around imports.
-fn import_header_end(text: &str) -> usize {
+/// included), `try:` / `except ImportError:` blocks around imports, and the module-level dunders
+/// (`__all__`, `__version__`, …) that PEP 8 puts between the docstring and the imports. The
+/// built-in import fixer inserts within this header, so the two agree on where it ends.
+pub fn import_header_end(text: &str) -> usize {
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
     let mut end = 0;
@@ -229,13 +231,16 @@ fn import_header_end(text: &str) -> usize {
             i += 1;
             continue;
         }
-        if is_import(line) {
-            if trimmed.ends_with('(') {
-                while i < lines.len() && !lines[i].contains(')') {
-                    i += 1;
+        if is_import(line) || is_dunder_assignment(line) {
+            // A statement over several lines: to its closing bracket.
+            let mut depth = 0i32;
+            while i < lines.len() {
+                depth += bracket_balance(lines[i]);
+                i += 1;
+                if depth <= 0 {
+                    break;
                 }
             }
-            i += 1;
             end = i;
             continue;
         }
@@ -247,6 +252,51 @@ fn import_header_end(text: &str) -> usize {
         break;
     }
     end
+}
+
+/// `__all__ = (`, `__version__ = "1.0"`: a module-level dunder assignment.
+fn is_dunder_assignment(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("__") else {
+        return false;
+    };
+    let name_end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let (name, after) = rest.split_at(name_end);
+    name.len() > 2
+        && name.ends_with("__")
+        && after
+            .trim_start()
+            .strip_prefix(['=', ':'])
+            .is_some_and(|r| !r.starts_with('='))
+}
+
+/// Opening minus closing brackets on a line, outside its strings and comment.
+fn bracket_balance(line: &str) -> i32 {
+    let mut balance = 0;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in line.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '#' => break,
+                '"' | '\'' => quote = Some(c),
+                '(' | '[' | '{' => balance += 1,
+                ')' | ']' | '}' => balance -= 1,
+                _ => {}
+            },
+        }
+    }
+    balance
 }
 
 #[cfg(test)]
@@ -341,6 +391,21 @@ mod tests {
             5
         );
         assert_eq!(import_header_end("x = 1\nimport os\n"), 0);
+    }
+
+    #[test]
+    fn the_module_dunders_pep_8_puts_before_the_imports_are_part_of_the_header() {
+        let module = "\"\"\"Doc.\"\"\"\n\n__all__ = (\n    \"Cache\",  # )\n    \")\",\n)\n\n__version__ = \"5.5.0\"\n\nimport collections\nimport random\n\nclass Cache:\n    __slots__ = ()\n";
+        assert_eq!(import_header_end(module), 11);
+        assert_eq!(import_header_end("__all__: list[str] = []\nimport os\n"), 2);
+        // Not dunders: a comparison, a private name, an augmented assignment.
+        for text in [
+            "__all__ == x\nimport os\n",
+            "_x_ = 1\nimport os\n",
+            "__all__ += []\nimport os\n",
+        ] {
+            assert_eq!(import_header_end(text), 0, "{text}");
+        }
     }
 
     #[test]

@@ -3,18 +3,24 @@
 //! another healer (or ends).
 //!
 //! - SYNTAX `expected ':'`: add the colon a Python block header is missing.
-//! - INDENTATION: an unexpected indent, an unindent that matches no outer level (only when one
-//!   level is nearest), tabs mixed with spaces.
-//! - IMPORT: `NameError: name 'json' is not defined` for a standard-library module, or for a name
-//!   exactly one of the given files defines at its top level.
+//! - INDENTATION: an unexpected indent, an unindent that matches no outer level (the open levels
+//!   just below and above the line are tried and those that make the module compile are kept —
+//!   Ruff's parser and the compiler's scope rules decide; of two, the strictly nearer one), tabs
+//!   mixed with spaces.
+//! - IMPORT: `NameError: name 'json' is not defined` for a standard-library module the file uses
+//!   as `json.…`, or for a name exactly one of the given files defines at its top level. The
+//!   import goes into the module's import header (where the gate accepts it), in alphabetical
+//!   place among the plain `import x` lines when they are sorted.
 //! - LINTING: an unused import reported by ruff, flake8 or pylint.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use super::compiles::compiles;
 use super::{HealFuture, HealRequest, HealResponse, Healer, validate};
 use crate::api::heal_run::HealerOutcome;
 use crate::api::shared::{BugReport, ErrorType};
+use crate::core::gate::import_header_end;
 use crate::parse::PYTHON_STDLIB_MODULES;
 
 /// The built-in deterministic healer.
@@ -176,23 +182,106 @@ fn unexpected_indent(content: &str, line: usize) -> Option<(String, String)> {
 fn unindent_mismatch(content: &str, line: usize) -> Option<(String, String)> {
     let all = lines(content);
     let target = *all.get(line.checked_sub(1)?)?;
-    let current = indent_of(target).len();
-    // The indentation levels open above this line.
-    let mut levels: Vec<usize> = all[..line - 1]
-        .iter()
-        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        .map(|l| indent_of(l).len())
-        .collect();
-    levels.sort_unstable();
-    levels.dedup();
-    let best = levels.iter().map(|&l| (l.abs_diff(current), l)).min()?;
-    if levels.iter().filter(|&&l| l.abs_diff(current) == best.0).count() > 1 {
-        return None; // two levels are as near: not sure which block the line belongs to
+    let indent = indent_of(target);
+    if indent.contains('\t') {
+        return None; // tabs: the tab fixer's
     }
-    let fixed = format!("{}{}", " ".repeat(best.1), target.trim_start_matches([' ', '\t']));
-    let mut out: Vec<String> = all.iter().map(|l| (*l).to_owned()).collect();
-    out[line - 1] = fixed;
-    Some((out.concat(), format!("Aligned line {line} with its enclosing block")))
+    let current = indent.len();
+    let levels = open_levels(&all[..line - 1]);
+    let below = levels.iter().rev().find(|&&l| l < current);
+    let above = levels.iter().find(|&&l| l > current);
+    let realigned = |width: usize| {
+        let mut out: Vec<String> = all.iter().map(|l| (*l).to_owned()).collect();
+        out[line - 1] = format!("{}{}", " ".repeat(width), &target[indent.len()..]);
+        out.concat()
+    };
+    let candidates: Vec<(usize, String)> = [below, above]
+        .into_iter()
+        .flatten()
+        .map(|&width| (width, realigned(width)))
+        .collect();
+    // The candidates that make the module compile; when none does (another error elsewhere),
+    // all of them, as nothing tells them apart.
+    let compiling: Vec<&(usize, String)> = candidates.iter().filter(|(_, text)| compiles(text)).collect();
+    let kept: Vec<&(usize, String)> = if compiling.is_empty() {
+        candidates.iter().collect()
+    } else {
+        compiling
+    };
+    let distance = |candidate: &&(usize, String)| candidate.0.abs_diff(current);
+    let nearest = kept.iter().map(distance).min()?;
+    let mut nearest_ones = kept.iter().filter(|c| distance(c) == nearest);
+    let (_, fixed) = nearest_ones.next()?;
+    if nearest_ones.next().is_some() {
+        return None; // two levels are as near and both compile: not sure which block it is in
+    }
+    Some((fixed.clone(), format!("Aligned line {line} with its enclosing block")))
+}
+
+/// The indentation widths of the blocks open after `before` (the module's 0 first): the
+/// indentation stack of Python's tokenizer, read from the lines that start a statement (not
+/// those inside brackets, strings or after a backslash, nor blank and comment lines).
+fn open_levels(before: &[&str]) -> Vec<usize> {
+    let mut levels = vec![0];
+    let mut depth = 0i32;
+    let mut string: Option<(char, bool)> = None; // its quote, and whether it is triple-quoted
+    let mut continued = false;
+    for line in before {
+        let code = line.trim_start_matches([' ', '\t']);
+        let starts_statement = depth == 0 && string.is_none() && !continued;
+        if starts_statement && !code.trim().is_empty() && !code.starts_with('#') {
+            let width = line.len() - code.len();
+            while levels.last().is_some_and(|&l| l > width) {
+                levels.pop();
+            }
+            if levels.last().is_some_and(|&l| l < width) {
+                levels.push(width);
+            }
+        }
+        let chars: Vec<char> = line.trim_end_matches(['\n', '\r']).chars().collect();
+        let mut i = 0;
+        let mut comment = false;
+        while i < chars.len() {
+            let c = chars[i];
+            match string {
+                Some((quote, triple)) => {
+                    if c == '\\' {
+                        i += 1;
+                    } else if c == quote
+                        && (!triple || (chars.get(i + 1) == Some(&quote) && chars.get(i + 2) == Some(&quote)))
+                    {
+                        string = None;
+                        if triple {
+                            i += 2;
+                        }
+                    }
+                }
+                None => match c {
+                    '#' => {
+                        comment = true;
+                        break;
+                    }
+                    '"' | '\'' => {
+                        let triple = chars.get(i + 1) == Some(&c) && chars.get(i + 2) == Some(&c);
+                        string = Some((c, triple));
+                        if triple {
+                            i += 2;
+                        }
+                    }
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => depth = (depth - 1).max(0),
+                    _ => {}
+                },
+            }
+            i += 1;
+        }
+        // A string in one quote ends with its line.
+        if string.is_some_and(|(_, triple)| !triple) {
+            string = None;
+        }
+        continued = string.is_none() && !comment && chars.last() == Some(&'\\');
+    }
+    levels
 }
 
 fn mixed_tabs(content: &str) -> Option<(String, String)> {
@@ -220,43 +309,98 @@ fn mixed_tabs(content: &str) -> Option<(String, String)> {
 
 fn missing_stdlib_import(content: &str, message: &str) -> Option<(String, String)> {
     let name = message.split('\'').nth(1)?;
-    if !PYTHON_STDLIB_MODULES.contains(&name) {
+    if PYTHON_STDLIB_MODULES.binary_search(&name).is_err() || !used_as_module(content, name) {
         return None;
     }
-    let (with_import, _) = insert_import(content, &format!("import {name}\n"))?;
+    let with_import = insert_import(content, &format!("import {name}"))?;
     Some((with_import, format!("Added missing import of {name}")))
 }
 
-/// Inserts `import_line` after the module docstring and the last top-level import; `None` when
-/// the file already has that line.
-fn insert_import(content: &str, import_line: &str) -> Option<(String, usize)> {
+/// Whether `content` uses `name` as a module somewhere: `name.attribute`, with `name` not after a
+/// dot nor the end of a longer name. (A variable that happens to be called `string` is not a
+/// module to import.)
+fn used_as_module(content: &str, name: &str) -> bool {
+    content.match_indices(name).any(|(at, _)| {
+        let before = content[..at].chars().next_back();
+        let after = &content[at + name.len()..];
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            && after
+                .strip_prefix('.')
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_alphabetic() || c == '_'))
+    })
+}
+
+/// Inserts the statement `import_line` into the module's import header — the part that
+/// [`import_header_end`] ends, where the gate accepts an import added for an import error however
+/// far it is from the reported line: `import x` among the header's first run of one-line
+/// `import …` statements, in alphabetical place when that run is sorted and after it when not;
+/// anything else after the header's last import; at the end of the header when it has no
+/// import. `None` when the file already has that statement.
+fn insert_import(content: &str, import_line: &str) -> Option<String> {
     let all = lines(content);
-    if all.iter().any(|l| l.trim() == import_line.trim()) {
+    if all.iter().any(|l| l.trim() == import_line) {
         return None;
     }
-    let mut insert_at = 0;
-    let mut in_docstring = false;
-    for (i, l) in all.iter().enumerate() {
-        let t = l.trim();
-        if i == 0 && (t.starts_with("\"\"\"") || t.starts_with("'''")) {
-            in_docstring = !(t.len() > 3 && (t.ends_with("\"\"\"") || t.ends_with("'''")));
-            insert_at = i + 1;
-            continue;
-        }
-        if in_docstring {
-            if t.ends_with("\"\"\"") || t.ends_with("'''") {
-                in_docstring = false;
+    let header = import_header_end(content).min(all.len());
+    // The header's top-level import statements, as (first line, last line).
+    let mut statements: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < header {
+        if all[i].starts_with("import ") || all[i].starts_with("from ") {
+            let first = i;
+            let mut depth = 0;
+            loop {
+                depth += all[i].matches(['(', '[', '{']).count() as i64;
+                depth -= all[i].matches([')', ']', '}']).count() as i64;
+                if depth <= 0 || i + 1 >= header {
+                    break;
+                }
+                i += 1;
             }
-            insert_at = i + 1;
-            continue;
+            statements.push((first, i));
         }
-        if l.starts_with("import ") || l.starts_with("from ") {
-            insert_at = i + 1;
-        }
+        i += 1;
     }
+    let at = import_line
+        .strip_prefix("import ")
+        .and_then(|module| place_among_plain_imports(&all, &statements, module))
+        .or_else(|| statements.last().map(|&(_, last)| last + 1))
+        .unwrap_or(header);
+    let newline = if all.first().is_some_and(|l| l.ends_with("\r\n")) {
+        "\r\n"
+    } else {
+        "\n"
+    };
     let mut out: Vec<String> = all.iter().map(|l| (*l).to_owned()).collect();
-    out.insert(insert_at, import_line.to_owned());
-    Some((out.concat(), insert_at))
+    if let Some(previous) = at.checked_sub(1).and_then(|p| out.get_mut(p))
+        && !previous.ends_with('\n')
+    {
+        previous.push_str(newline);
+    }
+    out.insert(at, format!("{import_line}{newline}"));
+    Some(out.concat())
+}
+
+/// Where `import module` goes in the first run of consecutive one-line `import …` statements
+/// among `statements`: its alphabetical place when the run is sorted, else after the run. `None`
+/// when there is no such run.
+fn place_among_plain_imports(all: &[&str], statements: &[(usize, usize)], module: &str) -> Option<usize> {
+    let plain = |&(first, last): &(usize, usize)| first == last && all[first].starts_with("import ");
+    let start = statements.iter().position(plain)?;
+    let mut run = vec![statements[start].0];
+    for statement in &statements[start + 1..] {
+        if !plain(statement) || statement.0 != run[run.len() - 1] + 1 {
+            break;
+        }
+        run.push(statement.0);
+    }
+    let key = |line: &str| line["import ".len()..].trim().to_ascii_lowercase();
+    let after_run = run[run.len() - 1] + 1;
+    if !run.windows(2).all(|w| key(all[w[0]]) <= key(all[w[1]])) {
+        return Some(after_run);
+    }
+    let wanted = module.to_ascii_lowercase();
+    Some(run.into_iter().find(|&l| key(all[l]) > wanted).unwrap_or(after_run))
 }
 
 /// `NameError: name 'total' is not defined` where exactly one of the given files defines `total`
@@ -291,8 +435,7 @@ fn missing_project_import(
         .trim_end_matches(".py")
         .trim_end_matches("/__init__")
         .replace('/', ".");
-    let line = format!("from {module} import {name}\n");
-    let (with_import, _) = insert_import(content, &line)?;
+    let with_import = insert_import(content, &format!("from {module} import {name}"))?;
     Some((with_import, format!("Added missing import of {name} from {module}")))
 }
 
@@ -370,9 +513,91 @@ mod tests {
         fix(&BTreeMap::from([("a.py".to_owned(), content.to_owned())]), &[r]).map(|(f, _)| f["a.py"].clone())
     }
 
+    const UNINDENT: &str = "IndentationError: unindent does not match any outer indentation level";
+
+    #[test]
+    fn of_two_equally_near_levels_the_one_that_compiles_is_kept() {
+        // 4 would put `return` in the class body, which does not compile; 8 ends the method.
+        let src = "class Cache:\n    def get(self, key):\n        value = self.data[key]\n      return value\n\n    def put(self):\n        pass\n";
+        assert_eq!(
+            fixed(src, report(ErrorType::Indentation, 4, UNINDENT)).as_deref(),
+            Some(src.replace("      return", "        return").as_str())
+        );
+        // 4 would leave the next line indented after a plain statement: it does not parse.
+        let src = "def f(v):\n    if v:\n        x = 1\n      y = 2\n        return x\n";
+        assert_eq!(
+            fixed(src, report(ErrorType::Indentation, 4, UNINDENT)).as_deref(),
+            Some(src.replace("      y", "        y").as_str())
+        );
+        // A level inside brackets or a string above is no level; 5 is nearer 4 than 8.
+        let src = "def f(v):\n    x = (1,\n          2)\n    s = \"\"\"\n  text\n\"\"\"\n     return x\n";
+        assert_eq!(
+            fixed(src, report(ErrorType::Indentation, 7, UNINDENT)).as_deref(),
+            Some(src.replace("     return", "    return").as_str())
+        );
+    }
+
+    #[test]
+    fn a_missing_import_goes_into_the_import_header_in_its_place() {
+        let name_error = |name: &str, line: u32| {
+            report(
+                ErrorType::Import,
+                line,
+                &format!("NameError: name '{name}' is not defined"),
+            )
+        };
+        // Dunders before the imports (PEP 8), a sorted run: in alphabetical place.
+        let src = "\"\"\"Doc.\"\"\"\n\n__all__ = (\n    \"a\",\n)\n\nimport collections\nimport functools\nimport random\n\nfrom . import keys\n\n\ndef f(h):\n    return heapq.heappop(h)\n";
+        assert_eq!(
+            fixed(src, name_error("heapq", 15)).as_deref(),
+            Some(src.replace("import random\n", "import heapq\nimport random\n").as_str())
+        );
+        // A run that is not sorted: after it. An import far below the header stays where it is.
+        let src = "from functools import reduce\nimport sys\nimport inspect\nfrom operator import not_\n\nPYPY = os.name\n\nfrom . import late\n";
+        assert_eq!(
+            fixed(src, name_error("os", 6)).as_deref(),
+            Some(src.replace("import inspect\n", "import inspect\nimport os\n").as_str())
+        );
+        // No plain import: after the header's last top-level import (a `try:` block of imports
+        // below it is part of the header, and stays after it).
+        let src = "from a import (\n    b,\n)\ntry:\n    from threading import RLock\nexcept ImportError:\n    RLock = None\n\nx = time.monotonic()\n";
+        assert_eq!(
+            fixed(src, name_error("time", 9)).as_deref(),
+            Some(src.replace(")\ntry:", ")\nimport time\ntry:").as_str())
+        );
+        // A file without a final newline, and one without any import.
+        assert_eq!(
+            fixed("\"\"\"Uses re.compile.\"\"\"\nimport os", name_error("re", 1)).as_deref(),
+            Some("\"\"\"Uses re.compile.\"\"\"\nimport os\nimport re\n")
+        );
+        assert_eq!(
+            fixed("\"\"\"Doc.\"\"\"\nx = math.pi\n", name_error("math", 2)).as_deref(),
+            Some("\"\"\"Doc.\"\"\"\nimport math\nx = math.pi\n")
+        );
+    }
+
+    #[test]
+    fn a_standard_module_name_that_the_file_does_not_use_as_a_module_is_not_imported() {
+        let src = "def f():\n    return string + code.upper()\n";
+        let error = |name: &str| {
+            report(
+                ErrorType::Import,
+                2,
+                &format!("NameError: name '{name}' is not defined"),
+            )
+        };
+        assert_eq!(fixed(src, error("string")), None);
+        assert!(fixed(src, error("code")).is_some_and(|f| f.starts_with("import code\n")));
+    }
+
+    #[test]
+    fn the_standard_library_list_is_sorted() {
+        assert!(PYTHON_STDLIB_MODULES.windows(2).all(|w| w[0] < w[1]));
+    }
+
     #[test]
     fn a_fixer_that_is_not_sure_does_not_guess() {
-        // Two outer levels (4 and 8) are as near to 6.
+        // Two outer levels (4 and 8) are as near to 6, and both compile.
         let src = "def f(v):\n    if v:\n        x = 1\n      return x\n";
         assert_eq!(
             fixed(

@@ -8,6 +8,7 @@
 
 pub mod builtin;
 pub mod code_healer_api;
+pub mod compiles;
 pub mod contract;
 pub mod cycle;
 pub mod files;
