@@ -21,9 +21,9 @@ use kube::api::{Api, ListParams, LogParams, Patch, PatchParams};
 use serde_json::json;
 
 use super::detect::{self, Runner};
-use crate::core::redact::redact;
 use super::{Ending, Execution, RunRequest, classify, excerpt};
 use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus};
+use crate::core::redact::redact;
 
 /// The field manager of everything the executor applies.
 pub const FIELD_MANAGER: &str = "kubeheal-executor";

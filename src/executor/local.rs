@@ -16,9 +16,9 @@ use tokio::process::Command;
 
 use super::detect::{self, Runner};
 use super::output::BoundedLog;
-use crate::core::redact::redact;
 use super::{Ending, Execution, ExecutionRequest, classify, excerpt};
 use crate::api::shared::{ArtifactRef, RunEnvelope};
+use crate::core::redact::redact;
 
 /// Bytes of output kept from the start and from the end of a run.
 pub const KEEP_HEAD: usize = 4 * 1024 * 1024;
