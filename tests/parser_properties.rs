@@ -56,6 +56,66 @@ fn log_line() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Structured documents on one line longer than the 8 KiB a text line is read to (a jest report,
+/// pytest's JUnit XML, a minified JSON array), with arbitrary text somewhere in them.
+fn long_line() -> impl Strategy<Value = String> {
+    let start = prop_oneof![
+        Just("["),
+        Just("[{\"a\": 1}, "),
+        Just("{\"numFailedTestSuites\":1,\"testResults\":[{\"assertionResults\":["),
+        Just("<?xml version=\"1.0\"?><testsuites><testsuite name=\"pytest\">"),
+    ];
+    let unit = prop_oneof![
+        Just(r#"{"filename": "/w/a.py", "code": "F401", "message": "m", "location": {"row": 3}}, "#),
+        Just(r#"{"filePath": "/w/a.js", "messages": [{"line": 2, "message": "m", "ruleId": "no-undef"}]}, "#),
+        Just(r#"{"fullName": "t", "status": "failed", "failureMessages": ["E\n    at x (/w/a.js:1:2)"]}, "#),
+        Just(r#"{"fullName": "u", "status": "passed"}], "status": "failed"}, {"assertionResults": ["#),
+        Just(
+            "<testcase classname=\"t.a\" name=\"t\"><failure message=\"m\">E   x&#10;t/a.py:3: E</failure></testcase>"
+        ),
+        Just("<testcase name=\"t\" />"),
+        Just("</testsuite><testsuite name=\"x\"><system-out><![CDATA[é<>]]></system-out>"),
+    ];
+    (start, unit, 0usize..100, ".{0,12}", any::<prop::sample::Index>()).prop_map(|(start, unit, more, noise, at)| {
+        let mut line = format!("{start}{}", unit.repeat(9000 / unit.len() + more));
+        let mut i = at.index(line.len() + 1);
+        while !line.is_char_boundary(i) {
+            i -= 1;
+        }
+        line.insert_str(i, &noise);
+        line
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn long_structured_lines_stream_the_same_and_yield_valid_reports(
+        lines in prop::collection::vec(prop_oneof![log_line(), long_line()], 1..6),
+    ) {
+        check(&lines.join("\n"));
+    }
+
+    #[test]
+    fn long_lines_with_bytes_that_are_not_utf8_stream_the_same(
+        lines in prop::collection::vec(prop_oneof![log_line(), long_line()], 1..4),
+        bad in prop::collection::vec((any::<prop::sample::Index>(), prop_oneof![Just(b'\r'), 0x80u8..=0xff]), 0..6),
+        capacity in 1usize..100,
+    ) {
+        let mut bytes = lines.join("\r\n").into_bytes();
+        for (at, b) in bad {
+            let i = at.index(bytes.len() + 1);
+            bytes.insert(i, b);
+        }
+        let workspace = Workspace::new("/w");
+        let whole = parse(&String::from_utf8_lossy(&bytes), &workspace);
+        let streamed = parse_reader(std::io::BufReader::with_capacity(capacity, &bytes[..]), &workspace)
+            .expect("reading from memory cannot fail");
+        prop_assert_eq!(whole, streamed);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 

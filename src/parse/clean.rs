@@ -12,10 +12,7 @@ pub const MAX_LINE: usize = 8 * 1024;
 pub fn clean_line(raw: &str) -> Cow<'_, str> {
     let mut line = Cow::Borrowed(raw.strip_suffix('\r').unwrap_or(raw));
     if line.len() > MAX_LINE {
-        let mut end = MAX_LINE;
-        while !line.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = cut(&line);
         line = match line {
             Cow::Borrowed(s) => Cow::Borrowed(&s[..end]),
             Cow::Owned(s) => Cow::Owned(s[..end].to_owned()),
@@ -41,6 +38,23 @@ pub fn clean_line(raw: &str) -> Cow<'_, str> {
         },
         _ => line,
     }
+}
+
+/// Where a line longer than [`MAX_LINE`] is cut: the last character boundary at or before it.
+pub(crate) fn cut(line: &str) -> usize {
+    let mut end = MAX_LINE.min(line.len());
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
+}
+
+/// What [`clean_line`] leaves out of a line longer than [`MAX_LINE`] (less the line's `\r`), as
+/// it is: a structured document on one line (a jest report, a JUnit document from pytest) goes on
+/// there.
+pub(crate) fn rest_of_long_line(raw: &str) -> Option<&str> {
+    let line = raw.strip_suffix('\r').unwrap_or(raw);
+    (line.len() > MAX_LINE).then(|| &line[cut(line)..])
 }
 
 /// Removes CSI (`ESC [ ... final`) and OSC (`ESC ] ... BEL|ST`) sequences and lone escapes.

@@ -5,18 +5,22 @@
 //! format family (`python`, `rust`, `go`, `js`, `lint`, `structured`) keeps a little state and
 //! hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
 //! keeps the output bounded and ordered, and records test outcomes and infrastructure signatures
-//! ([`outcome`]). What the parser found becomes a [`Verdict`] together with the exit code;
-//! `core::format` renders a report for people.
+//! ([`outcome`]). A structured document (a JSON array, a jest report, JUnit XML) is read as it
+//! arrives, in bounded memory; the lines it takes are held back from the text formats only until
+//! they are known to be the document. What the parser found becomes a [`Verdict`] together with
+//! the exit code; `core::format` renders a report for people.
 
 pub mod clean;
 mod go;
 mod js;
+mod json_stream;
 mod lint;
 pub mod outcome;
 pub mod paths;
 mod python;
 mod rust;
 mod structured;
+mod xml_stream;
 
 use std::collections::BTreeMap;
 
@@ -26,6 +30,7 @@ use crate::api::shared::{BugReport, ErrorType};
 pub use outcome::{InfraKind, SuiteSummary, TestOutcome, Verdict};
 pub use paths::Workspace;
 pub use python::PYTHON_STDLIB_MODULES;
+pub use structured::{MAX_DOCUMENT_REPORTS, MAX_HELD};
 
 /// Most bug reports one log yields; past this the log says little more.
 pub const MAX_REPORTS: usize = 200;
@@ -87,13 +92,14 @@ pub fn parse(log: &str, workspace: &Workspace) -> ParseOutput {
 }
 
 /// Parses a log read from `reader`, in constant memory: a line is held at most
-/// [`clean::MAX_LINE`] bytes (the rest of a longer line is skipped), and bytes that are not
-/// UTF-8 become U+FFFD.
+/// [`clean::MAX_LINE`] bytes (the rest of a longer line goes on, piece by piece, to a structured
+/// document that wants it, or is skipped), and bytes that are not UTF-8 become U+FFFD. The result
+/// is the same as [`parse`] of the whole log.
 pub fn parse_reader(mut reader: impl std::io::BufRead, workspace: &Workspace) -> std::io::Result<ParseOutput> {
     let mut parser = Parser::new(workspace);
-    let mut line: Vec<u8> = Vec::with_capacity(1024);
-    // Bytes past this in one line are dropped; the cleaner truncates anyway.
-    let keep = clean::MAX_LINE + 4;
+    // A line that goes on past the buffer is handed on in pieces, decoded as they come.
+    let mut decoder = Utf8Pieces::default();
+    let mut in_line = false;
     loop {
         let chunk = match reader.fill_buf() {
             Ok(chunk) => chunk,
@@ -104,14 +110,14 @@ pub fn parse_reader(mut reader: impl std::io::BufRead, workspace: &Workspace) ->
             break;
         }
         let Some(newline) = memchr::memchr(b'\n', chunk) else {
-            // No line end in the buffer: keep (a bounded part of) it and read on.
-            let room = keep.saturating_sub(line.len());
-            line.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            // No line end in the buffer: hand on what there is and read on.
+            decoder.push(chunk, &mut |s| parser.piece(s));
+            in_line = true;
             let used = chunk.len();
             reader.consume(used);
             continue;
         };
-        if line.is_empty() {
+        if !in_line {
             // The common case: every line that ends in this buffer is parsed where it lies.
             let end = memchr::memrchr(b'\n', chunk).unwrap_or(newline);
             let lines = &chunk[..end];
@@ -130,17 +136,100 @@ pub fn parse_reader(mut reader: impl std::io::BufRead, workspace: &Workspace) ->
             }
             reader.consume(end + 1);
         } else {
-            let room = keep.saturating_sub(line.len());
-            line.extend_from_slice(&chunk[..newline.min(room)]);
+            decoder.push(&chunk[..newline], &mut |s| parser.piece(s));
+            decoder.finish(&mut |s| parser.piece(s));
+            parser.end_pieces();
+            in_line = false;
             reader.consume(newline + 1);
-            parser.line(&utf8(&line));
-            line.clear();
         }
     }
-    if !line.is_empty() {
-        parser.line(&utf8(&line));
+    if in_line {
+        decoder.finish(&mut |s| parser.piece(s));
+        parser.end_pieces();
     }
     Ok(parser.finish())
+}
+
+/// Bytes turned into text piece by piece, exactly as [`String::from_utf8_lossy`] turns all of
+/// them: a character cut between two pieces waits for the next one.
+#[derive(Default)]
+struct Utf8Pieces {
+    /// The start of a character whose end has not arrived (at most 3 bytes).
+    carry: Vec<u8>,
+}
+
+impl Utf8Pieces {
+    fn push(&mut self, mut bytes: &[u8], out: &mut impl FnMut(&str)) {
+        if !self.carry.is_empty() {
+            // Finish the carried character with as few bytes as it takes.
+            let n = self.carry.len();
+            let take = bytes.len().min(4 - n);
+            let mut both = [0u8; 4];
+            both[..n].copy_from_slice(&self.carry);
+            both[n..n + take].copy_from_slice(&bytes[..take]);
+            let both = &both[..n + take];
+            let used = match std::str::from_utf8(both) {
+                Ok(s) => {
+                    let first = s.chars().next().map_or(0, char::len_utf8);
+                    out(&s[..first]);
+                    first
+                }
+                Err(e) if e.valid_up_to() > 0 => {
+                    let s = std::str::from_utf8(&both[..e.valid_up_to()]).unwrap_or_default();
+                    let first = s.chars().next().map_or(0, char::len_utf8);
+                    out(&s[..first]);
+                    first
+                }
+                Err(e) => match e.error_len() {
+                    Some(len) => {
+                        out("\u{FFFD}");
+                        len
+                    }
+                    None => {
+                        // Still not complete: the pieces were tiny.
+                        self.carry = both.to_vec();
+                        return;
+                    }
+                },
+            };
+            self.carry.clear();
+            bytes = &bytes[used.saturating_sub(n)..];
+        }
+        loop {
+            match std::str::from_utf8(bytes) {
+                Ok(s) => {
+                    if !s.is_empty() {
+                        out(s);
+                    }
+                    return;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    if valid > 0 {
+                        out(std::str::from_utf8(&bytes[..valid]).unwrap_or_default());
+                    }
+                    match e.error_len() {
+                        Some(len) => {
+                            out("\u{FFFD}");
+                            bytes = &bytes[valid + len..];
+                        }
+                        None => {
+                            self.carry = bytes[valid..].to_vec();
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The end of the text: a character left unfinished is U+FFFD.
+    fn finish(&mut self, out: &mut impl FnMut(&str)) {
+        if !self.carry.is_empty() {
+            self.carry.clear();
+            out("\u{FFFD}");
+        }
+    }
 }
 
 /// The line as text: borrowed when it is valid UTF-8 (the fast, common case), otherwise with
@@ -161,6 +250,12 @@ pub struct Parser<'w> {
     js: js::Js,
     lint: lint::Lint,
     structured: structured::Structured,
+    /// A line arriving in pieces: its first bytes, until they are enough to clean it.
+    partial: String,
+    /// The pieces now are the rest of a long line, for a structured document.
+    in_rest: bool,
+    /// A `\r` at the end of the last piece of the rest: the line's own `\r` if the line ends next.
+    pending_cr: bool,
 }
 
 impl<'w> Parser<'w> {
@@ -173,20 +268,126 @@ impl<'w> Parser<'w> {
             js: js::Js::default(),
             lint: lint::Lint,
             structured: structured::Structured::default(),
+            partial: String::new(),
+            in_rest: false,
+            pending_cr: false,
         }
     }
 
     /// Feeds one raw line (without its `\n`).
     pub fn line(&mut self, raw: &str) {
-        let line = clean::clean_line(raw);
-        self.cleaned(&line);
+        self.begin(&clean::clean_line(raw));
+        if let Some(rest) = clean::rest_of_long_line(raw)
+            && self.structured.wants_rest()
+        {
+            self.rest(rest);
+        }
+        self.end();
     }
 
-    fn cleaned(&mut self, line: &str) {
-        // A structured document (JSON array, JUnit XML) being collected takes its lines.
-        if self.structured.line(line, &mut self.sink) {
+    /// Feeds part of a raw line: the line is the pieces up to [`Parser::end_pieces`]. What the
+    /// parser makes of a line is the same whether it comes whole or in pieces.
+    fn piece(&mut self, s: &str) {
+        if self.in_rest {
+            self.rest_piece(s);
             return;
         }
+        // Two bytes past the cut tell a long line from one that only ends in `\r`.
+        let need = clean::MAX_LINE + 2;
+        if self.partial.len() + s.len() < need {
+            self.partial.push_str(s);
+            return;
+        }
+        let mut k = need - self.partial.len();
+        while !s.is_char_boundary(k) {
+            k += 1;
+        }
+        self.partial.push_str(&s[..k]);
+        let first = std::mem::take(&mut self.partial);
+        self.begin(&clean::clean_line(&first));
+        self.in_rest = true;
+        self.rest_piece(&first[clean::cut(&first)..]);
+        self.rest_piece(&s[k..]);
+    }
+
+    fn rest_piece(&mut self, s: &str) {
+        if s.is_empty() || !self.structured.wants_rest() {
+            return;
+        }
+        if std::mem::take(&mut self.pending_cr) {
+            self.rest("\r");
+        }
+        match s.strip_suffix('\r') {
+            Some(body) => {
+                self.pending_cr = true;
+                if !body.is_empty() {
+                    self.rest(body);
+                }
+            }
+            None => self.rest(s),
+        }
+    }
+
+    /// Ends the line fed by [`Parser::piece`].
+    fn end_pieces(&mut self) {
+        if std::mem::take(&mut self.in_rest) {
+            self.pending_cr = false;
+            self.end();
+        } else {
+            let line = std::mem::take(&mut self.partial);
+            self.line(&line);
+        }
+    }
+
+    /// The first [`clean::MAX_LINE`] bytes of a line, cleaned.
+    fn begin(&mut self, line: &str) {
+        // A structured document takes the lines it is made of.
+        let taken = self.structured.begin_line(line, &mut self.sink);
+        let Some(gave_up) = self.structured.take_gave_up() else {
+            if !taken {
+                self.text(line);
+            }
+            return;
+        };
+        // A document given up: the text formats see the lines it held back, as if it never was.
+        self.replay(&gave_up.before);
+        if gave_up.restart && self.structured.begin_line(line, &mut self.sink) {
+            // Another document begins on this line.
+            if self.structured.take_gave_up().is_some() {
+                self.text(line);
+            }
+        } else {
+            self.text(line);
+        }
+    }
+
+    /// The rest of a long line.
+    fn rest(&mut self, piece: &str) {
+        self.structured.rest(piece, &mut self.sink);
+        self.after_rest();
+    }
+
+    fn end(&mut self) {
+        self.structured.end_line(&mut self.sink);
+        self.after_rest();
+    }
+
+    /// A document given up past the first bytes of the line gives the line to the text formats.
+    fn after_rest(&mut self) {
+        if let Some(gave_up) = self.structured.take_gave_up() {
+            self.replay(&gave_up.before);
+            self.text(&gave_up.current);
+        }
+    }
+
+    fn replay(&mut self, lines: &str) {
+        for line in lines.split_terminator('\n') {
+            self.text(line);
+        }
+    }
+
+    /// A line for the text formats.
+    fn text(&mut self, line: &str) {
         outcome::line(line, &mut self.sink);
         self.python.line(line, &mut self.sink);
         self.rust.line(line, &mut self.sink);
@@ -196,7 +397,9 @@ impl<'w> Parser<'w> {
     }
 
     pub fn finish(mut self) -> ParseOutput {
-        self.structured.finish(&mut self.sink);
+        if let Some(held) = self.structured.finish(&mut self.sink) {
+            self.replay(&held);
+        }
         self.python.finish(&mut self.sink);
         self.rust.finish(&mut self.sink);
         self.go.finish(&mut self.sink);
@@ -325,6 +528,11 @@ impl<'w> Sink<'w> {
         self.tests.iter()
     }
 
+    /// How many reports there are.
+    pub fn report_count(&self) -> usize {
+        self.reports.len()
+    }
+
     pub fn infra(&mut self, kind: InfraKind) {
         if !self.infra.contains(&kind) {
             self.infra.push(kind);
@@ -402,5 +610,32 @@ pub(crate) fn looks_like_source(path: &str) -> bool {
             !stem.is_empty() && (1..=5).contains(&ext.len()) && ext.bytes().all(|b| b.is_ascii_alphanumeric())
         }
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn bytes_decoded_in_pieces_are_decoded_as_a_whole(
+            bytes in prop::collection::vec(prop_oneof![any::<u8>(), 0x80u8..0xc0, 0xe0u8..0xf5], 0..64),
+            cuts in prop::collection::vec(0usize..64, 0..6),
+        ) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(bytes.len())).collect();
+            cuts.push(bytes.len());
+            cuts.sort_unstable();
+            let mut decoder = Utf8Pieces::default();
+            let mut text = String::new();
+            let mut from = 0;
+            for cut in cuts {
+                decoder.push(&bytes[from..cut], &mut |s| text.push_str(s));
+                from = cut;
+            }
+            decoder.finish(&mut |s| text.push_str(s));
+            prop_assert_eq!(text, String::from_utf8_lossy(&bytes));
+        }
     }
 }

@@ -1,136 +1,731 @@
 //! Structured output: cargo's and mypy's JSON lines, JSON arrays (ruff, eslint, pylint), jest's
-//! `--json` report, and JUnit XML (pytest `--junitxml`, jest-junit, go-junit-report). A document
-//! spread over many lines is collected (up to a bound) and read when it is complete; the failure
-//! text inside a JUnit test case or a jest result is parsed like a log of its own.
+//! `--json` report, and JUnit XML (pytest `--junitxml`, jest-junit, go-junit-report).
+//!
+//! A document spread over many lines (or over one very long line) is read as it arrives, in
+//! bounded memory: a JSON document by [`JsonStream`], which cuts out one array element or jest test
+//! result at a time, a JUnit document by [`XmlStream`] and quick-xml, one construct at a time,
+//! keeping only the current test case's failure text. The failure text inside a JUnit test case or
+//! a jest result is parsed like a log of its own.
+//!
+//! A line that only looks like the start of a document (`[` alone, `<testsuite` in prose, an
+//! array that never ends) must not hide the log after it: the lines a document takes are held
+//! back (up to [`MAX_HELD`] bytes) until a piece of the document is complete, and as soon as the
+//! text stops being the document — it is not JSON, or it is text where JUnit has elements — the
+//! document is given up and the lines held back go to the text formats, as if it had never begun.
 
 use std::borrow::Cow;
 
-use quick_xml::events::Event;
+use quick_xml::events::{BytesEnd, Event};
 use serde_json::Value;
 
 use super::js::{eslint_finding, js_type};
+use super::json_stream::{JsonStream, Piece, Role, Shape, Status, Tag};
 use super::lint::{mypy_type, pylint_type};
 use super::rust::{lint_type_for_syntax_message, rustc_type};
-use super::{Finding, Parser, Rank, Sink, TestOutcome};
+use super::xml_stream::{Flow, XmlPiece, XmlStream};
+use super::{Finding, MAX_REPORTS, Parser, Rank, Sink, TestOutcome};
 
-/// Largest structured document collected; a larger one is dropped, not read.
-const MAX_DOCUMENT: usize = 64 * 1024 * 1024;
+/// Most reports one structured document adds, so that a huge lint report leaves room for the
+/// failures after it.
+pub const MAX_DOCUMENT_REPORTS: usize = MAX_REPORTS / 2;
+/// Most bytes of log lines a document holds back before a piece of it (an array element, a test
+/// case) is complete. A JSON document past it goes on (its element is too long to read anyway);
+/// a JUnit document past it is given up, since XML text can take any line.
+pub const MAX_HELD: usize = 4 * 1024 * 1024;
+/// Deepest element nesting of a JUnit document.
+const MAX_XML_DEPTH: usize = 64;
+/// Failure text kept of one test case: its start and its end (where pytest puts the location).
+const MAX_CASE_HEAD: usize = 64 * 1024;
+const MAX_CASE_TAIL: usize = 64 * 1024;
 
-enum Collecting {
-    None,
-    JsonArray(String),
-    /// `end` is the closing tag of the document's root, once seen.
-    Xml {
-        text: String,
-        end: Option<&'static str>,
-    },
+/// A document being read.
+enum Reading {
+    JsonArray(JsonStream),
+    Jest(JsonStream, JestSuite),
+    Junit(XmlStream, Junit),
 }
 
+/// What a piece of a document asks of the reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Go,
+    /// A piece of the document is complete: the lines held back so far belong to it.
+    Commit,
+    /// The document is complete.
+    Done,
+    /// The text is not the document it looked like.
+    GiveUp,
+}
+
+struct Doc {
+    reading: Reading,
+    /// The lines taken since the last commit, each ended by `\n`; the current one starts at
+    /// `current`.
+    held: String,
+    current: usize,
+    /// The document began on the current line.
+    began_here: bool,
+    /// A piece of the document was completed on the current line.
+    committed_here: bool,
+    /// The sink's report count when the document began.
+    reports_at_start: usize,
+}
+
+/// A document given up: its held-back lines go to the text formats.
+pub(crate) struct GaveUp {
+    /// The lines before the current one, each ended by `\n`.
+    pub before: String,
+    /// The current line.
+    pub current: String,
+    /// The document gave up before the rest of the current line was read, and did not begin on
+    /// it: the line may begin another document.
+    pub restart: bool,
+}
+
+#[derive(Default)]
 pub(crate) struct Structured {
-    collecting: Collecting,
-}
-
-impl Default for Structured {
-    fn default() -> Self {
-        Structured {
-            collecting: Collecting::None,
-        }
-    }
+    doc: Option<Doc>,
+    gave_up: Option<GaveUp>,
 }
 
 impl Structured {
-    /// Takes the line when it belongs to a structured document; `false` lets the text formats
-    /// look at it.
-    pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
-        match &mut self.collecting {
-            Collecting::JsonArray(text) => {
-                push_bounded(text, line);
-                if line.trim_end() == "]" {
-                    let text = std::mem::take(text);
-                    self.collecting = Collecting::None;
-                    json_array(&text, sink);
+    /// Offers the first [`super::clean::MAX_LINE`] bytes of a line (cleaned): `true` when a
+    /// structured document took it. A document given up on it leaves a [`GaveUp`] to take.
+    pub fn begin_line(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
+        if let Some(doc) = self.doc.as_mut() {
+            doc.began_here = false;
+            doc.committed_here = false;
+            if doc.held.len() + line.len() >= MAX_HELD {
+                if matches!(doc.reading, Reading::Junit(..)) {
+                    self.hold(line);
+                    self.give_up(true);
+                    return true;
                 }
-                return true;
+                doc.held.clear();
             }
-            Collecting::Xml { text, end } => {
-                push_bounded(text, line);
-                let trimmed = line.trim();
-                if end.is_none() {
-                    *end = root_end(trimmed);
-                }
-                if end.is_some_and(|e| trimmed.ends_with(e)) {
-                    let text = std::mem::take(text);
-                    self.collecting = Collecting::None;
-                    junit(&text, sink);
-                }
-                return true;
-            }
-            Collecting::None => {}
+            self.hold(line);
+            self.feed(line, true, sink);
+            return true;
         }
         let Some(&first) = line.as_bytes().first() else {
             return false;
         };
-        match first {
+        let reading = match first {
             b'{' if line.starts_with("{\"reason\":") => {
                 cargo_message(line, sink);
-                true
+                return true;
             }
             b'{' if line.starts_with("{\"file\": ") => {
                 mypy_json(line, sink);
-                true
+                return true;
             }
             b'{' if line.starts_with("{\"numFailedTestSuites\"") => {
-                jest_json(line, sink);
-                true
+                sink.summary.runner_summary_seen = true;
+                Reading::Jest(JsonStream::new(Shape::Jest), JestSuite::default())
             }
-            b'[' if line.trim_end() == "[" => {
-                self.collecting = Collecting::JsonArray(format!("{line}\n"));
-                true
+            b'[' if line.trim_end() == "[" || line.starts_with("[{") => {
+                Reading::JsonArray(JsonStream::new(Shape::Array))
             }
-            b'[' if line.starts_with("[{") && line.trim_end().ends_with(']') => {
-                json_array(line, sink);
-                true
+            b'<' if line.starts_with("<?xml") || line.starts_with("<testsuite") => {
+                Reading::Junit(XmlStream::default(), Junit::default())
             }
-            b'<' if line.starts_with("<?xml") || line.starts_with("<testsuites") || line.starts_with("<testsuite") => {
-                let end = root_end(line);
-                let mut text = String::new();
-                push_bounded(&mut text, line);
-                if end.is_some_and(|e| line.trim_end().ends_with(e)) {
-                    junit(&text, sink);
-                } else {
-                    self.collecting = Collecting::Xml { text, end };
+            _ => return false,
+        };
+        self.doc = Some(Doc {
+            reading,
+            held: String::new(),
+            current: 0,
+            began_here: true,
+            committed_here: false,
+            reports_at_start: sink.report_count(),
+        });
+        self.hold(line);
+        self.feed(line, true, sink);
+        true
+    }
+
+    /// Whether the rest of a line longer than [`super::clean::MAX_LINE`] is wanted.
+    pub fn wants_rest(&self) -> bool {
+        self.doc.is_some()
+    }
+
+    /// The rest of a long line, in one or more pieces, after [`Structured::begin_line`].
+    pub fn rest(&mut self, piece: &str, sink: &mut Sink<'_>) {
+        self.feed(piece, false, sink);
+    }
+
+    /// The end of the line.
+    pub fn end_line(&mut self, sink: &mut Sink<'_>) {
+        self.feed("\n", false, sink);
+        let Some(doc) = self.doc.as_mut() else {
+            return;
+        };
+        if matches!(doc.reading, Reading::Jest(..)) {
+            // jest writes its report on one line: what it held is all there is.
+            self.doc = None;
+        } else if doc.committed_here {
+            doc.held.clear();
+            doc.current = 0;
+        }
+    }
+
+    /// A document given up on the line just offered, if any.
+    pub fn take_gave_up(&mut self) -> Option<GaveUp> {
+        self.gave_up.take()
+    }
+
+    /// A document still open at the end of the log is read as far as it went; returns the lines
+    /// it held back, for the text formats.
+    pub fn finish(&mut self, sink: &mut Sink<'_>) -> Option<String> {
+        let doc = self.doc.take()?;
+        if let Reading::Junit(_, junit) = &doc.reading
+            && junit.root_seen
+        {
+            sink.summary.runner_summary_seen = true;
+        }
+        Some(doc.held)
+    }
+
+    fn hold(&mut self, line: &str) {
+        if let Some(doc) = self.doc.as_mut() {
+            doc.current = doc.held.len();
+            doc.held.push_str(line);
+            doc.held.push('\n');
+        }
+    }
+
+    fn give_up(&mut self, in_first_bytes: bool) {
+        let Some(mut doc) = self.doc.take() else {
+            return;
+        };
+        let mut current = doc.held.split_off(doc.current);
+        current.pop();
+        self.gave_up = Some(GaveUp {
+            before: doc.held,
+            current,
+            restart: in_first_bytes && !doc.began_here,
+        });
+    }
+
+    /// Feeds text of the current line to the document.
+    fn feed(&mut self, text: &str, in_first_bytes: bool, sink: &mut Sink<'_>) {
+        let Some(doc) = self.doc.as_mut() else {
+            return;
+        };
+        let start = doc.reports_at_start;
+        let mut step = Step::Go;
+        let mut committed = false;
+        match &mut doc.reading {
+            Reading::JsonArray(stream) => {
+                let status = stream.feed(text, &mut |piece| {
+                    if let Piece::Value(Tag::Item, item) = piece
+                        && room(sink, start)
+                        && let Ok(item) = serde_json::from_str::<Value>(item)
+                    {
+                        array_item(&item, start, sink);
+                    }
+                    committed |= matches!(piece, Piece::Value(..) | Piece::Oversize(_));
+                });
+                step = json_step(status);
+            }
+            Reading::Jest(stream, suite) => {
+                let status = stream.feed(text, &mut |piece| suite.piece(piece, start, sink));
+                step = json_step(status);
+            }
+            Reading::Junit(stream, junit) => {
+                stream.feed(text, &mut |piece| {
+                    step = junit.piece(piece, start, sink);
+                    committed |= step == Step::Commit;
+                    match step {
+                        Step::Go | Step::Commit => Flow::More,
+                        Step::Done | Step::GiveUp => Flow::Stop,
+                    }
+                });
+                if step == Step::Done {
+                    sink.summary.runner_summary_seen = true;
                 }
-                true
             }
-            _ => false,
         }
-    }
-
-    /// A document still open at the end of the log is read as far as it goes.
-    pub fn finish(&mut self, sink: &mut Sink<'_>) {
-        match std::mem::replace(&mut self.collecting, Collecting::None) {
-            Collecting::JsonArray(text) => json_array(&text, sink),
-            Collecting::Xml { text, .. } => junit(&text, sink),
-            Collecting::None => {}
+        if committed {
+            // What came before this line belongs to the document; this line may still be given up.
+            doc.held.drain(..doc.current);
+            doc.current = 0;
+            doc.committed_here = true;
+        }
+        match step {
+            Step::Go | Step::Commit => {}
+            Step::Done => self.doc = None,
+            Step::GiveUp => self.give_up(in_first_bytes),
         }
     }
 }
 
-/// The closing tag of a JUnit document whose root element opens in `line`.
-fn root_end(line: &str) -> Option<&'static str> {
-    if line.contains("<testsuites") {
-        Some("</testsuites>")
-    } else if line.contains("<testsuite") {
-        Some("</testsuite>")
-    } else {
-        None
+fn json_step(status: Status) -> Step {
+    match status {
+        Status::Open => Step::Go,
+        Status::Done => Step::Done,
+        Status::Failed => Step::GiveUp,
     }
 }
 
-fn push_bounded(text: &mut String, line: &str) {
-    if text.len() + line.len() < MAX_DOCUMENT {
-        text.push_str(line);
-        text.push('\n');
+/// Whether a document that began when the sink held `start` reports may add another.
+fn room(sink: &Sink<'_>, start: usize) -> bool {
+    sink.report_count() < MAX_REPORTS && sink.report_count() - start < MAX_DOCUMENT_REPORTS
+}
+
+/// One element of a ruff, eslint or pylint JSON array, told apart by its fields.
+fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
+    if let Some(messages) = item.get("messages").and_then(Value::as_array) {
+        // eslint: one element per file, with its messages.
+        let file = str_of(item, "filePath");
+        for m in messages {
+            if !room(sink, start) {
+                break;
+            }
+            let fatal = m.get("fatal") == Some(&Value::Bool(true));
+            let finding = eslint_finding(
+                file,
+                u32_of(m, "line"),
+                str_of(m, "message"),
+                str_of(m, "ruleId"),
+                fatal,
+                1.0,
+            );
+            sink.report(finding);
+        }
+    } else if item.get("message-id").is_some() {
+        // pylint
+        let (id, symbol, message) = (
+            str_of(item, "message-id"),
+            str_of(item, "symbol"),
+            str_of(item, "message"),
+        );
+        let error_type = pylint_type(id, symbol, message);
+        sink.report(Finding {
+            file: str_of(item, "path"),
+            line: u32_of(item, "line"),
+            error_type,
+            message: Cow::Owned(format!("{id}: {message} ({symbol})")),
+            test: None,
+            confidence: 1.0,
+            rank: Rank::of(error_type),
+        });
+    } else if item.get("filename").is_some() {
+        // ruff
+        let code = item.get("code").and_then(Value::as_str).unwrap_or("invalid-syntax");
+        let message = str_of(item, "message");
+        let error_type = lint_type_for_syntax_message(code, message);
+        sink.report(Finding {
+            file: str_of(item, "filename"),
+            line: u32_of(&item["location"], "row"),
+            error_type,
+            message: Cow::Owned(format!("{code} {message}")),
+            test: None,
+            confidence: 1.0,
+            rank: Rank::of(error_type),
+        });
+    }
+}
+
+/// Parses a failure text (a JUnit failure, a jest failure message) as a log of its own and
+/// reports its first finding under `test`.
+fn failure_text(text: &str, test: &str, pytest: bool, sink: &mut Sink<'_>) -> bool {
+    let mut parser = Parser::new(sink.workspace);
+    if pytest {
+        parser.python.begin_pytest_block();
+    }
+    for line in text.lines() {
+        parser.line(line);
+    }
+    let found = parser.finish();
+    let Some(first) = found.reports.into_iter().next() else {
+        return false;
+    };
+    sink.report(Finding {
+        file: &first.file_path,
+        line: first.line_number,
+        error_type: first.error_type,
+        message: Cow::Owned(first.message),
+        test: Some(test),
+        confidence: first.confidence_score.unwrap_or(0.9),
+        rank: Rank::of(first.error_type),
+    })
+    .is_some()
+}
+
+/// The jest test result (one test file) being read.
+#[derive(Default)]
+struct JestSuite {
+    assertions: usize,
+    failed: bool,
+    message: Option<String>,
+}
+
+impl JestSuite {
+    fn piece(&mut self, piece: Piece<'_>, start: usize, sink: &mut Sink<'_>) {
+        match piece {
+            Piece::Value(Tag::Assertion, text) => {
+                self.assertions += 1;
+                if let Ok(a) = serde_json::from_str::<Value>(text) {
+                    jest_assertion(&a, start, sink);
+                }
+            }
+            Piece::Oversize(Tag::Assertion) => self.assertions += 1,
+            Piece::Value(Tag::SuiteStatus, text) => {
+                self.failed = serde_json::from_str::<String>(text).is_ok_and(|s| s == "failed");
+            }
+            Piece::Value(Tag::SuiteMessage, text) => self.message = serde_json::from_str(text).ok(),
+            Piece::End(Role::Suite) => {
+                let suite = std::mem::take(self);
+                if suite.assertions == 0 && suite.failed {
+                    // A test file that failed before any test ran (a syntax error, a failed import).
+                    let mut parser = Parser::new(sink.workspace);
+                    for l in suite.message.as_deref().unwrap_or("").lines() {
+                        parser.line(l);
+                    }
+                    for r in parser.finish().reports {
+                        if !room(sink, start) {
+                            break;
+                        }
+                        sink.report(Finding {
+                            file: &r.file_path,
+                            line: r.line_number,
+                            error_type: r.error_type,
+                            message: Cow::Owned(r.message),
+                            test: None,
+                            confidence: r.confidence_score.unwrap_or(0.9),
+                            rank: Rank::Error,
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn jest_assertion(a: &Value, start: usize, sink: &mut Sink<'_>) {
+    let name = str_of(a, "fullName");
+    let outcome = match str_of(a, "status") {
+        "passed" => TestOutcome::Passed,
+        "failed" => TestOutcome::Failed,
+        _ => TestOutcome::Skipped,
+    };
+    match outcome {
+        TestOutcome::Passed => sink.summary.passed += 1,
+        TestOutcome::Failed => sink.summary.failed += 1,
+        _ => sink.summary.skipped += 1,
+    }
+    sink.test(name, outcome);
+    if outcome == TestOutcome::Failed && room(sink, start) {
+        let messages: Vec<&str> = a
+            .get("failureMessages")
+            .and_then(Value::as_array)
+            .map(|m| m.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        failure_text(&messages.join("\n"), name, false, sink);
+    }
+}
+
+/// An element open in a JUnit document.
+struct Open {
+    name: String,
+    /// Whether text may stand in it: not in the elements JUnit puts only elements in.
+    text: bool,
+}
+
+/// The JUnit document being read (pytest, jest-junit, go-junit-report).
+#[derive(Default)]
+struct Junit {
+    open: Vec<Open>,
+    root_seen: bool,
+    pytest: bool,
+    case: Option<Case>,
+    in_failure: bool,
+}
+
+/// An element name as remembered: its first 64 bytes.
+fn short_name(name: &str) -> &str {
+    &name[..floor_boundary(name, 64)]
+}
+
+/// Elements whose content is only other elements.
+fn holds_only_elements(name: &str) -> bool {
+    matches!(
+        name,
+        "testsuites" | "testsuite" | "testcase" | "properties" | "property"
+    )
+}
+
+impl Junit {
+    fn piece(&mut self, piece: XmlPiece<'_>, start: usize, sink: &mut Sink<'_>) -> Step {
+        match piece {
+            XmlPiece::Invalid => Step::GiveUp,
+            XmlPiece::Markup(markup) => {
+                if let Some(name) = markup.strip_prefix("</").and_then(|m| m.strip_suffix('>')) {
+                    // quick-xml reads an end tag only after its start tag: this one is read here.
+                    let name = name.trim_end();
+                    if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == '<') {
+                        return Step::GiveUp;
+                    }
+                    return self.event(Event::End(BytesEnd::new(name)), start, sink);
+                }
+                let mut reader = quick_xml::Reader::from_str(markup);
+                match reader.read_event() {
+                    Ok(event) => self.event(event, start, sink),
+                    Err(_) => Step::GiveUp,
+                }
+            }
+            XmlPiece::Text(text) => {
+                let mut reader = quick_xml::Reader::from_str(text);
+                loop {
+                    match reader.read_event() {
+                        Ok(Event::Eof) => return Step::Go,
+                        Ok(event) => {
+                            if self.event(event, start, sink) == Step::GiveUp {
+                                return Step::GiveUp;
+                            }
+                        }
+                        Err(_) => return Step::GiveUp,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether text may stand where the document is.
+    fn text_allowed(&self) -> bool {
+        self.open.last().is_some_and(|o| o.text)
+    }
+
+    /// Opens an element; `Err` when it cannot be part of a JUnit document here.
+    fn open(&mut self, e: &quick_xml::events::BytesStart<'_>, empty: bool) -> Result<(), ()> {
+        let name = e.name().0;
+        if e.attributes().any(|a| a.is_err()) {
+            return Err(());
+        }
+        if self.open.is_empty() {
+            if self.root_seen || !matches!(name, "testsuites" | "testsuite") {
+                return Err(());
+            }
+            self.root_seen = true;
+        }
+        if self.open.len() >= MAX_XML_DEPTH {
+            return Err(());
+        }
+        if !empty {
+            self.open.push(Open {
+                name: short_name(name).to_owned(),
+                text: !holds_only_elements(name),
+            });
+        }
+        Ok(())
+    }
+
+    fn event(&mut self, event: Event<'_>, start: usize, sink: &mut Sink<'_>) -> Step {
+        match event {
+            Event::Start(ref e) | Event::Empty(ref e) => {
+                let empty = matches!(event, Event::Empty(_));
+                if self.open(e, empty).is_err() {
+                    return Step::GiveUp;
+                }
+                let name = e.name().0;
+                match name {
+                    "testsuite" => self.pytest |= attr(e, "name").as_deref() == Some("pytest"),
+                    "testcase" if empty => {
+                        let mut c = new_case(e);
+                        c.outcome = Some(TestOutcome::Passed);
+                        finish_case(c, self.pytest, start, sink);
+                        return Step::Commit;
+                    }
+                    "testcase" => self.case = Some(new_case(e)),
+                    "failure" | "error" | "skipped" => {
+                        if let Some(c) = self.case.as_mut() {
+                            c.outcome = Some(match name {
+                                "failure" => TestOutcome::Failed,
+                                "error" => TestOutcome::Error,
+                                _ => TestOutcome::Skipped,
+                            });
+                            if let Some(message) = attr(e, "message") {
+                                c.text.push_str(&message);
+                                c.text.push_str("\n");
+                            }
+                            self.in_failure = !empty && name != "skipped";
+                        }
+                    }
+                    _ => {}
+                }
+                if self.open.is_empty() { Step::Done } else { Step::Go }
+            }
+            Event::End(e) => {
+                let name = e.name().0;
+                if self.open.pop().is_none_or(|o| o.name != short_name(name)) {
+                    return Step::GiveUp;
+                }
+                match name {
+                    "failure" | "error" => self.in_failure = false,
+                    "testcase" => {
+                        if let Some(mut c) = self.case.take() {
+                            c.outcome.get_or_insert(TestOutcome::Passed);
+                            finish_case(c, self.pytest, start, sink);
+                        }
+                        return Step::Commit;
+                    }
+                    _ => {}
+                }
+                if self.open.is_empty() { Step::Done } else { Step::Go }
+            }
+            Event::Text(t) => {
+                let text = t.xml10_content();
+                if !self.text_allowed() && !text.trim().is_empty() {
+                    return Step::GiveUp;
+                }
+                if self.in_failure
+                    && let Some(c) = self.case.as_mut()
+                {
+                    c.text.push_str(&text);
+                }
+                Step::Go
+            }
+            Event::CData(t) => {
+                if !self.text_allowed() {
+                    return Step::GiveUp;
+                }
+                if self.in_failure
+                    && let Some(c) = self.case.as_mut()
+                {
+                    c.text.push_str(&t.xml10_content());
+                }
+                Step::Go
+            }
+            Event::GeneralRef(r) => {
+                if !self.text_allowed() {
+                    return Step::GiveUp;
+                }
+                if self.in_failure
+                    && let Some(c) = self.case.as_mut()
+                {
+                    if let Ok(Some(ch)) = r.resolve_char_ref() {
+                        c.text.push_str(ch.encode_utf8(&mut [0; 4]));
+                    } else if let Some(ch) = predefined_entity(&r.into_inner()) {
+                        c.text.push_str(ch.encode_utf8(&mut [0; 4]));
+                    }
+                }
+                Step::Go
+            }
+            // The declaration, comments, processing instructions.
+            _ => Step::Go,
+        }
+    }
+}
+
+/// A test case's failure text, bounded: its first [`MAX_CASE_HEAD`] and last [`MAX_CASE_TAIL`]
+/// bytes, whatever pieces it came in.
+#[derive(Default)]
+struct CaseText {
+    head: String,
+    tail: String,
+    total: usize,
+}
+
+impl CaseText {
+    fn push_str(&mut self, mut s: &str) {
+        self.total += s.len();
+        if self.tail.is_empty() && self.head.len() < MAX_CASE_HEAD {
+            let k = floor_boundary(s, MAX_CASE_HEAD - self.head.len());
+            self.head.push_str(&s[..k]);
+            s = &s[k..];
+        }
+        if s.len() > MAX_CASE_TAIL {
+            self.tail.clear();
+            s = &s[ceil_boundary(s, s.len() - MAX_CASE_TAIL)..];
+        }
+        self.tail.push_str(s);
+        if self.tail.len() > 2 * MAX_CASE_TAIL {
+            let cut = ceil_boundary(&self.tail, self.tail.len() - MAX_CASE_TAIL);
+            self.tail.drain(..cut);
+        }
+    }
+
+    /// The text kept: all of it, or its start, a line `...`, and its end from a line start.
+    fn text(&self) -> Cow<'_, str> {
+        if self.total == self.head.len() + self.tail.len() {
+            return if self.tail.is_empty() {
+                Cow::Borrowed(&self.head)
+            } else {
+                Cow::Owned(format!("{}{}", self.head, self.tail))
+            };
+        }
+        let tail = &self.tail[ceil_boundary(&self.tail, self.tail.len().saturating_sub(MAX_CASE_TAIL))..];
+        let tail = tail.find('\n').map_or(tail, |i| &tail[i + 1..]);
+        Cow::Owned(format!("{}\n...\n{tail}", self.head))
+    }
+}
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[derive(Default)]
+struct Case {
+    classname: String,
+    name: String,
+    file: Option<String>,
+    line: Option<u32>,
+    outcome: Option<TestOutcome>,
+    text: CaseText,
+}
+
+fn new_case(e: &quick_xml::events::BytesStart<'_>) -> Case {
+    Case {
+        classname: attr(e, "classname").unwrap_or_default(),
+        name: attr(e, "name").unwrap_or_default(),
+        file: attr(e, "file"),
+        line: attr(e, "line").and_then(|l| l.parse().ok()),
+        ..Case::default()
+    }
+}
+
+fn finish_case(c: Case, pytest: bool, start: usize, sink: &mut Sink<'_>) {
+    let name = test_name(&c, pytest);
+    let outcome = c.outcome.unwrap_or(TestOutcome::Passed);
+    match outcome {
+        TestOutcome::Passed => sink.summary.passed += 1,
+        TestOutcome::Failed => sink.summary.failed += 1,
+        TestOutcome::Error => sink.summary.errors += 1,
+        TestOutcome::Skipped => sink.summary.skipped += 1,
+    }
+    sink.summary.runner_summary_seen = true;
+    sink.test(&name, outcome);
+    if !matches!(outcome, TestOutcome::Failed | TestOutcome::Error) || !room(sink, start) {
+        return;
+    }
+    let text = c.text.text();
+    if failure_text(&text, &name, pytest, sink) {
+        return;
+    }
+    if let (Some(file), Some(line)) = (c.file.as_deref(), c.line) {
+        let message = text.lines().next().unwrap_or("test failed").to_owned();
+        sink.report(Finding {
+            file,
+            line,
+            error_type: js_type(&message),
+            message: Cow::Owned(message),
+            test: Some(&name),
+            confidence: 0.8,
+            rank: Rank::Error,
+        });
     }
 }
 
@@ -207,280 +802,6 @@ fn mypy_json(line: &str, sink: &mut Sink<'_>) {
     });
 }
 
-/// ruff, eslint and pylint JSON arrays, told apart by their fields.
-fn json_array(text: &str, sink: &mut Sink<'_>) {
-    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) else {
-        return;
-    };
-    for item in &items {
-        if let Some(messages) = item.get("messages").and_then(Value::as_array) {
-            // eslint
-            let file = str_of(item, "filePath");
-            for m in messages {
-                let fatal = m.get("fatal") == Some(&Value::Bool(true));
-                let finding = eslint_finding(
-                    file,
-                    u32_of(m, "line"),
-                    str_of(m, "message"),
-                    str_of(m, "ruleId"),
-                    fatal,
-                    1.0,
-                );
-                sink.report(finding);
-            }
-        } else if item.get("message-id").is_some() {
-            // pylint
-            let (id, symbol, message) = (
-                str_of(item, "message-id"),
-                str_of(item, "symbol"),
-                str_of(item, "message"),
-            );
-            let error_type = pylint_type(id, symbol, message);
-            sink.report(Finding {
-                file: str_of(item, "path"),
-                line: u32_of(item, "line"),
-                error_type,
-                message: Cow::Owned(format!("{id}: {message} ({symbol})")),
-                test: None,
-                confidence: 1.0,
-                rank: Rank::of(error_type),
-            });
-        } else if item.get("filename").is_some() {
-            // ruff
-            let code = item.get("code").and_then(Value::as_str).unwrap_or("invalid-syntax");
-            let message = str_of(item, "message");
-            let error_type = lint_type_for_syntax_message(code, message);
-            sink.report(Finding {
-                file: str_of(item, "filename"),
-                line: u32_of(&item["location"], "row"),
-                error_type,
-                message: Cow::Owned(format!("{code} {message}")),
-                test: None,
-                confidence: 1.0,
-                rank: Rank::of(error_type),
-            });
-        }
-    }
-}
-
-/// Parses a failure text (a JUnit failure, a jest failure message) as a log of its own and
-/// reports its first finding under `test`.
-fn failure_text(text: &str, test: &str, pytest: bool, sink: &mut Sink<'_>) -> bool {
-    let mut parser = Parser::new(sink.workspace);
-    if pytest {
-        parser.python.begin_pytest_block();
-    }
-    for line in text.lines() {
-        parser.line(line);
-    }
-    let found = parser.finish();
-    let Some(first) = found.reports.into_iter().next() else {
-        return false;
-    };
-    sink.report(Finding {
-        file: &first.file_path,
-        line: first.line_number,
-        error_type: first.error_type,
-        message: Cow::Owned(first.message),
-        test: Some(test),
-        confidence: first.confidence_score.unwrap_or(0.9),
-        rank: Rank::of(first.error_type),
-    })
-    .is_some()
-}
-
-fn jest_json(line: &str, sink: &mut Sink<'_>) {
-    let Ok(v) = serde_json::from_str::<Value>(line) else {
-        return;
-    };
-    sink.summary.runner_summary_seen = true;
-    let Some(results) = v.get("testResults").and_then(Value::as_array) else {
-        return;
-    };
-    for suite in results {
-        let assertions = suite
-            .get("assertionResults")
-            .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
-        for a in assertions {
-            let name = str_of(a, "fullName");
-            let outcome = match str_of(a, "status") {
-                "passed" => TestOutcome::Passed,
-                "failed" => TestOutcome::Failed,
-                _ => TestOutcome::Skipped,
-            };
-            match outcome {
-                TestOutcome::Passed => sink.summary.passed += 1,
-                TestOutcome::Failed => sink.summary.failed += 1,
-                _ => sink.summary.skipped += 1,
-            }
-            sink.test(name, outcome);
-            if outcome == TestOutcome::Failed {
-                let messages: Vec<&str> = a
-                    .get("failureMessages")
-                    .and_then(Value::as_array)
-                    .map(|m| m.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                failure_text(&messages.join("\n"), name, false, sink);
-            }
-        }
-        if assertions.is_empty() && str_of(suite, "status") == "failed" {
-            let message = str_of(suite, "message");
-            let mut parser = Parser::new(sink.workspace);
-            for l in message.lines() {
-                parser.line(l);
-            }
-            for r in parser.finish().reports {
-                sink.report(Finding {
-                    file: &r.file_path,
-                    line: r.line_number,
-                    error_type: r.error_type,
-                    message: Cow::Owned(r.message),
-                    test: None,
-                    confidence: r.confidence_score.unwrap_or(0.9),
-                    rank: Rank::Error,
-                });
-            }
-        }
-    }
-}
-
-#[derive(Default)]
-struct Case {
-    classname: String,
-    name: String,
-    file: Option<String>,
-    line: Option<u32>,
-    outcome: Option<TestOutcome>,
-    text: String,
-}
-
-/// JUnit XML, as pytest, jest-junit and go-junit-report write it.
-fn junit(text: &str, sink: &mut Sink<'_>) {
-    let mut reader = quick_xml::Reader::from_str(text);
-    let mut pytest = false;
-    let mut case: Option<Case> = None;
-    let mut in_failure = false;
-    sink.summary.runner_summary_seen = true;
-    // A malformed document is read as far as it is well-formed.
-    while let Ok(event) = reader.read_event() {
-        match event {
-            Event::Start(e) | Event::Empty(e) if e.name().0 == "testsuite" => {
-                pytest |= attr(&e, "name").as_deref() == Some("pytest");
-            }
-            Event::Start(ref e) if e.name().0 == "testcase" => {
-                case = Some(new_case(e));
-            }
-            Event::Empty(ref e) if e.name().0 == "testcase" => {
-                let mut c = new_case(e);
-                c.outcome = Some(TestOutcome::Passed);
-                finish_case(c, pytest, sink);
-            }
-            Event::Start(ref e) | Event::Empty(ref e) if matches!(e.name().0, "failure" | "error" | "skipped") => {
-                if let Some(c) = case.as_mut() {
-                    c.outcome = Some(match e.name().0 {
-                        "failure" => TestOutcome::Failed,
-                        "error" => TestOutcome::Error,
-                        _ => TestOutcome::Skipped,
-                    });
-                    if let Some(message) = attr(e, "message") {
-                        c.text.push_str(&message);
-                        c.text.push('\n');
-                    }
-                    in_failure = matches!(event, Event::Start(_)) && e.name().0 != "skipped";
-                }
-            }
-            Event::Text(t) if in_failure => {
-                if let Some(c) = case.as_mut() {
-                    c.text.push_str(&t.xml10_content());
-                }
-            }
-            Event::CData(t) if in_failure => {
-                if let Some(c) = case.as_mut() {
-                    c.text.push_str(&t.into_inner());
-                }
-            }
-            Event::GeneralRef(r) if in_failure => {
-                if let Some(c) = case.as_mut() {
-                    if let Ok(Some(ch)) = r.resolve_char_ref() {
-                        c.text.push(ch);
-                    } else if let Some(ch) = predefined_entity(&r.into_inner()) {
-                        c.text.push(ch);
-                    }
-                }
-            }
-            Event::End(e) if matches!(e.name().0, "failure" | "error") => in_failure = false,
-            Event::End(e) if e.name().0 == "testcase" => {
-                if let Some(mut c) = case.take() {
-                    c.outcome.get_or_insert(TestOutcome::Passed);
-                    finish_case(c, pytest, sink);
-                }
-            }
-            Event::Eof => break,
-            _ => {}
-        }
-    }
-}
-
-fn attr(e: &quick_xml::events::BytesStart<'_>, key: &str) -> Option<String> {
-    e.attributes().flatten().find(|a| a.key.0 == key).and_then(|a| {
-        a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
-            .ok()
-            .map(|v| v.into_owned())
-    })
-}
-
-fn predefined_entity(name: &str) -> Option<char> {
-    match name {
-        "quot" => Some('"'),
-        "amp" => Some('&'),
-        "lt" => Some('<'),
-        "gt" => Some('>'),
-        "apos" => Some('\''),
-        _ => None,
-    }
-}
-
-fn new_case(e: &quick_xml::events::BytesStart<'_>) -> Case {
-    Case {
-        classname: attr(e, "classname").unwrap_or_default(),
-        name: attr(e, "name").unwrap_or_default(),
-        file: attr(e, "file"),
-        line: attr(e, "line").and_then(|l| l.parse().ok()),
-        ..Case::default()
-    }
-}
-
-fn finish_case(c: Case, pytest: bool, sink: &mut Sink<'_>) {
-    let name = test_name(&c, pytest);
-    let outcome = c.outcome.unwrap_or(TestOutcome::Passed);
-    match outcome {
-        TestOutcome::Passed => sink.summary.passed += 1,
-        TestOutcome::Failed => sink.summary.failed += 1,
-        TestOutcome::Error => sink.summary.errors += 1,
-        TestOutcome::Skipped => sink.summary.skipped += 1,
-    }
-    sink.test(&name, outcome);
-    if !matches!(outcome, TestOutcome::Failed | TestOutcome::Error) {
-        return;
-    }
-    if failure_text(&c.text, &name, pytest, sink) {
-        return;
-    }
-    if let (Some(file), Some(line)) = (c.file.as_deref(), c.line) {
-        let message = c.text.lines().next().unwrap_or("test failed").to_owned();
-        sink.report(Finding {
-            file,
-            line,
-            error_type: js_type(&message),
-            message: Cow::Owned(message),
-            test: Some(&name),
-            confidence: 0.8,
-            rank: Rank::Error,
-        });
-    }
-}
-
 /// The test's name in its runner's own notation: a pytest node id, or the case name.
 fn test_name(c: &Case, pytest: bool) -> String {
     if !pytest || c.classname.is_empty() {
@@ -502,4 +823,22 @@ fn test_name(c: &Case, pytest: bool) -> String {
         id.push_str(class);
     }
     format!("{id}::{}", c.name)
+}
+fn attr(e: &quick_xml::events::BytesStart<'_>, key: &str) -> Option<String> {
+    e.attributes().flatten().find(|a| a.key.0 == key).and_then(|a| {
+        a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+            .ok()
+            .map(|v| v.into_owned())
+    })
+}
+
+fn predefined_entity(name: &str) -> Option<char> {
+    match name {
+        "quot" => Some('"'),
+        "amp" => Some('&'),
+        "lt" => Some('<'),
+        "gt" => Some('>'),
+        "apos" => Some('\''),
+        _ => None,
+    }
 }
