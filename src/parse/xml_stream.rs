@@ -176,15 +176,7 @@ impl XmlStream {
                     self.state = State::Tag(parser);
                     match found {
                         Some(end) => {
-                            if self.pending.len() + end + 1 > MAX_MARKUP {
-                                out(XmlPiece::Invalid);
-                                return Flow::Stop;
-                            }
-                            self.pending.push_str(&rest[..=end]);
-                            rest = &rest[end + 1..];
-                            let markup = std::mem::take(&mut self.pending);
-                            self.state = State::Text;
-                            if out(XmlPiece::Markup(&markup)) == Flow::Stop {
+                            if self.close_markup(&mut rest, end, out) == Flow::Stop {
                                 return Flow::Stop;
                             }
                         }
@@ -213,15 +205,7 @@ impl XmlStream {
                     });
                     match found {
                         Some(i) => {
-                            if self.pending.len() + i + 1 > MAX_MARKUP {
-                                out(XmlPiece::Invalid);
-                                return Flow::Stop;
-                            }
-                            self.pending.push_str(&rest[..=i]);
-                            rest = &rest[i + 1..];
-                            let markup = std::mem::take(&mut self.pending);
-                            self.state = State::Text;
-                            if out(XmlPiece::Markup(&markup)) == Flow::Stop {
+                            if self.close_markup(&mut rest, i, out) == Flow::Stop {
                                 return Flow::Stop;
                             }
                         }
@@ -239,6 +223,20 @@ impl XmlStream {
     }
 
     /// Keeps the unfinished construct's text; `false` (after telling `out`) when it is too long.
+    /// The construct being held ends at `rest[end]`: hands it out whole (or `Invalid` when it
+    /// is longer than [`MAX_MARKUP`]) and goes back to text after it.
+    fn close_markup(&mut self, rest: &mut &str, end: usize, out: &mut impl FnMut(XmlPiece<'_>) -> Flow) -> Flow {
+        if self.pending.len() + end + 1 > MAX_MARKUP {
+            out(XmlPiece::Invalid);
+            return Flow::Stop;
+        }
+        self.pending.push_str(&rest[..=end]);
+        *rest = &rest[end + 1..];
+        let markup = std::mem::take(&mut self.pending);
+        self.state = State::Text;
+        out(XmlPiece::Markup(&markup))
+    }
+
     fn hold(&mut self, rest: &str, out: &mut impl FnMut(XmlPiece<'_>) -> Flow) -> bool {
         if self.pending.len() + rest.len() > MAX_MARKUP {
             out(XmlPiece::Invalid);
