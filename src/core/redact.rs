@@ -733,6 +733,9 @@ pub fn secret_values(vars: impl IntoIterator<Item = (String, String)>) -> Vec<St
         .collect()
 }
 
+/// What an exact secret value becomes.
+pub const SECRET_PLACEHOLDER: &str = "[REDACTED:SECRET]";
+
 /// Replaces every secret value (at least 4 characters) and every credential pattern in `text`.
 /// Returns the text and how many replacements were made.
 pub fn redact(text: &str, secret_values: &[String]) -> (String, usize) {
@@ -742,9 +745,20 @@ pub fn redact(text: &str, secret_values: &[String]) -> (String, usize) {
     let mut values: Vec<&String> = secret_values.iter().filter(|v| v.trim().len() >= 4).collect();
     values.sort_by_key(|v| std::cmp::Reverse(v.len()));
     for value in values {
-        let n = out.matches(value.as_str()).count();
-        if n > 0 {
-            out = out.replace(value.as_str(), "[REDACTED:SECRET]");
+        // A value that ends with what the placeholder begins with (`…[`), or the reverse, can
+        // form again across a placeholder's edge: a few more passes take it out. A value that is
+        // part of the placeholder itself is no leak, and gets one pass.
+        let passes = if SECRET_PLACEHOLDER.contains(value.as_str()) {
+            1
+        } else {
+            8
+        };
+        for _ in 0..passes {
+            let n = out.matches(value.as_str()).count();
+            if n == 0 {
+                break;
+            }
+            out = out.replace(value.as_str(), SECRET_PLACEHOLDER);
             count += n;
         }
     }
@@ -1511,5 +1525,16 @@ my value is s3cr3t-from-secretRef
         ] {
             assert!(!looks_secret_name(name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_secret_that_would_form_again_across_a_placeholder_edge_is_taken_out() {
+        // Found by the heal_request fuzz target: `abc` before `[REDACTED…` is `abc[` again.
+        let (out, _) = redact("abcabc[", &["abc[".to_owned()]);
+        assert!(!out.contains("abc["), "{out}");
+        let (out, _) = redact("T]abab", &["T]ab".to_owned()]);
+        assert!(!out.contains("T]ab"), "{out}");
+        // A value inside the placeholder itself is no leak and does not loop.
+        assert_eq!(redact("ACTED", &["ACTED".to_owned()]).0, super::SECRET_PLACEHOLDER);
     }
 }
