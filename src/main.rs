@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use kubeheal::healer::server;
+use kubeheal::core::heal_run::healers;
+use kubeheal::healer::{factory, server};
 
 /// kubeheal heals failing builds and tests, in a Kubernetes cluster or on a laptop.
 /// Prints a line to stdout. A reader that went away (`kubeheal parse … | head`) ends kubeheal
@@ -372,18 +373,48 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
     Ok(())
 }
 
+/// The healers the flags name (`--healer-url`, `--openai-base-url` with `--model`), as the
+/// `spec.healer` of a HealRun, with their credentials from the environment (`CODE_HEALER_TOKEN`,
+/// `OPENAI_API_KEY`).
+fn healer_spec(
+    healer_url: Option<String>,
+    openai: Option<(String, String)>,
+    max_tokens: u32,
+) -> (kubeheal::api::shared::HealerSpec, factory::Credentials) {
+    use kubeheal::api::shared::{CodeHealerApiHealer, HealerSpec, OpenAiHealer};
+    let from_env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let spec = HealerSpec {
+        code_healer_api: healer_url.filter(|u| !u.is_empty()).map(|url| CodeHealerApiHealer {
+            url: Some(url),
+            secret_ref: None,
+        }),
+        open_ai: openai.map(|(base_url, model)| OpenAiHealer {
+            base_url,
+            model,
+            secret_ref: None,
+            max_tokens,
+        }),
+        builtin: None,
+    };
+    let credentials = factory::Credentials {
+        openai_key: from_env("OPENAI_API_KEY"),
+        code_healer_token: from_env("CODE_HEALER_TOKEN"),
+        default_code_healer: None,
+    };
+    (spec, credentials)
+}
+
 fn healer_serve(
     listen: std::net::SocketAddr,
     openai: Option<(String, String)>,
     max_tokens: u32,
     config: server::ServerConfig,
 ) -> Result<(), String> {
-    use kubeheal::healer::{Chain, Healer, builtin::Builtin, openai::OpenAi};
-    let mut healers: Vec<Box<dyn Healer>> = vec![Box::new(Builtin)];
-    if let Some((base_url, model)) = openai {
-        let key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
-        healers.push(Box::new(OpenAi::new(&base_url, &model, key, max_tokens)?));
-    }
+    use kubeheal::healer::Chain;
+    // The server answers with what `kubeheal heal` would ask: the deterministic fixers first,
+    // then the model when one is configured.
+    let (spec, credentials) = healer_spec(None, openai, max_tokens);
+    let healers = factory::build(&healers(Some(&spec)), &spec, &credentials)?;
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .init();
@@ -531,7 +562,6 @@ fn heal(
     timeout: u64,
 ) -> Result<(), String> {
     use kubeheal::api::heal_run::HealPolicy;
-    use kubeheal::healer::{Chain, Healer, builtin::Builtin, code_healer_api::CodeHealerApi, openai::OpenAi};
     use kubeheal::local::{HealOptions, heal};
     if !dir.is_dir() {
         return Err(format!(
@@ -539,15 +569,9 @@ fn heal(
             dir.display()
         ));
     }
-    let mut healers: Vec<Box<dyn Healer>> = vec![Box::new(Builtin)];
-    if let Some(url) = healer_url.filter(|u| !u.is_empty()) {
-        let token = std::env::var("CODE_HEALER_TOKEN").ok().filter(|t| !t.is_empty());
-        healers.push(Box::new(CodeHealerApi::new(url, token)?));
-    }
-    if let Some((base_url, model)) = openai {
-        let key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
-        healers.push(Box::new(OpenAi::new(&base_url, &model, key, 4096)?));
-    }
+    let (healer, credentials) = healer_spec(healer_url, openai, 4096);
+    // Built once here so that a bad URL is refused before anything runs.
+    let healers = factory::build(&healers(Some(&healer)), &healer, &credentials)?;
     let names: Vec<&str> = healers.iter().map(|h| h.name()).collect();
     eprintln!(
         "kubeheal: healing {} (healers: {}; at most {max_cycles} cycles)",
@@ -561,10 +585,13 @@ fn heal(
         max_cycles,
         timeout: std::time::Duration::from_secs(timeout.max(1)),
         policy: HealPolicy::default(),
+        healer,
+        credentials,
     };
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let chain = Chain(healers);
-    let summary = runtime.block_on(heal(&options, &chain, &mut |line| eprintln!("{line}"), termination()))?;
+    let summary = runtime
+        .block_on(heal(&options, &mut |line| eprintln!("{line}"), termination()))
+        .map_err(|e| e.to_string())?;
     say!("");
     say!("result:      {:?} — {}", summary.reason, summary.message);
     say!("cycles:      {}", summary.cycles);
@@ -579,7 +606,7 @@ fn heal(
         say!(
             "see it with: git -C {} log --stat {}..{}",
             summary.repo.display(),
-            &summary.base[..12.min(summary.base.len())],
+            kubeheal::core::format::short_commit(&summary.base),
             summary.branch
         );
     }

@@ -12,9 +12,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::routing::post;
 use kubeheal::api::heal_run::{HealPolicy, HealRunReason};
-use kubeheal::healer::builtin::Builtin;
-use kubeheal::healer::openai::OpenAi;
-use kubeheal::healer::{Chain, Healer};
+use kubeheal::api::shared::{HealerSpec, OpenAiHealer};
 use kubeheal::local::{HealOptions, HealSummary, heal};
 use serde_json::json;
 
@@ -32,7 +30,25 @@ fn example(name: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, target)
 }
 
-async fn run(dir: &Path, healer: &dyn Healer, max_cycles: u32) -> HealSummary {
+/// The built-in fixers alone: no service is named.
+fn builtin() -> HealerSpec {
+    HealerSpec::default()
+}
+
+/// The built-in fixers, then the OpenAI-compatible model served at `addr`.
+fn model(addr: std::net::SocketAddr) -> HealerSpec {
+    HealerSpec {
+        open_ai: Some(OpenAiHealer {
+            base_url: format!("http://{addr}/v1"),
+            model: "m".into(),
+            secret_ref: None,
+            max_tokens: 1024,
+        }),
+        ..HealerSpec::default()
+    }
+}
+
+async fn run(dir: &Path, healer: HealerSpec, max_cycles: u32) -> HealSummary {
     let options = HealOptions {
         dir: dir.to_owned(),
         command: None,
@@ -40,15 +56,12 @@ async fn run(dir: &Path, healer: &dyn Healer, max_cycles: u32) -> HealSummary {
         max_cycles,
         timeout: Duration::from_secs(120),
         policy: HealPolicy::default(),
-    };
-    heal(
-        &options,
         healer,
-        &mut |line| eprintln!("{line}"),
-        std::future::pending(),
-    )
-    .await
-    .expect("the loop runs")
+        credentials: Default::default(),
+    };
+    heal(&options, &mut |line| eprintln!("{line}"), std::future::pending())
+        .await
+        .expect("the loop runs")
 }
 
 fn git(repo: &Path, args: &[&str]) -> String {
@@ -63,7 +76,7 @@ fn git(repo: &Path, args: &[&str]) -> String {
 #[tokio::test]
 async fn the_syntax_example_is_healed_with_one_commit_on_the_heal_branch() {
     let (_keep, dir) = example("python-syntax");
-    let summary = run(&dir, &Builtin, 5).await;
+    let summary = run(&dir, builtin(), 5).await;
     assert!(summary.healed(), "{summary:?}");
     assert_eq!(summary.cycles, 1);
     assert_eq!(summary.branch, "kubeheal/python-syntax");
@@ -96,7 +109,7 @@ async fn the_syntax_example_is_healed_with_one_commit_on_the_heal_branch() {
 #[tokio::test]
 async fn the_import_example_is_healed() {
     let (_keep, dir) = example("python-import");
-    let summary = run(&dir, &Builtin, 5).await;
+    let summary = run(&dir, builtin(), 5).await;
     assert!(summary.healed(), "{summary:?}");
     assert_eq!(summary.fixed_tests, ["test_report.py::test_to_json_sorts_keys"]);
     assert!(summary.diff_stat.contains("1 insertion"), "{}", summary.diff_stat);
@@ -105,7 +118,7 @@ async fn the_import_example_is_healed() {
 #[tokio::test]
 async fn the_logic_example_needs_an_llm_and_stops_without_one() {
     let (_keep, dir) = example("python-logic");
-    let summary = run(&dir, &Builtin, 2).await;
+    let summary = run(&dir, builtin(), 2).await;
     assert!(!summary.healed());
     assert_eq!(summary.reason, HealRunReason::CyclesExhausted, "{summary:?}");
     assert!(summary.commits.is_empty());
@@ -121,10 +134,8 @@ async fn the_logic_example_is_healed_by_an_openai_compatible_model() {
         }),
     );
     let addr = support::http::serve(app).await;
-    let model = OpenAi::new(&format!("http://{addr}/v1"), "m", None, 1024).expect("a healer");
     let (_keep, dir) = example("python-logic");
-    let chain = Chain(vec![Box::new(Builtin), Box::new(model)]);
-    let summary = run(&dir, &chain, 3).await;
+    let summary = run(&dir, model(addr), 3).await;
     assert!(summary.healed(), "{summary:?}");
     let message = git(&summary.repo, &["log", "-1", "--format=%s"]);
     assert!(message.starts_with("[AI-AGENT] LOGIC error in"), "{message}");
@@ -139,7 +150,6 @@ async fn a_fix_that_makes_passing_tests_fail_is_reverted_and_the_run_stops() {
         post(move || async move { axum::Json(json!({"choices": [{"message": {"content": reply}}]})) }),
     );
     let addr = support::http::serve(app).await;
-    let model = OpenAi::new(&format!("http://{addr}/v1"), "m", None, 1024).expect("a healer");
     let keep = tempfile::tempdir().expect("a temp dir");
     let dir = keep.path().join("calc");
     std::fs::create_dir_all(&dir).expect("mkdir");
@@ -153,7 +163,7 @@ async fn a_fix_that_makes_passing_tests_fail_is_reverted_and_the_run_stops() {
         "from calc import add, double\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_double():\n    assert double(4) == 8\n",
     )
     .expect("write");
-    let summary = run(&dir, &model, 3).await;
+    let summary = run(&dir, model(addr), 3).await;
     assert_eq!(summary.reason, HealRunReason::Regressed, "{summary:?}");
     assert_eq!(summary.commits.len(), 2, "the fix and its revert");
     assert!(git(&summary.repo, &["log", "-1", "--format=%s"]).starts_with("Revert the fix of cycle 1"));
@@ -180,8 +190,13 @@ async fn a_fix_for_a_collection_error_that_reveals_other_failures_is_not_a_regre
         post(move || async move { axum::Json(json!({"choices": [{"message": {"content": reply}}]})) }),
     );
     let addr = support::http::serve(app).await;
-    let model = OpenAi::new(&format!("http://{addr}/v1"), "m", None, 1024).expect("a healer");
     let (_keep, dir) = example("python-syntax");
+    // A syntax error no built-in fixer knows, so that the model's fix is the one committed.
+    std::fs::write(
+        dir.join("calculator.py"),
+        "\"\"\"A tiny calculator.\"\"\"\n\n\ndef add(a, b):\n    return a + * b\n\n\ndef subtract(a, b):\n    return a - b\n",
+    )
+    .expect("write");
     let options = HealOptions {
         dir: dir.clone(),
         command: None,
@@ -192,15 +207,12 @@ async fn a_fix_for_a_collection_error_that_reveals_other_failures_is_not_a_regre
             change_window_lines: 10,
             ..HealPolicy::default()
         },
+        healer: model(addr),
+        credentials: Default::default(),
     };
-    let summary = heal(
-        &options,
-        &model,
-        &mut |line| eprintln!("{line}"),
-        std::future::pending(),
-    )
-    .await
-    .expect("the loop runs");
+    let summary = heal(&options, &mut |line| eprintln!("{line}"), std::future::pending())
+        .await
+        .expect("the loop runs");
     assert_ne!(summary.reason, HealRunReason::Regressed, "{summary:?}");
     assert_eq!(summary.commits.len(), 1, "the fix stays: {summary:?}");
 }

@@ -98,7 +98,14 @@ async fn links_out_of_the_repository_and_secrets_in_the_environment_never_reach_
     let stderr = String::from_utf8_lossy(&out.stderr);
     let requests = seen.lock().unwrap().clone();
     assert!(!requests.is_empty(), "the healer was asked: {stderr}");
-    let log = std::fs::read_to_string(dir.join(".kubeheal/cycle-0.log")).unwrap();
+    // The baseline's log: `<run>-c0-<key>.log`.
+    let baseline = std::fs::read_dir(dir.join(".kubeheal"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("-c0-") && p.extension().is_some_and(|x| x == "log"))
+        .expect("the baseline's log is kept");
+    let log = std::fs::read_to_string(baseline).unwrap();
     // The test did dump both environments: the proof that there was something to leak.
     assert!(log.contains("BUILD ENV") && log.contains("PARENT ENV"), "{log}");
     assert!(log.contains("DB_PASSWORD") && log.contains("[REDACTED:"), "{log}");

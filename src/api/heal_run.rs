@@ -84,8 +84,12 @@ fn default_max_cycles() -> u32 {
     5
 }
 
+/// Seed 000's progressive per-cycle healer timeouts, in seconds: cycle N uses entry N, later
+/// cycles the last.
+pub const DEFAULT_CYCLE_TIMEOUTS: [u32; 5] = [30, 45, 60, 90, 120];
+
 fn default_cycle_timeouts() -> Vec<u32> {
-    vec![30, 45, 60, 90, 120]
+    DEFAULT_CYCLE_TIMEOUTS.to_vec()
 }
 
 /// How the build runs in an executor Job (or a local process with `kubeheal heal`).
@@ -526,6 +530,10 @@ pub enum HealerOutcome {
 pub struct HealerCall {
     /// Which healer answered: `builtin` (deterministic fixers), `code-healer-api` or `openai`.
     pub healer: String,
+    /// Whether the healer's fixes are deterministic (the built-in fixers): under the `Tiered`
+    /// approval policy such a fix is committed without asking a human.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deterministic: bool,
     /// `healed`, `error`, `timeout` or `unreachable`.
     pub outcome: HealerOutcome,
     /// Why the call failed, when it did.

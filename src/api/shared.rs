@@ -68,7 +68,9 @@ fn default_secret_key() -> String {
     "token".to_owned()
 }
 
-/// Which code healer proposes fixes. Set exactly one of `codeHealerApi`, `openAI` or `builtin`.
+/// Which code healer proposes the fixes the built-in deterministic fixers cannot make (those are
+/// always asked first). Set exactly one of `codeHealerApi`, `openAI` or `builtin` (the built-in
+/// fixers alone).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 #[x_kube(validation = Rule::new("[has(self.codeHealerApi), has(self.openAI), has(self.builtin)].exists_one(x, x)")

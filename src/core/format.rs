@@ -16,6 +16,11 @@ pub const CYCLE_TRAILER: &str = "Kubeheal-Cycle";
 /// The trailer naming the cycle a revert undoes.
 pub const REVERT_TRAILER: &str = "Kubeheal-Reverts";
 
+/// The short form of a commit people read: its first 12 characters.
+pub fn short_commit(commit: &str) -> &str {
+    &commit[..12.min(commit.len())]
+}
+
 /// `LINTING error in src/utils.py line 15 → Fix: remove the unused import`.
 pub fn render(report: &BugReport) -> String {
     format!(

@@ -10,23 +10,59 @@
 //! created by the healer's answer and then filled in order, so the first missing field of the
 //! last entry is the next step.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::api::heal_run::{
-    ApprovalMode, CycleStatus, HealResult, HealRunPhase, HealRunReason, HealRunSpec, HealRunStatus, HealerCall,
-    HealerOutcome, Observation, PatchStatus, ProjectType, TestDiff,
+    ApprovalMode, CycleStatus, DEFAULT_CYCLE_TIMEOUTS, HealResult, HealRunPhase, HealRunReason, HealRunSpec,
+    HealRunStatus, HealerCall, HealerOutcome, Observation, PatchStatus, ProjectType, TestDiff,
 };
-use crate::api::shared::{Decision, Verdict, condition, wire_name};
+use crate::api::shared::{Decision, HealerSpec, Verdict, condition, wire_name};
+use crate::core::format::short_commit;
 
 /// Most test names kept in each list of a status.
 const MAX_TESTS: usize = 50;
 
-/// The healer whose fixes are deterministic (the `Tiered` policy commits them without asking).
-pub const DETERMINISTIC_HEALER: &str = "builtin";
+/// A healer a cycle may ask. Which ones, and in which order, is decided by [`healers`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HealerKind {
+    /// The deterministic fixers built into kubeheal.
+    Builtin,
+    /// A Code Healer API service: `spec.healer.codeHealerApi`, or the driver's default one.
+    CodeHealerApi,
+    /// An OpenAI-compatible model: `spec.healer.openAI`.
+    OpenAi,
+}
+
+/// The healers each cycle asks, in order, until one proposes a fix the gate accepts: the
+/// deterministic fixers first (cheap, offline, and committed without a human under `Tiered`),
+/// then every service `spec.healer` names. A spec that names no healer uses the driver's default
+/// Code Healer API when there is one; a spec that names only `builtin` asks nothing else.
+pub fn healers(named: Option<&HealerSpec>) -> Vec<HealerKind> {
+    let named = named.cloned().unwrap_or_default();
+    let mut kinds = vec![HealerKind::Builtin];
+    if named.code_healer_api.is_some() || (named.open_ai.is_none() && named.builtin.is_none()) {
+        kinds.push(HealerKind::CodeHealerApi);
+    }
+    if named.open_ai.is_some() {
+        kinds.push(HealerKind::OpenAi);
+    }
+    kinds
+}
+
+/// The healer's timeout for `cycle` (1-based), in seconds, from `timeouts` (seed 000's table
+/// when empty): cycle N uses entry N, later cycles the last.
+pub fn cycle_timeout(timeouts: &[u32], cycle: u32) -> u32 {
+    let table: &[u32] = if timeouts.is_empty() {
+        &DEFAULT_CYCLE_TIMEOUTS
+    } else {
+        timeouts
+    };
+    table[(cycle.max(1) as usize - 1).min(table.len() - 1)]
+}
 
 /// How an execution ended, as the CI monitor judges it (exit code and parsed results together).
 #[derive(Debug, Clone, PartialEq)]
@@ -153,7 +189,7 @@ pub fn needs_approval(spec: &HealRunSpec, call: &HealerCall) -> bool {
     match spec.policy.approval {
         ApprovalMode::Automatic => false,
         ApprovalMode::Manual => true,
-        ApprovalMode::Tiered => call.healer != DETERMINISTIC_HEALER,
+        ApprovalMode::Tiered => !call.deterministic,
     }
 }
 
@@ -289,13 +325,22 @@ pub fn next_action(spec: &HealRunSpec, status: &HealRunStatus) -> Action {
 }
 
 fn ask(spec: &HealRunSpec, cycle: u32) -> Action {
-    let timeouts = &spec.cycle_timeouts;
-    let timeout_seconds = timeouts
-        .get(cycle.max(1) as usize - 1)
-        .or(timeouts.last())
-        .copied()
-        .unwrap_or(120);
-    Action::AskHealer { cycle, timeout_seconds }
+    Action::AskHealer {
+        cycle,
+        timeout_seconds: cycle_timeout(&spec.cycle_timeouts, cycle),
+    }
+}
+
+/// The digests of the patches this run already rejected or reverted, with the cycle of each:
+/// asking to gate one again would only get it rejected again.
+pub fn spent_patches(status: &HealRunStatus) -> BTreeMap<String, u32> {
+    status
+        .cycles
+        .iter()
+        .filter_map(|c| Some((c.patch.as_ref()?, c.cycle)))
+        .filter(|(p, _)| !p.gate.accepted || p.reverted_by.is_some())
+        .map(|(p, cycle)| (p.digest.clone(), cycle))
+        .collect()
 }
 
 /// A run that ended without a fix proposes one to people — unless there is nothing a code fix
@@ -370,7 +415,7 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
             next.project_type = Some(project_type);
             notes.push(Note::normal(
                 "Started",
-                format!("healing {} at commit {}", spec.source.url, short(&commit)),
+                format!("healing {} at commit {}", spec.source.url, short_commit(&commit)),
             ));
             next.source_commit = Some(commit);
             next.started_at = Some(Time(now));
@@ -397,14 +442,9 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
         {
             // A patch this run already rejected or reverted would only be rejected again, and a
             // deterministic healer (or a model) that repeats itself would repeat it every cycle.
-            let repeated = patch.as_ref().and_then(|p| {
-                next.cycles.iter().find_map(|c| {
-                    c.patch
-                        .as_ref()
-                        .filter(|q| q.digest == p.digest && (!q.gate.accepted || q.reverted_by.is_some()))
-                        .map(|_| c.cycle)
-                })
-            });
+            let repeated = patch
+                .as_ref()
+                .and_then(|p| spent_patches(&next).get(&p.digest).copied());
             let mut patch = patch;
             if let (Some(earlier), Some(p)) = (repeated, patch.as_mut()) {
                 p.gate.accepted = false;
@@ -490,7 +530,7 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
             },
             Action::Commit { cycle: expected },
         ) if cycle == expected => {
-            let message = format!("cycle {cycle}: committed {} on {branch}", short(&commit));
+            let message = format!("cycle {cycle}: committed {} on {branch}", short_commit(&commit));
             notes.push(Note::normal("Committed", message.clone()));
             next.message = Some(message);
             if let Some(p) = next.cycles.last_mut().and_then(|c| c.patch.as_mut()) {
@@ -534,7 +574,7 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
                 format!("the fix of cycle {cycle} made tests fail that passed before ({newly}); it was reverted");
             notes.push(Note::warning(
                 "Reverted",
-                format!("cycle {cycle}: reverted by {}", short(&commit)),
+                format!("cycle {cycle}: reverted by {}", short_commit(&commit)),
             ));
             if spec.policy.continue_on_regression && cycle < spec.max_cycles {
                 next.message = Some(format!("{message}; going on (policy.continueOnRegression)"));
@@ -847,10 +887,6 @@ fn upsert_condition(
             observed_generation: None,
         }),
     }
-}
-
-fn short(commit: &str) -> &str {
-    &commit[..12.min(commit.len())]
 }
 
 #[cfg(test)]

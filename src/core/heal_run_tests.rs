@@ -62,6 +62,7 @@ fn observation(failing: &[&str], reports: usize, ran: u32) -> Observation {
 fn call(healer: &str, outcome: HealerOutcome) -> HealerCall {
     HealerCall {
         healer: healer.into(),
+        deterministic: healer == "builtin",
         outcome,
         reason: (outcome != HealerOutcome::Healed).then(|| "connection refused".into()),
         duration_ms: 5,

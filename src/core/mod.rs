@@ -1,8 +1,15 @@
-//! The pure core of the heal loop: decisions without I/O. `heal_run` is the HealRun state
-//! machine both drivers run; `format` the one place human-facing strings are rendered; `gate` decides whether a patch may be committed; `patch` turns a
-//! healer's answer into the diff and digest an approval binds to; `redact` is the one rule for
-//! what secrets look like, applied wherever text leaves the executor or goes to a healer.
+//! The pure core of the heal loop: decisions without I/O.
+//!
+//! - `heal_run`: the HealRun state machine — what to do next (`next_action`) and what came of it
+//!   (`apply`);
+//! - `step`: that decision as a complete instruction (key, patch set, healers, branch, messages);
+//! - `drive`: the one loop both drivers run, over their `Effects`;
+//! - `format`: the one place human-facing strings (reports, commit messages) are rendered;
+//! - `gate`: whether a patch may be committed; `patch`: a healer's answer as a diff and digest;
+//! - `proposal`: the CodeFixDDS a run writes; `monitor`: how an execution is judged;
+//! - `redact`: the one rule for what secrets look like, applied wherever text leaves.
 
+pub mod drive;
 pub mod format;
 pub mod gate;
 pub mod heal_run;
@@ -10,3 +17,4 @@ pub mod monitor;
 pub mod patch;
 pub mod proposal;
 pub mod redact;
+pub mod step;

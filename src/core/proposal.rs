@@ -244,6 +244,7 @@ mod tests {
                 tests: None,
                 healer_call: Some(HealerCall {
                     healer: "openai".into(),
+                    deterministic: false,
                     outcome: HealerOutcome::Healed,
                     reason: None,
                     duration_ms: 3,

@@ -41,6 +41,9 @@ const INSTALL_PYTEST: &str = "python3 -c 'import pytest' 2>/dev/null || python3 
 /// the Job.
 #[derive(Debug, Clone)]
 pub struct JobRequest {
+    /// The Job's name (the execution's key): the same execution always has the same name, so a
+    /// restarted operator finds its Job instead of creating a second one.
+    pub name: String,
     /// The owning resource's name (the HealRun), and its owner reference.
     pub owner_name: String,
     pub owner: OwnerReference,
@@ -62,25 +65,8 @@ pub struct ContainerSettings {
 }
 
 impl JobRequest {
-    /// `<owner>-c<cycle>-<8 hex of the commit and patches>`: the same execution always has the
-    /// same name, so a restarted operator finds its Job instead of creating a second one.
     pub fn job_name(&self) -> String {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in self
-            .commit
-            .bytes()
-            .chain(self.run.patches.iter().flat_map(|p| p.bytes()))
-        {
-            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-        let mut owner = self.owner_name.clone();
-        owner.truncate(40);
-        format!(
-            "{}-c{}-{:08x}",
-            owner.trim_end_matches('-'),
-            self.run.cycle,
-            hash as u32
-        )
+        self.name.clone()
     }
 
     /// The build command (`spec.executor.command`, else the project type's default) and the
@@ -316,6 +302,26 @@ impl JobExecutor {
         Ok(())
     }
 
+    /// Whether the Job `name` has ended (`None` when there is no such Job): a cheap look that
+    /// reads no Secret, for a controller that checks on a running Job often.
+    pub async fn ended(&self, namespace: &str, name: &str, timeout: Duration) -> Result<Option<bool>, kube::Error> {
+        let Some(job) = Api::<Job>::namespaced(self.client.clone(), namespace)
+            .get_opt(name)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let pod = Api::<Pod>::namespaced(self.client.clone(), namespace)
+            .list(&ListParams::default().labels(&format!("job-name={name}")))
+            .await?
+            .items
+            .into_iter()
+            .next();
+        Ok(Some(
+            job_ending(&job, pod.as_ref()).is_some() || past_deadline(&job, timeout),
+        ))
+    }
+
     /// The execution, once the launched Job has ended: its log read through the API, redacted
     /// and kept, and the envelope. `None` while it runs (or before it is launched).
     pub async fn collect(&self, request: &JobRequest) -> Result<Option<Execution>, kube::Error> {
@@ -332,17 +338,9 @@ impl JobExecutor {
             .items
             .into_iter()
             .next();
-        let created = job.metadata.creation_timestamp.as_ref().map(|t| t.0);
-        let age = created
-            .map(|c| {
-                Duration::from_secs((k8s_openapi::jiff::Timestamp::now().as_second() - c.as_second()).max(0) as u64)
-            })
-            .unwrap_or_default();
-        // The deadline is the Job's own; past it (and a minute's grace to report) the run is
-        // over whatever the Job says.
         let (ending, class) = match job_ending(&job, pod.as_ref()) {
             Some(ended) => ended,
-            None if age > request.run.timeout + Duration::from_secs(60) => (Ending::TimedOut, None),
+            None if past_deadline(&job, request.run.timeout) => (Ending::TimedOut, None),
             None => return Ok(None),
         };
 
@@ -419,7 +417,7 @@ impl JobExecutor {
         let envelope = RunEnvelope {
             run_id: name.clone(),
             status,
-            duration_ms: run_time(&job).unwrap_or(age).as_millis() as u64,
+            duration_ms: run_time(&job).unwrap_or_else(|| age(&job)).as_millis() as u64,
             exit_code,
             error_class,
             error_message,
@@ -470,6 +468,12 @@ impl super::Executor for OwnedJobExecutor {
                 .clone()
                 .ok_or_else(|| "the Job executor runs an exact commit; resolve the revision first".to_owned())?;
             let job = JobRequest {
+                name: format!(
+                    "{}-c{}-{}",
+                    self.owner_name,
+                    request.cycle,
+                    &commit[..8.min(commit.len())]
+                ),
                 owner_name: self.owner_name.clone(),
                 owner: self.owner.clone(),
                 namespace: self.namespace.clone(),
@@ -483,6 +487,21 @@ impl super::Executor for OwnedJobExecutor {
                 .map_err(|e| format!("failed to run the Job: {e}"))
         })
     }
+}
+
+/// How long ago the Job was created.
+fn age(job: &Job) -> Duration {
+    job.metadata
+        .creation_timestamp
+        .as_ref()
+        .map(|c| Duration::from_secs((k8s_openapi::jiff::Timestamp::now().as_second() - c.0.as_second()).max(0) as u64))
+        .unwrap_or_default()
+}
+
+/// The deadline is the Job's own; past it (and a minute's grace to report) the run is over
+/// whatever the Job says.
+fn past_deadline(job: &Job, timeout: Duration) -> bool {
+    age(job) > timeout + Duration::from_secs(60)
 }
 
 /// How long the Job ran: from its start to its completion or failure.
@@ -539,6 +558,7 @@ mod tests {
 
     fn request(container: ContainerSettings) -> JobRequest {
         JobRequest {
+            name: "calc-c1-0123abcd".into(),
             owner_name: "calc".into(),
             owner: OwnerReference {
                 api_version: "kubeheal.dev/v1alpha1".into(),

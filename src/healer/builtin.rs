@@ -32,6 +32,10 @@ impl Healer for Builtin {
         "builtin"
     }
 
+    fn deterministic(&self) -> bool {
+        true
+    }
+
     fn heal<'a>(&'a self, request: &'a HealRequest) -> HealFuture<'a> {
         Box::pin(async move {
             let started = Instant::now();

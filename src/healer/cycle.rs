@@ -1,14 +1,16 @@
-//! One cycle's call to the healer, the same for both drivers: the request from the newest
-//! observation and the history of earlier cycles, the call within the cycle's timeout, and the
-//! answer turned into the patch (diff, digest, changed lines) with the gate's verdict on it.
+//! One cycle's call to the healers, the same for both drivers: the request from the newest
+//! observation and the history of earlier cycles, each healer in order within the cycle's
+//! timeout, and the answer turned into the patch (diff, digest, changed lines) with the gate's
+//! verdict on it.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::{HealRequest, Healer, RequestInputs, files};
 use crate::api::heal_run::{HealRunSpec, HealRunStatus, HealerCall, HealerOutcome, PatchStatus};
+use crate::api::shared::BugReport;
 use crate::confined::ConfinedDir;
-use crate::core::heal_run::{history, latest_observation};
+use crate::core::heal_run::{history, latest_observation, spent_patches};
 use crate::core::redact::redact;
 use crate::core::{gate, patch};
 
@@ -50,9 +52,13 @@ impl Workspace<'_> {
     }
 }
 
-/// Asks `healer` for `cycle`'s fix.
+/// Asks `healers` in order for `cycle`'s fix, until one proposes a patch the gate accepts that
+/// this run has not already rejected or reverted (the deterministic fixers come first, and
+/// would otherwise return the same patch every cycle). Without such a patch, the answer is the
+/// first new patch the gate rejected (its reasons are the evidence), else the failure of the
+/// last healer with every healer's reason, else the repeated patch (the run then ends saying so).
 pub async fn ask_for_fix(
-    healer: &dyn Healer,
+    healers: &[Box<dyn Healer>],
     spec: &HealRunSpec,
     status: &HealRunStatus,
     cycle: u32,
@@ -79,9 +85,72 @@ pub async fn ask_for_fix(
         },
         &|path, limit| workspace.read(path, limit),
     );
-    let response = healer.heal(&request).await;
+    let spent = spent_patches(status);
+    let mut rejected: Option<CycleAnswer> = None;
+    let mut repeated: Option<CycleAnswer> = None;
+    let mut failures: Vec<String> = Vec::new();
+    let mut last_failure: Option<CycleAnswer> = None;
+    for healer in healers {
+        let answer = answer_of(healer.as_ref(), &request, spec, &reports, timeout_seconds, &workspace).await;
+        match &answer.patch {
+            Some(p) if spent.contains_key(&p.digest) => {
+                repeated.get_or_insert(answer);
+            }
+            Some(p) if p.gate.accepted => return answer,
+            Some(_) => {
+                rejected.get_or_insert(answer);
+            }
+            None => {
+                failures.push(format!(
+                    "{}: {}",
+                    answer.call.healer,
+                    answer.call.reason.clone().unwrap_or_default()
+                ));
+                last_failure = Some(answer);
+            }
+        }
+    }
+    if let Some(answer) = rejected {
+        return answer;
+    }
+    if let Some(mut answer) = last_failure {
+        answer.call.reason = Some(failures.join("; "));
+        return answer;
+    }
+    repeated.unwrap_or_else(|| no_healer("no healer is configured".into(), timeout_seconds))
+}
+
+/// The answer of a cycle whose healers could not be set up (`reason` says why): it costs the
+/// cycle and says so, as a healer that is down does.
+pub fn no_healer(reason: String, timeout_seconds: u32) -> CycleAnswer {
+    CycleAnswer {
+        call: HealerCall {
+            healer: "none".into(),
+            deterministic: false,
+            outcome: HealerOutcome::Error,
+            reason: Some(reason),
+            duration_ms: 0,
+            timeout_seconds,
+            changes_summary: None,
+        },
+        patch: None,
+        diff: String::new(),
+    }
+}
+
+/// One healer's answer to `request`, turned into the patch and the gate's verdict.
+async fn answer_of(
+    healer: &dyn Healer,
+    request: &HealRequest,
+    spec: &HealRunSpec,
+    reports: &[BugReport],
+    timeout_seconds: u32,
+    workspace: &Workspace<'_>,
+) -> CycleAnswer {
+    let response = healer.heal(request).await;
     let call = HealerCall {
         healer: response.answered_by.unwrap_or(healer.name()).to_owned(),
+        deterministic: healer.deterministic(),
         outcome: response.outcome,
         reason: response.reason.clone(),
         duration_ms: response.duration.as_millis() as u64,
@@ -123,7 +192,7 @@ pub async fn ask_for_fix(
         digest: patch::digest(&diff),
         files: gate::changes(&before, after),
         confidence: response.confidence.clamp(0.0, 1.0),
-        gate: gate::check(&spec.policy, response.confidence, &reports, &before, after),
+        gate: gate::check(&spec.policy, response.confidence, reports, &before, after),
         commit: None,
         reverted_by: None,
         approved_by: None,

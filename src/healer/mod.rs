@@ -11,6 +11,7 @@ pub mod code_healer_api;
 pub mod compiles;
 pub mod contract;
 pub mod cycle;
+pub mod factory;
 pub mod files;
 pub mod openai;
 pub mod server;
@@ -55,20 +56,6 @@ pub fn redirect_message(url: &str, response: &reqwest::Response) -> String {
          where they were configured to go: configure the final URL instead",
         response.status().as_u16()
     )
-}
-
-/// Progressive per-cycle timeouts of seed 000: cycle N uses entry N, later cycles the last.
-pub const DEFAULT_CYCLE_TIMEOUTS: [u32; 5] = [30, 45, 60, 90, 120];
-
-/// The timeout of `cycle` (1-based) from `timeouts` (seconds).
-pub fn cycle_timeout(timeouts: &[u32], cycle: u32) -> Duration {
-    let table: &[u32] = if timeouts.is_empty() {
-        &DEFAULT_CYCLE_TIMEOUTS
-    } else {
-        timeouts
-    };
-    let i = (cycle.max(1) as usize - 1).min(table.len() - 1);
-    Duration::from_secs(u64::from(table[i]))
 }
 
 /// The executor's error context, as seed 000's `pytest_errors`.
@@ -243,6 +230,11 @@ pub type HealFuture<'a> = Pin<Box<dyn Future<Output = HealResponse> + Send + 'a>
 pub trait Healer: Send + Sync {
     /// A short name for logs and status (`code-healer-api`, `builtin`, ...).
     fn name(&self) -> &'static str;
+    /// Whether the same request always gets the same fix, made by rules rather than a model:
+    /// the `Tiered` approval policy commits such fixes without asking a human.
+    fn deterministic(&self) -> bool {
+        false
+    }
     /// Asks for a fix. Never fails: errors and timeouts are outcomes.
     fn heal<'a>(&'a self, request: &'a HealRequest) -> HealFuture<'a>;
 }

@@ -36,8 +36,9 @@ use tower::load_shed::error::Overloaded;
 use tower_http::timeout::{RequestBodyDeadlineLayer, TimeoutError};
 
 use super::code_healer_api::{MAX_BODY, WireRequest};
-use super::{Chain, HealRequest, Healer, ReportWithSnippet, cycle_timeout, validate};
+use super::{Chain, HealRequest, Healer, ReportWithSnippet, validate};
 use crate::api::heal_run::HealerOutcome;
+use crate::core::heal_run::cycle_timeout;
 use crate::parse::{self, Workspace};
 
 /// The healers the server tries, in order.
@@ -300,7 +301,7 @@ fn to_request(wire: WireRequest) -> HealRequest {
         reports,
         error_context: wire.pytest_errors,
         history: wire.history,
-        timeout: cycle_timeout(&[], wire.cycle),
+        timeout: Duration::from_secs(u64::from(cycle_timeout(&[], wire.cycle))),
         // The server changes only files it was sent.
         limits: validate::Limits {
             allowed_paths,

@@ -17,20 +17,23 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::EnvVar;
 use k8s_openapi::jiff::Timestamp;
 use nix::fcntl::{Flock, FlockArg};
+use thiserror::Error;
 
 use crate::api::heal_run::{ApprovalMode, HealPolicy, HealRunReason, HealRunSpec, HealRunStatus};
-use crate::confined::ConfinedDir;
-use crate::core::format::RUN_TRAILER;
-use crate::core::format::{commit_message, render, revert_message};
-use crate::core::heal_run::{Action, Input, Note, apply, latest_observation, next_action, reason_name};
+use crate::api::shared::HealerSpec;
+use crate::confined::{ConfinedDir, ConfinedError};
+use crate::core::drive::{Effects, Ready, drive};
+use crate::core::format::{RUN_TRAILER, render};
+use crate::core::heal_run::{Input, Note, reason_name};
 use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
 use crate::core::redact::{looks_secret_name, secret_values};
+use crate::core::step::{CommitOrder, ExecutionOrder, HealerQuestion, Run};
 use crate::executor::local::{KEEP_HEAD, KEEP_TAIL, LocalExecutor};
 use crate::executor::{ExecutionRequest, detect};
-use crate::git::Repo;
-use crate::healer::Healer;
-use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix};
+use crate::git::{GitError, Repo};
+use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix, no_healer};
+use crate::healer::factory::{self, Credentials};
 use crate::parse::{Workspace, parse};
 
 /// What `kubeheal heal` was asked to do.
@@ -42,6 +45,40 @@ pub struct HealOptions {
     pub max_cycles: u32,
     pub timeout: Duration,
     pub policy: HealPolicy,
+    /// The services asked after the built-in fixers (none: the built-in fixers alone).
+    pub healer: HealerSpec,
+    /// Their credentials, from kubeheal's environment.
+    pub credentials: Credentials,
+}
+
+/// Why a local heal could not run (a build or a fix that fails is not an error: the summary
+/// says how the run ended).
+#[derive(Debug, Error)]
+pub enum HealError {
+    #[error("cannot open {}: {source}", path.display())]
+    Open { path: PathBuf, source: std::io::Error },
+    #[error("{} tracks {STATE_DIR}/; kubeheal keeps its state in a folder of its own there — remove it from the repository (git rm -r --cached {STATE_DIR})", dir.display())]
+    StateTracked { dir: PathBuf },
+    #[error("another kubeheal heal is running on {}; wait for it to end (or stop it) and try again", dir.display())]
+    Busy { dir: PathBuf },
+    #[error("cannot lock {}: {source}", path.display())]
+    Lock { path: PathBuf, source: nix::Error },
+    #[error(transparent)]
+    State(#[from] ConfinedError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("the heal branch {branch} stays in {}: {source}", repo.display())]
+    Publish {
+        branch: String,
+        repo: PathBuf,
+        source: GitError,
+    },
+    #[error("cannot write the proposed fix: {0}")]
+    Proposal(String),
+    #[error("cannot record the run's status: {0}")]
+    Status(#[from] serde_json::Error),
+    #[error("a local heal approves automatically; no approval can be asked here")]
+    Approval,
 }
 
 /// How the run ended.
@@ -74,14 +111,13 @@ pub const STATE_DIR: &str = ".kubeheal";
 /// in flight is stopped (its build killed, its copy removed) and the run ends `Cancelled`.
 pub async fn heal(
     options: &HealOptions,
-    healer: &dyn Healer,
-    progress: &mut dyn FnMut(String),
+    progress: &mut (dyn FnMut(String) + Send),
     cancelled: impl Future<Output = ()>,
-) -> Result<HealSummary, String> {
-    let dir = options
-        .dir
-        .canonicalize()
-        .map_err(|e| format!("cannot open {}: {e}", options.dir.display()))?;
+) -> Result<HealSummary, HealError> {
+    let dir = options.dir.canonicalize().map_err(|source| HealError::Open {
+        path: options.dir.clone(),
+        source,
+    })?;
     let user_repo = dir.join(".git").exists().then(|| Repo::at(&dir));
     if let Some(user) = &user_repo
         && user
@@ -89,19 +125,14 @@ pub async fn heal(
             .await
             .is_ok_and(|tracked| !tracked.is_empty())
     {
-        return Err(format!(
-            "{} tracks {STATE_DIR}/; kubeheal keeps its state in a folder of its own there — remove it from the repository (git rm -r --cached {STATE_DIR})",
-            dir.display()
-        ));
+        return Err(HealError::StateTracked { dir });
     }
-    let state = ConfinedDir::state_dir(&dir, STATE_DIR).map_err(|e| e.to_string())?;
+    let state = ConfinedDir::state_dir(&dir, STATE_DIR)?;
     // Git ignores the whole folder, this file included.
-    state.write(".gitignore", b"*\n").map_err(|e| e.to_string())?;
+    state.write(".gitignore", b"*\n")?;
     let _lock = lock(&state)?;
-    state.remove_all("repo").map_err(|e| e.to_string())?;
-    let repo = Repo::prepare(&dir, &state.path().join("repo"))
-        .await
-        .map_err(|e| e.to_string())?;
+    state.remove_all("repo")?;
+    let repo = Repo::prepare(&dir, &state.path().join("repo")).await?;
     let name: String = dir
         .file_name()
         .map(|n| {
@@ -112,44 +143,52 @@ pub async fn heal(
         })
         .unwrap_or_else(|| "project".into());
     let branch = free_branch(user_repo.as_ref(), &format!("kubeheal/{name}")).await;
-    repo.heal_branch(&branch).await.map_err(|e| e.to_string())?;
-    let base = repo.head().await.map_err(|e| e.to_string())?;
-    let mut driver = LocalDriver {
+    repo.heal_branch(&branch).await?;
+    let base = repo.head().await?;
+    let spec = spec(options, &dir, &branch);
+    let mut world = LocalWorld {
         options,
-        healer,
-        spec: spec(options, &dir),
+        spec: &spec,
         repo,
         state,
-        name,
-        branch,
+        name: &name,
         base,
         patches: BTreeMap::new(),
         commits: Vec::new(),
         started: Instant::now(),
+        progress,
     };
     if let Some(user) = &user_repo
         && user.git(&["status", "--porcelain"]).await.is_ok_and(|s| !s.is_empty())
     {
-        driver.say(
-            progress,
+        world.say(
             "the folder has uncommitted changes: kubeheal heals its last commit (HEAD); commit them first to include them".into(),
         );
     }
-    let status = driver.run(progress, cancelled).await?;
-    driver.finish(user_repo.as_ref(), &status).await
+    let run = Run {
+        id: &name,
+        name: &name,
+        spec: &spec,
+    };
+    // The local world never waits (each effect blocks until it is done) and never suspends: one
+    // call runs the loop to its end.
+    let (status, _) = drive(&run, HealRunStatus::default(), &mut world, usize::MAX - 1, cancelled).await?;
+    world.finish(user_repo.as_ref(), &branch, &status).await
 }
 
 /// Holds the folder's lock for as long as it lives: a second heal of the folder is refused.
-fn lock(state: &ConfinedDir) -> Result<Flock<std::fs::File>, String> {
-    let file = state.open_for_update("lock").map_err(|e| e.to_string())?;
+fn lock(state: &ConfinedDir) -> Result<Flock<std::fs::File>, HealError> {
+    let file = state.open_for_update("lock")?;
     Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
         if errno == nix::errno::Errno::EWOULDBLOCK {
-            format!(
-                "another kubeheal heal is running on {}; wait for it to end (or stop it) and try again",
-                state.path().parent().unwrap_or(state.path()).display()
-            )
+            HealError::Busy {
+                dir: state.path().parent().unwrap_or(state.path()).to_owned(),
+            }
         } else {
-            format!("cannot lock {}: {errno}", state.path().join("lock").display())
+            HealError::Lock {
+                path: state.path().join("lock"),
+                source: errno,
+            }
         }
     })
 }
@@ -193,12 +232,15 @@ async fn free_branch(user: Option<&Repo>, wanted: &str) -> String {
 }
 
 /// The HealRun a local heal stands for: the folder as its source, automatic approval.
-fn spec(options: &HealOptions, dir: &Path) -> HealRunSpec {
+fn spec(options: &HealOptions, dir: &Path, branch: &str) -> HealRunSpec {
     let mut spec: HealRunSpec = serde_json::from_value(serde_json::json!({
         "source": {"url": format!("file://{}", dir.display())},
     }))
     .expect("a minimal HealRun spec");
     spec.max_cycles = options.max_cycles;
+    spec.delivery.branch = Some(branch.to_owned());
+    spec.delivery.push = false;
+    spec.healer = Some(options.healer.clone());
     spec.policy = HealPolicy {
         approval: ApprovalMode::Automatic,
         ..options.policy.clone()
@@ -217,100 +259,25 @@ fn spec(options: &HealOptions, dir: &Path) -> HealRunSpec {
     spec
 }
 
-struct LocalDriver<'a> {
+/// The local world of the heal loop: a process per execution, a work repository under
+/// `.kubeheal/`, the healers called from here, and the status in `.kubeheal/status.json`.
+struct LocalWorld<'a> {
     options: &'a HealOptions,
-    healer: &'a dyn Healer,
-    spec: HealRunSpec,
+    spec: &'a HealRunSpec,
     repo: Repo,
     state: ConfinedDir,
-    name: String,
-    branch: String,
+    name: &'a str,
     base: String,
     /// Each answered cycle's patch (a unified diff).
     patches: BTreeMap<u32, String>,
     commits: Vec<String>,
     started: Instant,
+    progress: &'a mut (dyn FnMut(String) + Send),
 }
 
-impl LocalDriver<'_> {
-    fn say(&self, progress: &mut dyn FnMut(String), line: String) {
-        progress(format!("{:>6.1}s  {line}", self.started.elapsed().as_secs_f64()));
-    }
-
-    async fn run(
-        &mut self,
-        progress: &mut dyn FnMut(String),
-        cancelled: impl Future<Output = ()>,
-    ) -> Result<HealRunStatus, String> {
-        let mut status = HealRunStatus::default();
-        let mut cancelled = std::pin::pin!(cancelled);
-        loop {
-            let action = next_action(&self.spec, &status);
-            if matches!(action, Action::Done | Action::Suspended) {
-                return Ok(status);
-            }
-            // A cancel drops the step in flight: its build is killed and its copy removed.
-            let performed = tokio::select! {
-                input = self.perform(&status, action, progress) => Some(input),
-                () = &mut cancelled, if !self.spec.cancel => None,
-            };
-            let input = match performed {
-                Some(input) => input?,
-                None => {
-                    self.spec.cancel = true;
-                    Input::Tick
-                }
-            };
-            let found: Vec<String> = match &input {
-                Input::Executed { observation, .. } => observation.bug_reports.iter().take(5).map(render).collect(),
-                _ => Vec::new(),
-            };
-            let (next, notes) = apply(&self.spec, &status, input, Timestamp::now());
-            for Note { message, .. } in &notes {
-                self.say(progress, message.clone());
-            }
-            for line in found {
-                progress(format!("         found: {line}"));
-            }
-            status = next;
-            let json = serde_json::to_string_pretty(&status).map_err(|e| e.to_string())?;
-            self.state
-                .write("status.json", json.as_bytes())
-                .map_err(|e| e.to_string())?;
-        }
-    }
-
-    /// Carries out one action and returns what came of it.
-    async fn perform(
-        &mut self,
-        status: &HealRunStatus,
-        action: Action,
-        progress: &mut dyn FnMut(String),
-    ) -> Result<Input, String> {
-        Ok(match action {
-            Action::Done | Action::Suspended => Input::Tick,
-            Action::ResolveSource => Input::SourceResolved {
-                commit: self.base.clone(),
-                project_type: detect::detect(&self.repo.dir, self.spec.executor.project_type),
-            },
-            Action::Execute { cycle } => {
-                self.say(progress, format!("cycle {cycle}: running the build"));
-                self.execute(cycle).await?
-            }
-            Action::AskHealer { cycle, timeout_seconds } => {
-                self.say(
-                    progress,
-                    format!("cycle {cycle}: asking for a fix ({timeout_seconds} s allowed)"),
-                );
-                self.ask_healer(status, cycle, timeout_seconds).await?
-            }
-            Action::Commit { cycle } => self.commit(status, cycle).await?,
-            Action::Revert { cycle } => self.revert(status, cycle).await?,
-            Action::ProposeFix => self.propose_fix(status)?,
-            Action::RequestApproval { .. } | Action::AwaitApproval { .. } => {
-                return Err("a local heal approves automatically; no approval can be asked here".into());
-            }
-        })
+impl LocalWorld<'_> {
+    fn say(&mut self, line: String) {
+        (self.progress)(format!("{:>6.1}s  {line}", self.started.elapsed().as_secs_f64()));
     }
 
     /// Every secret value kubeheal knows of: its own (tokens in its environment) and those
@@ -328,136 +295,19 @@ impl LocalDriver<'_> {
             .collect()
     }
 
-    async fn execute(&self, cycle: u32) -> Result<Input, String> {
-        let run_id = format!("cycle-{cycle}");
-        let artifacts_dir = self
-            .state
-            .create_dir_all(&format!("artifacts/{run_id}"))
-            .map_err(|e| e.to_string())?;
-        let request = ExecutionRequest {
-            artifacts_dir,
-            run_id,
-            source: self.repo.dir.clone(),
-            revision: None,
-            patches: Vec::new(),
-            project_type: self.spec.executor.project_type,
-            command: self.options.command.clone(),
-            timeout: self.options.timeout,
-            env: self.options.env.clone(),
-            secrets: self.secrets(),
-        };
-        let execution = LocalExecutor.execute(&request).await;
-        self.state
-            .write(&format!("cycle-{cycle}.log"), execution.log.as_bytes())
-            .map_err(|e| e.to_string())?;
-        let files = self.repo.tracked_files().await;
-        let parsed = parse(&execution.log, &Workspace::new("").with_files(files));
-        let (observation, outcome) = monitor::judge(&execution.envelope, &parsed);
-        Ok(Input::Executed {
-            cycle,
-            observation,
-            outcome,
-        })
-    }
-
-    async fn ask_healer(&mut self, status: &HealRunStatus, cycle: u32, timeout_seconds: u32) -> Result<Input, String> {
-        let files = self.repo.tracked_files().await;
-        let log = latest_observation(status)
-            .and_then(|o| {
-                self.state
-                    .read_text(
-                        &format!("{}.log", o.envelope.run_id),
-                        2 * (KEEP_HEAD + KEEP_TAIL) as u64,
-                    )
-                    .ok()
-            })
-            .unwrap_or_default();
-        let tree = self.repo.files().map_err(|e| e.to_string())?;
-        let secrets = self.secrets();
-        let workspace = HealerWorkspace {
-            project: &self.name,
-            files: &files,
-            log: &log,
-            tree: &tree,
-            secrets: &secrets,
-        };
-        let answer = ask_for_fix(self.healer, &self.spec, status, cycle, timeout_seconds, workspace).await;
-        if answer.patch.is_some() {
-            self.patches.insert(cycle, answer.diff);
-        }
-        Ok(Input::HealerAnswered {
-            cycle,
-            call: answer.call,
-            patch: answer.patch,
-        })
-    }
-
-    async fn commit(&mut self, status: &HealRunStatus, cycle: u32) -> Result<Input, String> {
-        let head = self.repo.head().await.map_err(|e| e.to_string())?;
-        let diff = self.patches.get(&cycle).cloned().unwrap_or_default();
-        let commit = match self
-            .repo
-            .commit_patch(&self.branch, &head, &diff, &commit_message(status, cycle, &self.name))
-            .await
-        {
-            Ok(commit) => commit,
-            Err(error) if error.is_patch_refused() => {
-                return Ok(Input::CommitFailed {
-                    cycle,
-                    reason: error.to_string(),
-                });
-            }
-            Err(error) => return Err(error.to_string()),
-        };
+    /// Makes one commit on the heal branch with `make` and records it.
+    async fn committed(&mut self, made: Result<String, GitError>) -> Result<(String, String), HealError> {
+        let commit = made?;
         self.commits.push(commit.clone());
-        Ok(Input::Committed {
-            cycle,
-            diff_stat: self.repo.diff_stat(&self.base).await.unwrap_or_default(),
-            commit,
-            branch: self.branch.clone(),
-        })
+        Ok((commit, self.repo.diff_stat(&self.base).await.unwrap_or_default()))
     }
 
-    async fn revert(&mut self, status: &HealRunStatus, cycle: u32) -> Result<Input, String> {
-        let entry = status.cycles.iter().find(|c| c.cycle == cycle);
-        let target = entry
-            .and_then(|c| c.patch.as_ref())
-            .and_then(|p| p.commit.clone())
-            .unwrap_or_default();
-        let head = self.repo.head().await.map_err(|e| e.to_string())?;
-        let message = revert_message(status, cycle, &target, &self.name);
-        let commit = self
-            .repo
-            .revert_on(&self.branch, &head, &target, &message)
-            .await
-            .map_err(|e| e.to_string())?;
-        self.commits.push(commit.clone());
-        Ok(Input::Reverted {
-            cycle,
-            diff_stat: self.repo.diff_stat(&self.base).await.unwrap_or_default(),
-            commit,
-        })
-    }
-
-    /// Writes the CodeFixDDS the loop proposes for people to `.kubeheal/`, ready for
-    /// `kubectl apply`.
-    fn propose_fix(&self, status: &HealRunStatus) -> Result<Input, String> {
-        let origin = Origin {
-            name: &self.name,
-            spec: &self.spec,
-            status,
-            now: Timestamp::now(),
-        };
-        let order = proposal::fix_proposal(&origin).ok_or("the last execution names nothing to fix")?;
-        let name = order.metadata.name.clone().unwrap_or_default();
-        let yaml = serde_yaml_ng::to_string(&order).map_err(|e| e.to_string())?;
-        self.state
-            .write("proposed-fix.yaml", yaml.as_bytes())
-            .map_err(|e| e.to_string())?;
-        Ok(Input::FixProposed { name })
-    }
-
-    async fn finish(&self, user: Option<&Repo>, status: &HealRunStatus) -> Result<HealSummary, String> {
+    async fn finish(
+        &self,
+        user: Option<&Repo>,
+        branch: &str,
+        status: &HealRunStatus,
+    ) -> Result<HealSummary, HealError> {
         // Make the heal branch visible in the user's own repository. Forced: `free_branch` chose
         // a name that is free or holds only kubeheal's own earlier commits.
         if let Some(user) = user
@@ -467,15 +317,13 @@ impl LocalDriver<'_> {
                 "fetch",
                 "--quiet",
                 &self.repo.dir.display().to_string(),
-                &format!("+refs/heads/{0}:refs/heads/{0}", self.branch),
+                &format!("+refs/heads/{branch}:refs/heads/{branch}"),
             ])
             .await
-            .map_err(|e| {
-                format!(
-                    "the heal branch {} stays in {}: {e}",
-                    self.branch,
-                    self.repo.dir.display()
-                )
+            .map_err(|source| HealError::Publish {
+                branch: branch.to_owned(),
+                repo: self.repo.dir.clone(),
+                source,
             })?;
         }
         let reason = status.reason.unwrap_or(HealRunReason::CyclesExhausted);
@@ -487,7 +335,7 @@ impl LocalDriver<'_> {
             fixed_tests: result.fixed_tests,
             commits: self.commits.clone(),
             diff_stat: self.repo.diff_stat(&self.base).await.unwrap_or_default(),
-            branch: self.branch.clone(),
+            branch: branch.to_owned(),
             base: self.base.clone(),
             repo: self.repo.dir.clone(),
             proposed_fix: status
@@ -495,5 +343,177 @@ impl LocalDriver<'_> {
                 .as_ref()
                 .map(|_| self.state.path().join("proposed-fix.yaml")),
         })
+    }
+}
+
+impl Effects for LocalWorld<'_> {
+    type Error = HealError;
+
+    async fn resolve_source(&mut self) -> Result<Input, HealError> {
+        Ok(Input::SourceResolved {
+            commit: self.base.clone(),
+            project_type: detect::detect(&self.repo.dir, self.spec.executor.project_type),
+        })
+    }
+
+    async fn execute(&mut self, order: &ExecutionOrder, _status: &HealRunStatus) -> Result<Ready<Input>, HealError> {
+        let cycle = order.cycle;
+        self.say(format!("cycle {cycle}: running the build"));
+        let artifacts_dir = self.state.create_dir_all(&format!("artifacts/{}", order.key))?;
+        let request = ExecutionRequest {
+            artifacts_dir,
+            run_id: order.key.clone(),
+            // The work repository's checkout is the heal branch's tip: the source commit plus the
+            // committed, unreverted patches — what `order` asks for.
+            source: self.repo.dir.clone(),
+            revision: None,
+            patches: Vec::new(),
+            project_type: order.project_type,
+            command: self.options.command.clone(),
+            timeout: self.options.timeout,
+            env: self.options.env.clone(),
+            secrets: self.secrets(),
+        };
+        let execution = LocalExecutor.execute(&request).await;
+        self.state
+            .write(&format!("{}.log", order.key), execution.log.as_bytes())?;
+        let files = self.repo.tracked_files().await;
+        let parsed = parse(&execution.log, &Workspace::new("").with_files(files));
+        let (observation, outcome) = monitor::judge(&execution.envelope, &parsed);
+        for report in observation.bug_reports.iter().take(5) {
+            (self.progress)(format!("         found: {}", render(report)));
+        }
+        Ok(Ready::Now(Input::Executed {
+            cycle,
+            observation,
+            outcome,
+        }))
+    }
+
+    async fn ask_healers(&mut self, question: &HealerQuestion, status: &HealRunStatus) -> Result<Input, HealError> {
+        let (cycle, timeout_seconds) = (question.cycle, question.timeout_seconds);
+        self.say(format!("cycle {cycle}: asking for a fix ({timeout_seconds} s allowed)"));
+        let healers = match factory::build(
+            &question.healers,
+            self.spec.healer.as_ref().unwrap_or(&HealerSpec::default()),
+            &self.options.credentials,
+        ) {
+            Ok(healers) => healers,
+            Err(reason) => {
+                let answer = no_healer(reason, timeout_seconds);
+                return Ok(Input::HealerAnswered {
+                    cycle,
+                    call: answer.call,
+                    patch: None,
+                });
+            }
+        };
+        let files = self.repo.tracked_files().await;
+        let log = question
+            .log_key
+            .as_ref()
+            .and_then(|key| {
+                self.state
+                    .read_text(&format!("{key}.log"), 2 * (KEEP_HEAD + KEEP_TAIL) as u64)
+                    .ok()
+            })
+            .unwrap_or_default();
+        let tree = self.repo.files()?;
+        let secrets = self.secrets();
+        let workspace = HealerWorkspace {
+            project: self.name,
+            files: &files,
+            log: &log,
+            tree: &tree,
+            secrets: &secrets,
+        };
+        let answer = ask_for_fix(&healers, self.spec, status, cycle, timeout_seconds, workspace).await;
+        if answer.patch.is_some() {
+            self.patches.insert(cycle, answer.diff);
+        }
+        Ok(Input::HealerAnswered {
+            cycle,
+            call: answer.call,
+            patch: answer.patch,
+        })
+    }
+
+    async fn request_approval(&mut self, _cycle: u32, _status: &HealRunStatus) -> Result<Input, HealError> {
+        Err(HealError::Approval)
+    }
+
+    async fn await_approval(&mut self, _cycle: u32, _name: &str) -> Result<Ready<Input>, HealError> {
+        Err(HealError::Approval)
+    }
+
+    async fn commit(&mut self, order: &CommitOrder) -> Result<Input, HealError> {
+        let diff = self.patches.get(&order.cycle).cloned().unwrap_or_default();
+        let made = self
+            .repo
+            .commit_patch(&order.branch, &order.tip, &diff, &order.message)
+            .await;
+        match made {
+            Err(error) if error.is_patch_refused() => Ok(Input::CommitFailed {
+                cycle: order.cycle,
+                reason: error.to_string(),
+            }),
+            made => {
+                let (commit, diff_stat) = self.committed(made).await?;
+                Ok(Input::Committed {
+                    cycle: order.cycle,
+                    commit,
+                    branch: order.branch.clone(),
+                    diff_stat,
+                })
+            }
+        }
+    }
+
+    async fn revert(&mut self, order: &CommitOrder, target: &str) -> Result<Input, HealError> {
+        let made = self
+            .repo
+            .revert_on(&order.branch, &order.tip, target, &order.message)
+            .await;
+        let (commit, diff_stat) = self.committed(made).await?;
+        Ok(Input::Reverted {
+            cycle: order.cycle,
+            commit,
+            diff_stat,
+        })
+    }
+
+    /// Writes the CodeFixDDS the loop proposes for people to `.kubeheal/`, ready for
+    /// `kubectl apply`.
+    async fn propose_fix(&mut self, status: &HealRunStatus) -> Result<Input, HealError> {
+        let origin = Origin {
+            name: self.name,
+            spec: self.spec,
+            status,
+            now: Timestamp::now(),
+        };
+        let order = proposal::fix_proposal(&origin)
+            .ok_or_else(|| HealError::Proposal("the last execution names nothing to fix".into()))?;
+        let name = order.metadata.name.clone().unwrap_or_default();
+        let yaml = serde_yaml_ng::to_string(&order).map_err(|e| HealError::Proposal(e.to_string()))?;
+        self.state.write("proposed-fix.yaml", yaml.as_bytes())?;
+        Ok(Input::FixProposed { name })
+    }
+
+    async fn persist(
+        &mut self,
+        _previous: &HealRunStatus,
+        status: &HealRunStatus,
+        notes: &[Note],
+    ) -> Result<(), HealError> {
+        for Note { message, .. } in notes {
+            self.say(message.clone());
+        }
+        let json = serde_json::to_string_pretty(status)?;
+        self.state.write("status.json", json.as_bytes())?;
+        Ok(())
+    }
+
+    async fn finished(&mut self) -> Result<(), HealError> {
+        Ok(())
     }
 }

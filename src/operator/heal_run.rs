@@ -1,22 +1,23 @@
-//! The HealRun controller: the operator driver of the state machine in `core::heal_run`.
+//! The HealRun controller: the operator's world for the heal loop of `core::drive`.
 //!
-//! Each reconcile reads the status, asks `next_action` what to do, does it (a Job, a healer
-//! call, a CodeFixDDS, a commit), feeds the result to `apply`, publishes the notes as Events and
-//! writes the status by server-side apply — one step at a time, so that a crash between any two
-//! steps resumes from the status. Every effect is idempotent: Jobs and CodeFixDDS have
-//! deterministic names, a healer's answer is stored in an owned ConfigMap before the status
-//! records it (a restarted operator reuses it instead of calling again), and commits are found
-//! again on the heal branch by their trailers.
+//! Each reconcile runs the loop from the status: the loop asks `core` for the next step, this
+//! module carries it out (a Job, a healer call, a CodeFixDDS, a commit), and the loop records
+//! the result and writes the status by server-side apply — one step at a time, so that a crash
+//! between any two steps resumes from the status. Every effect is idempotent: Jobs are named by
+//! the execution's key, a healer's answer is stored in an owned ConfigMap before the status
+//! records it (a restarted operator reuses it instead of calling again), CodeFixDDS have
+//! deterministic names, and commits are found again on the heal branch by their trailers.
+//! The finalizer `kubeheal.dev/cleanup` removes a deleted run's clone from the operator's disk.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action as Requeue;
 use kube::runtime::events::{Event, EventType};
+use kube::runtime::finalizer::{self, Event as Finalizer};
 use kube::{Resource, ResourceExt};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -25,28 +26,26 @@ use tracing::{info, instrument, warn};
 
 use super::Context;
 use crate::api::code_fix_dds::CodeFixDDS;
-use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, HealerOutcome, LogsRef, PatchStatus, ProjectType};
-use crate::api::shared::{Decision, SecretKeyRef};
+use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, LogsRef, PatchStatus, ProjectType};
+use crate::api::shared::{HealerSpec, SecretKeyRef};
+use crate::core::drive::{Effects, Pause, Ready, drive};
 use crate::core::format::{CYCLE_TRAILER, REVERT_TRAILER};
-use crate::core::format::{commit_message, revert_message};
-use crate::core::heal_run::{
-    Action, Input, Note, applied_cycles, apply, is_terminal, latest_observation, next_action, reason_name,
-};
+use crate::core::heal_run::{Input, Note, is_terminal, latest_observation, reason_name};
 use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
 use crate::core::redact::{redact, secret_values};
+use crate::core::step::{CommitOrder, ExecutionOrder, HealerQuestion, Run};
 use crate::executor::job::{ContainerSettings, JobRequest, kept_log};
 use crate::executor::{RunRequest, detect};
 use crate::git::{GitError, Repo};
-use crate::healer::Healer;
-use crate::healer::builtin::Builtin;
-use crate::healer::code_healer_api::CodeHealerApi;
-use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix};
-use crate::healer::openai::OpenAi;
+use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix, no_healer};
+use crate::healer::factory::{self, Credentials};
 use crate::parse::{Workspace, parse, truncate_bytes};
 
 /// The field manager of the HealRun status and of what the controller applies.
 pub const FIELD_MANAGER: &str = "kubeheal-healrun";
+/// The finalizer that removes a deleted run's clone.
+pub const CLEANUP_FINALIZER: &str = "kubeheal.dev/cleanup";
 /// How often a running Job is looked at besides the watch (a safety net, not the mechanism).
 const JOB_RECHECK: Duration = Duration::from_secs(10);
 /// How often a pending approval is looked at besides the watch.
@@ -63,12 +62,12 @@ pub enum Error {
     Git(#[from] GitError),
     #[error("failed to read Secret {name}: {reason}")]
     Secret { name: String, reason: String },
-    #[error("failed to set up the healer: {0}")]
-    Healer(String),
     #[error("failed to find the patch of cycle {cycle}: {reason}")]
     Patch { cycle: u32, reason: String },
     #[error("failed to write the work order: {0}")]
     Proposal(String),
+    #[error("failed to add or remove the finalizer: {0}")]
+    Finalizer(#[source] Box<finalizer::Error<Error>>),
 }
 
 impl Error {
@@ -78,9 +77,12 @@ impl Error {
             Error::Kube(_) => "ApiError",
             Error::Git(_) => "GitError",
             Error::Secret { .. } => "SecretError",
-            Error::Healer(_) => "HealerSetupError",
             Error::Patch { .. } => "PatchMissing",
             Error::Proposal(_) => "ProposalError",
+            Error::Finalizer(inner) => match inner.as_ref() {
+                finalizer::Error::ApplyFailed(e) | finalizer::Error::CleanupFailed(e) => e.category(),
+                _ => "FinalizerError",
+            },
         }
     }
 
@@ -90,6 +92,10 @@ impl Error {
         match self {
             Error::Kube(_) => true,
             Error::Git(e) => e.is_transient(),
+            Error::Finalizer(inner) => match inner.as_ref() {
+                finalizer::Error::ApplyFailed(e) | finalizer::Error::CleanupFailed(e) => e.is_transient(),
+                _ => true,
+            },
             _ => false,
         }
     }
@@ -102,17 +108,31 @@ struct StoredAnswer {
     patch: Option<PatchStatus>,
 }
 
-/// One reconcile of one HealRun.
+/// One reconcile of one HealRun: the loop until it must wait, behind the cleanup finalizer.
 #[instrument(skip_all, fields(name = %run.name_any(), namespace = run.namespace().unwrap_or_default()))]
 pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, Error> {
     let started = Instant::now();
-    let driver = Driver::new(run.clone(), ctx.clone());
-    let result = driver.drive().await;
+    let namespace = run.namespace().unwrap_or_else(|| "default".into());
+    let runs: Api<HealRun> = Api::namespaced(ctx.client.clone(), &namespace);
+    let result = finalizer::finalizer(&runs, CLEANUP_FINALIZER, run.clone(), |event| async {
+        match event {
+            Finalizer::Apply(run) => ClusterWorld::new(run, ctx.clone()).reconcile().await,
+            Finalizer::Cleanup(run) => {
+                ClusterWorld::new(run, ctx.clone()).remove_clone();
+                Ok(Requeue::await_change())
+            }
+        }
+    })
+    .await
+    .map_err(|e| match e {
+        finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => inner,
+        other => Error::Finalizer(Box::new(other)),
+    });
     ctx.metrics
         .reconciled("HealRun", started.elapsed(), result.as_ref().err().map(Error::category));
     if let Err(error) = &result {
         warn!(%error, "reconcile failed");
-        driver
+        ClusterWorld::new(run, ctx.clone())
             .publish(&Note {
                 warning: true,
                 reason: error.category(),
@@ -138,18 +158,22 @@ fn jittered(base: Duration) -> Duration {
     base + base.mul_f64((random % 1000) as f64 / 2000.0)
 }
 
-struct Driver {
+/// The operator's world for one HealRun.
+struct ClusterWorld {
     run: Arc<HealRun>,
     ctx: Arc<Context>,
     name: String,
     namespace: String,
+    /// `namespace/name`: the run's id in commit trailers.
+    id: String,
 }
 
-impl Driver {
+impl ClusterWorld {
     fn new(run: Arc<HealRun>, ctx: Arc<Context>) -> Self {
         let name = run.name_any();
         let namespace = run.namespace().unwrap_or_else(|| "default".into());
-        Driver {
+        ClusterWorld {
+            id: format!("{namespace}/{name}"),
             run,
             ctx,
             name,
@@ -157,83 +181,28 @@ impl Driver {
         }
     }
 
+    async fn reconcile(mut self) -> Result<Requeue, Error> {
+        let run = self.run.clone();
+        let (id, name) = (self.id.clone(), self.name.clone());
+        let heal = Run {
+            id: &id,
+            name: &name,
+            spec: &run.spec,
+        };
+        let status = run.status.clone().unwrap_or_default();
+        let (_, pause) = drive(&heal, status, &mut self, MAX_STEPS, std::future::pending()).await?;
+        Ok(match pause {
+            Pause::Done | Pause::Suspended => Requeue::await_change(),
+            Pause::Wait(after) => Requeue::requeue(after),
+            Pause::StepLimit => Requeue::requeue(Duration::from_secs(1)),
+        })
+    }
+
     fn api<K>(&self) -> Api<K>
     where
         K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
     {
         Api::namespaced(self.ctx.client.clone(), &self.namespace)
-    }
-
-    async fn drive(&self) -> Result<Requeue, Error> {
-        let spec = &self.run.spec;
-        let mut status = self.run.status.clone().unwrap_or_default();
-        status = self.record(&status, Input::Tick).await?;
-        for _ in 0..MAX_STEPS {
-            let action = next_action(spec, &status);
-            let input = match action {
-                Action::Suspended => return Ok(Requeue::await_change()),
-                Action::Done => {
-                    self.forget_clone();
-                    return Ok(Requeue::await_change());
-                }
-                Action::ResolveSource => self.resolve_source().await?,
-                Action::Execute { cycle } => match self.execute(&status, cycle).await? {
-                    Some(input) => input,
-                    None => return Ok(Requeue::requeue(JOB_RECHECK)),
-                },
-                Action::AskHealer { cycle, timeout_seconds } => {
-                    self.ask_healer(&status, cycle, timeout_seconds).await?
-                }
-                Action::RequestApproval { cycle } => self.request_approval(&status, cycle).await?,
-                Action::AwaitApproval { cycle, name } => match self.decision(&name).await? {
-                    Some(decision) => Input::Decided { cycle, decision },
-                    None => return Ok(Requeue::requeue(APPROVAL_RECHECK)),
-                },
-                Action::Commit { cycle } => self.commit(&status, cycle).await?,
-                Action::Revert { cycle } => self.revert(&status, cycle).await?,
-                Action::ProposeFix => self.propose_fix(&status).await?,
-            };
-            status = self.record(&status, input).await?;
-        }
-        Ok(Requeue::requeue(Duration::from_secs(1)))
-    }
-
-    /// Applies `input`, publishes its notes, and writes the status when it changed.
-    async fn record(&self, status: &HealRunStatus, input: Input) -> Result<HealRunStatus, Error> {
-        let executed_job = match &input {
-            Input::Executed { observation, .. } => Some(observation.envelope.run_id.clone()),
-            _ => None,
-        };
-        let (mut next, notes) = apply(&self.run.spec, status, input, Timestamp::now());
-        if let Some(job) = executed_job {
-            next.logs_ref = Some(LogsRef {
-                kind: "ConfigMap".into(),
-                name: format!("{job}-log"),
-            });
-        }
-        next.observed_generation = self.run.metadata.generation;
-        if &next != status || self.run.status.is_none() {
-            let patch = json!({
-                "apiVersion": "kubeheal.dev/v1alpha1",
-                "kind": "HealRun",
-                "status": next,
-            });
-            self.api::<HealRun>()
-                .patch_status(
-                    &self.name,
-                    &PatchParams::apply(FIELD_MANAGER).force(),
-                    &Patch::Apply(&patch),
-                )
-                .await?;
-        }
-        if let Some(reason) = next.reason.filter(|_| is_terminal(&next) && !is_terminal(status)) {
-            self.ctx.metrics.finished(reason_name(reason));
-        }
-        for note in &notes {
-            info!(reason = note.reason, "{}", note.message);
-            self.publish(note).await;
-        }
-        Ok(next)
     }
 
     async fn publish(&self, note: &Note) {
@@ -255,17 +224,16 @@ impl Driver {
         }
     }
 
-    fn branch(&self) -> String {
-        self.run
-            .spec
-            .delivery
-            .branch
-            .clone()
-            .unwrap_or_else(|| format!("kubeheal/{}", self.name))
-    }
-
-    fn run_id(&self) -> String {
-        format!("{}/{}", self.namespace, self.name)
+    /// The status as it is written: the loop's, with what only the cluster has (where the logs
+    /// are kept, the generation it describes).
+    fn as_written(&self, status: &HealRunStatus) -> HealRunStatus {
+        let mut written = status.clone();
+        written.logs_ref = latest_observation(status).map(|o| LogsRef {
+            kind: "ConfigMap".into(),
+            name: format!("{}-log", o.envelope.run_id),
+        });
+        written.observed_generation = self.run.metadata.generation;
+        written
     }
 
     async fn secret(&self, name: &str, key: &str) -> Result<Option<String>, Error> {
@@ -288,6 +256,13 @@ impl Driver {
             .data
             .and_then(|d| d.get(key).cloned())
             .map(|v| String::from_utf8_lossy(&v.0).trim().to_owned()))
+    }
+
+    async fn secret_key(&self, key: Option<&SecretKeyRef>) -> Result<Option<String>, Error> {
+        match key {
+            Some(key) => self.secret(&key.name, &key.key).await,
+            None => Ok(None),
+        }
     }
 
     async fn source_token(&self) -> Result<Option<String>, Error> {
@@ -337,15 +312,13 @@ impl Driver {
         self.ctx.settings.work_dir.join(&self.namespace).join(&self.name)
     }
 
-    /// A finished run's clone is not needed once its branch is pushed; without a push the clone
-    /// holds the heal branch, so it stays.
-    fn forget_clone(&self) {
+    /// Removes the run's clone from the operator's disk.
+    fn remove_clone(&self) {
         let dir = self.clone_dir();
-        if self.run.spec.delivery.push
-            && dir.exists()
+        if dir.exists()
             && let Err(error) = std::fs::remove_dir_all(&dir)
         {
-            warn!(%error, dir = %dir.display(), "failed to remove a finished run's clone");
+            warn!(%error, dir = %dir.display(), "failed to remove a run's clone");
         }
     }
 
@@ -359,45 +332,11 @@ impl Driver {
         Ok(repo)
     }
 
-    /// The clone, checked out where the heal branch is: the last commit, or the source commit.
-    async fn repo_at_head(&self, status: &HealRunStatus) -> Result<Repo, Error> {
+    /// The clone, checked out at `commit`.
+    async fn repo_at(&self, commit: &str) -> Result<Repo, Error> {
         let repo = self.repo().await?;
-        let head = status
-            .result
-            .as_ref()
-            .and_then(|r| r.commit.clone())
-            .or_else(|| status.source_commit.clone())
-            .unwrap_or_default();
-        repo.checkout(&head).await?;
+        repo.checkout(commit).await?;
         Ok(repo)
-    }
-
-    /// The commit to heal; a source that can never resolve (refused URL, a repository or
-    /// revision that does not exist, refused credentials) ends the run instead of retrying.
-    async fn resolve_source(&self) -> Result<Input, Error> {
-        let source = &self.run.spec.source;
-        if let Some(message) = self.ctx.settings.url_policy.refuse_source(&source.url) {
-            return Ok(Input::SourceUnavailable {
-                message: redact(&message, &[]).0,
-            });
-        }
-        let resolved = match self.repo().await {
-            Ok(repo) => self.resolve_in(&repo).await,
-            Err(error) => Err(error),
-        };
-        match resolved {
-            Ok((commit, project_type)) => Ok(Input::SourceResolved { commit, project_type }),
-            Err(Error::Git(error)) if !error.is_transient() => Ok(Input::SourceUnavailable {
-                message: redact(
-                    &format!(
-                        "the source cannot be used: {error}; fix spec.source (url, revision or secretRef) and create the run again"
-                    ),
-                    &[],
-                )
-                .0,
-            }),
-            Err(error) => Err(error),
-        }
     }
 
     /// The source commit, and the project type there (for `auto`, from the files at that commit:
@@ -434,98 +373,196 @@ impl Driver {
             })
     }
 
-    async fn execute(&self, status: &HealRunStatus, cycle: u32) -> Result<Option<Input>, Error> {
+    /// The Job for `order`; the patches are read only to launch it (`with_patches`).
+    async fn job_request(&self, order: &ExecutionOrder, with_patches: bool) -> Result<JobRequest, Error> {
         let spec = &self.run.spec;
         let mut patches = Vec::new();
-        for applied in applied_cycles(status, cycle) {
-            patches.push(self.stored_patch(applied).await?);
+        if with_patches {
+            for cycle in &order.patches {
+                patches.push(self.stored_patch(*cycle).await?);
+            }
         }
-        let commit = status.source_commit.clone().unwrap_or_default();
-        let secrets = self.build_secrets().await?;
-        let request = JobRequest {
+        Ok(JobRequest {
+            name: order.key.clone(),
             owner_name: self.name.clone(),
-            owner: self
-                .run
-                .controller_owner_ref(&())
-                .expect("a HealRun has an owner reference"),
+            owner: self.owner(),
             namespace: self.namespace.clone(),
-            commit: commit.clone(),
+            commit: order.commit.clone(),
             run: RunRequest {
-                cycle,
+                cycle: order.cycle,
                 source: spec.source.clone(),
-                revision: Some(commit),
+                revision: Some(order.commit.clone()),
                 patches,
-                project_type: status.project_type.unwrap_or(spec.executor.project_type),
+                project_type: order.project_type,
                 image: spec.executor.image.clone(),
                 command: spec.executor.command.clone(),
                 timeout: Duration::from_secs(u64::from(spec.executor.timeout_seconds)),
-                secrets,
+                secrets: self.build_secrets().await?,
             },
             container: ContainerSettings {
                 env: spec.executor.env.clone(),
                 env_from: spec.executor.env_from.clone(),
                 resources: spec.executor.resources.clone(),
             },
+        })
+    }
+
+    fn owner(&self) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+        self.run
+            .controller_owner_ref(&())
+            .expect("a HealRun from the API server has a name and a uid")
+    }
+
+    /// The credentials `spec.healer`'s secretRefs name, and the operator's default service.
+    async fn credentials(&self, spec: &HealerSpec) -> Result<Credentials, Error> {
+        let settings = &self.ctx.settings;
+        Ok(Credentials {
+            openai_key: self
+                .secret_key(spec.open_ai.as_ref().and_then(|ai| ai.secret_ref.as_ref()))
+                .await?,
+            code_healer_token: self
+                .secret_key(spec.code_healer_api.as_ref().and_then(|api| api.secret_ref.as_ref()))
+                .await?,
+            default_code_healer: settings
+                .healer_url
+                .clone()
+                .map(|url| (url, settings.healer_token.clone())),
+        })
+    }
+
+    async fn apply_owned_config_map(&self, name: &str, data: BTreeMap<String, String>) -> Result<(), Error> {
+        let cm = json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "labels": self.labels(),
+                         "ownerReferences": [self.owner()]},
+            "data": data,
+        });
+        self.api::<ConfigMap>()
+            .patch(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&cm))
+            .await?;
+        Ok(())
+    }
+
+    fn labels(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("app.kubernetes.io/managed-by".to_owned(), "kubeheal".to_owned()),
+            ("kubeheal.dev/healrun".to_owned(), self.name.clone()),
+        ])
+    }
+
+    fn origin<'a>(&'a self, status: &'a HealRunStatus) -> Origin<'a> {
+        Origin {
+            name: &self.name,
+            spec: &self.run.spec,
+            status,
+            now: k8s_openapi::jiff::Timestamp::now(),
+        }
+    }
+
+    /// Creates `cfd` owned by the run; one that exists already (a retry) is kept as it is.
+    async fn create_work_order(&self, mut cfd: CodeFixDDS) -> Result<String, Error> {
+        let name = cfd.metadata.name.clone().unwrap_or_default();
+        cfd.metadata.labels = Some(self.labels());
+        cfd.metadata.owner_references = Some(vec![self.owner()]);
+        match self.api::<CodeFixDDS>().create(&PostParams::default(), &cfd).await {
+            Ok(_) => Ok(name),
+            Err(kube::Error::Api(e)) if e.code == 409 => Ok(name),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Makes one commit on the heal branch with `make` (given the clone), pushes it, and returns
+    /// it with the branch's diff stat against the source commit — or adopts the commit an
+    /// attempt that crashed already made, found by `trailer: cycle`.
+    async fn on_heal_branch(
+        &self,
+        order: &CommitOrder,
+        trailer: &str,
+        make: impl AsyncFnOnce(&Repo) -> Result<String, Error>,
+    ) -> Result<(String, String), Error> {
+        let repo = self.repo().await?;
+        let push = self.run.spec.delivery.push;
+        let existing = repo
+            .commit_for(&remote_ref(&order.branch, push), &self.id, trailer, order.cycle)
+            .await;
+        let commit = match existing {
+            Some(commit) => commit,
+            None => {
+                let commit = make(&repo).await?;
+                if push {
+                    repo.push(&order.branch).await?;
+                }
+                commit
+            }
         };
-        self.ctx.jobs.launch(&request).await?;
+        let diff_stat = repo
+            .git(&["diff", "--shortstat", &format!("{}..{commit}", order.source)])
+            .await?;
+        Ok((commit, diff_stat))
+    }
+}
+
+impl Effects for ClusterWorld {
+    type Error = Error;
+
+    /// The commit to heal; a source that can never resolve (refused URL, a repository or
+    /// revision that does not exist, refused credentials) ends the run instead of retrying.
+    async fn resolve_source(&mut self) -> Result<Input, Error> {
+        let source = &self.run.spec.source;
+        if let Some(message) = self.ctx.settings.url_policy.refuse_source(&source.url) {
+            return Ok(Input::SourceUnavailable {
+                message: redact(&message, &[]).0,
+            });
+        }
+        let resolved = match self.repo().await {
+            Ok(repo) => self.resolve_in(&repo).await,
+            Err(error) => Err(error),
+        };
+        match resolved {
+            Ok((commit, project_type)) => Ok(Input::SourceResolved { commit, project_type }),
+            Err(Error::Git(error)) if !error.is_transient() => Ok(Input::SourceUnavailable {
+                message: redact(
+                    &format!(
+                        "the source cannot be used: {error}; fix spec.source (url, revision or secretRef) and create the run again"
+                    ),
+                    &[],
+                )
+                .0,
+            }),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Launches the Job once; while it runs, a look at it reads nothing else (no Secret, no
+    /// patch); once it has ended, its log is read, redacted, kept and parsed.
+    async fn execute(&mut self, order: &ExecutionOrder, status: &HealRunStatus) -> Result<Ready<Input>, Error> {
+        let timeout = Duration::from_secs(u64::from(self.run.spec.executor.timeout_seconds));
+        match self.ctx.jobs.ended(&self.namespace, &order.key, timeout).await? {
+            None => {
+                let request = self.job_request(order, true).await?;
+                self.ctx.jobs.launch(&request).await?;
+                return Ok(Ready::Later(JOB_RECHECK));
+            }
+            Some(false) => return Ok(Ready::Later(JOB_RECHECK)),
+            Some(true) => {}
+        }
+        let request = self.job_request(order, false).await?;
         let Some(execution) = self.ctx.jobs.collect(&request).await? else {
-            return Ok(None);
+            return Ok(Ready::Later(JOB_RECHECK));
         };
-        let repo = self.repo_at_head(status).await?;
+        let repo = self.repo_at(&crate::core::step::head(status)).await?;
         let files = repo.tracked_files().await;
         let parsed = parse(&execution.log, &Workspace::new("").with_files(files));
         let (observation, outcome) = monitor::judge(&execution.envelope, &parsed);
-        Ok(Some(Input::Executed {
-            cycle,
+        Ok(Ready::Now(Input::Executed {
+            cycle: order.cycle,
             observation,
             outcome,
         }))
     }
 
-    async fn secret_key(&self, key: Option<&SecretKeyRef>) -> Result<Option<String>, Error> {
-        match key {
-            Some(key) => self.secret(&key.name, &key.key).await,
-            None => Ok(None),
-        }
-    }
-
-    /// The healer `spec.healer` names; without one, the operator's Code Healer API
-    /// (`CODE_HEALER_URL`) or else the built-in fixers.
-    async fn healer(&self) -> Result<Box<dyn Healer>, Error> {
-        let settings = &self.ctx.settings;
-        let spec = self.run.spec.healer.clone().unwrap_or_default();
-        let policy = settings.url_policy;
-        for url in [
-            spec.open_ai.as_ref().map(|ai| ai.base_url.as_str()),
-            spec.code_healer_api.as_ref().and_then(|api| api.url.as_deref()),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            if let Some(refusal) = policy.refuse_healer(url) {
-                return Err(Error::Healer(refusal));
-            }
-        }
-        if let Some(ai) = &spec.open_ai {
-            let key = self.secret_key(ai.secret_ref.as_ref()).await?;
-            let healer = OpenAi::new(&ai.base_url, &ai.model, key, ai.max_tokens).map_err(Error::Healer)?;
-            return Ok(Box::new(healer));
-        }
-        if spec.builtin.is_some() || (spec.code_healer_api.is_none() && settings.healer_url.is_none()) {
-            return Ok(Box::new(Builtin));
-        }
-        let api = spec.code_healer_api.unwrap_or_default();
-        let url = api.url.or_else(|| settings.healer_url.clone()).ok_or_else(|| {
-            Error::Healer("healer.codeHealerApi has no url and the operator has no CODE_HEALER_URL".into())
-        })?;
-        let token = match &api.secret_ref {
-            Some(key) => self.secret_key(Some(key)).await?,
-            None => settings.healer_token.clone(),
-        };
-        Ok(Box::new(CodeHealerApi::new(url, token).map_err(Error::Healer)?))
-    }
-
-    async fn ask_healer(&self, status: &HealRunStatus, cycle: u32, timeout_seconds: u32) -> Result<Input, Error> {
+    async fn ask_healers(&mut self, question: &HealerQuestion, status: &HealRunStatus) -> Result<Input, Error> {
+        let (cycle, timeout_seconds) = (question.cycle, question.timeout_seconds);
         // An answer stored before a crash is used as it is: the healer is not asked twice.
         if let Some(answer) = self
             .stored_fix(cycle)
@@ -539,53 +576,39 @@ impl Driver {
                 patch: answer.patch,
             });
         }
-        let healer = match self.healer().await {
-            Ok(healer) => healer,
+        let spec = self.run.spec.healer.clone().unwrap_or_default();
+        let policy = self.ctx.settings.url_policy;
+        let refused = factory::service_urls(&spec).find_map(|url| policy.refuse_healer(url));
+        let healers = match refused {
+            Some(refusal) => Err(refusal),
+            None => factory::build(&question.healers, &spec, &self.credentials(&spec).await?),
+        };
+        let answer = match healers {
             // A healer the spec names wrongly costs the cycle and says why, like one that is down.
-            Err(Error::Healer(reason)) => {
-                return Ok(Input::HealerAnswered {
-                    cycle,
-                    call: HealerCall {
-                        healer: "none".into(),
-                        outcome: HealerOutcome::Error,
-                        reason: Some(reason),
-                        duration_ms: 0,
-                        timeout_seconds,
-                        changes_summary: None,
-                    },
-                    patch: None,
-                });
+            Err(reason) => no_healer(reason, timeout_seconds),
+            Ok(healers) => {
+                let repo = self.repo_at(&question.head).await?;
+                let files = repo.tracked_files().await;
+                let log = match &question.log_key {
+                    Some(key) => kept_log(self.ctx.client.clone(), &self.namespace, key)
+                        .await?
+                        .unwrap_or_default(),
+                    None => String::new(),
+                };
+                let tree = repo.files().map_err(GitError::from)?;
+                // What the build could see, and the operator's own secrets, never reach the healer.
+                let mut secrets = self.build_secrets().await?;
+                secrets.extend(secret_values(std::env::vars()));
+                let workspace = HealerWorkspace {
+                    project: &self.name,
+                    files: &files,
+                    log: &log,
+                    tree: &tree,
+                    secrets: &secrets,
+                };
+                ask_for_fix(&healers, &self.run.spec, status, cycle, timeout_seconds, workspace).await
             }
-            Err(error) => return Err(error),
         };
-        let repo = self.repo_at_head(status).await?;
-        let files = repo.tracked_files().await;
-        let job = latest_observation(status)
-            .map(|o| o.envelope.run_id.clone())
-            .unwrap_or_default();
-        let log = kept_log(self.ctx.client.clone(), &self.namespace, &job)
-            .await?
-            .unwrap_or_default();
-        let tree = repo.files().map_err(GitError::from)?;
-        // What the build could see, and the operator's own secrets, never reach the healer.
-        let mut secrets = self.build_secrets().await?;
-        secrets.extend(secret_values(std::env::vars()));
-        let workspace = HealerWorkspace {
-            project: &self.name,
-            files: &files,
-            log: &log,
-            tree: &tree,
-            secrets: &secrets,
-        };
-        let answer = ask_for_fix(
-            healer.as_ref(),
-            &self.run.spec,
-            status,
-            cycle,
-            timeout_seconds,
-            workspace,
-        )
-        .await;
         self.ctx.metrics.healer_called(&answer.call.healer, answer.call.outcome);
         let stored = serde_json::to_string(&StoredAnswer {
             call: answer.call.clone(),
@@ -607,152 +630,105 @@ impl Driver {
         })
     }
 
-    async fn apply_owned_config_map(&self, name: &str, data: BTreeMap<String, String>) -> Result<(), Error> {
-        let cm = json!({
-            "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "labels": self.labels(),
-                         "ownerReferences": [self.run.controller_owner_ref(&())]},
-            "data": data,
-        });
-        self.api::<ConfigMap>()
-            .patch(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&cm))
-            .await?;
-        Ok(())
-    }
-
-    fn labels(&self) -> BTreeMap<String, String> {
-        BTreeMap::from([
-            ("app.kubernetes.io/managed-by".to_owned(), "kubeheal".to_owned()),
-            ("kubeheal.dev/healrun".to_owned(), self.name.clone()),
-        ])
-    }
-
-    fn origin<'a>(&'a self, status: &'a HealRunStatus) -> Origin<'a> {
-        Origin {
-            name: &self.name,
-            spec: &self.run.spec,
-            status,
-            now: Timestamp::now(),
-        }
-    }
-
-    /// Creates `cfd` owned by the run; one that exists already (a retry) is kept as it is.
-    async fn create_work_order(&self, mut cfd: CodeFixDDS) -> Result<String, Error> {
-        let name = cfd.metadata.name.clone().unwrap_or_default();
-        cfd.metadata.labels = Some(self.labels());
-        cfd.metadata.owner_references = Some(vec![self.run.controller_owner_ref(&()).expect("an owner")]);
-        match self.api::<CodeFixDDS>().create(&PostParams::default(), &cfd).await {
-            Ok(_) => Ok(name),
-            Err(kube::Error::Api(e)) if e.code == 409 => Ok(name),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    async fn request_approval(&self, status: &HealRunStatus, cycle: u32) -> Result<Input, Error> {
+    async fn request_approval(&mut self, cycle: u32, status: &HealRunStatus) -> Result<Input, Error> {
         let diff = self.stored_patch(cycle).await?;
         let cfd = proposal::approval_request(&self.origin(status), cycle, &diff).map_err(Error::Proposal)?;
         let name = self.create_work_order(cfd).await?;
         Ok(Input::ApprovalRequested { cycle, name })
     }
 
-    async fn decision(&self, name: &str) -> Result<Option<Decision>, Error> {
-        Ok(self
+    async fn await_approval(&mut self, cycle: u32, name: &str) -> Result<Ready<Input>, Error> {
+        let decision = self
             .api::<CodeFixDDS>()
             .get_opt(name)
             .await?
-            .and_then(|cfd| cfd.spec.approval))
+            .and_then(|cfd| cfd.spec.approval);
+        Ok(match decision {
+            Some(decision) => Ready::Now(Input::Decided { cycle, decision }),
+            None => Ready::Later(APPROVAL_RECHECK),
+        })
     }
 
-    async fn propose_fix(&self, status: &HealRunStatus) -> Result<Input, Error> {
+    async fn commit(&mut self, order: &CommitOrder) -> Result<Input, Error> {
+        let diff = self.stored_patch(order.cycle).await?;
+        let committed = self
+            .on_heal_branch(order, CYCLE_TRAILER, async |repo| {
+                Ok(repo
+                    .commit_patch(&order.branch, &order.tip, &diff, &order.message)
+                    .await?)
+            })
+            .await;
+        Ok(match committed {
+            Ok((commit, diff_stat)) => Input::Committed {
+                cycle: order.cycle,
+                commit,
+                branch: order.branch.clone(),
+                diff_stat,
+            },
+            Err(Error::Git(error)) if error.is_patch_refused() => Input::CommitFailed {
+                cycle: order.cycle,
+                reason: error.to_string(),
+            },
+            Err(error) => return Err(error),
+        })
+    }
+
+    async fn revert(&mut self, order: &CommitOrder, target: &str) -> Result<Input, Error> {
+        let (commit, diff_stat) = self
+            .on_heal_branch(order, REVERT_TRAILER, async |repo| {
+                Ok(repo
+                    .revert_on(&order.branch, &order.tip, target, &order.message)
+                    .await?)
+            })
+            .await?;
+        Ok(Input::Reverted {
+            cycle: order.cycle,
+            commit,
+            diff_stat,
+        })
+    }
+
+    async fn propose_fix(&mut self, status: &HealRunStatus) -> Result<Input, Error> {
         let cfd = proposal::fix_proposal(&self.origin(status))
             .ok_or_else(|| Error::Proposal("the last execution names nothing to fix".into()))?;
         let name = self.create_work_order(cfd).await?;
         Ok(Input::FixProposed { name })
     }
 
-    async fn commit(&self, status: &HealRunStatus, cycle: u32) -> Result<Input, Error> {
-        let diff = self.stored_patch(cycle).await?;
-        let message = commit_message(status, cycle, &self.run_id());
-        let committed = self
-            .on_heal_branch(status, CYCLE_TRAILER, cycle, async |repo, branch, tip| {
-                Ok(repo.commit_patch(branch, tip, &diff, &message).await?)
-            })
-            .await;
-        let (commit, diff_stat) = match committed {
-            Ok(committed) => committed,
-            Err(Error::Git(error)) if error.is_patch_refused() => {
-                return Ok(Input::CommitFailed {
-                    cycle,
-                    reason: error.to_string(),
-                });
-            }
-            Err(error) => return Err(error),
-        };
-        Ok(Input::Committed {
-            cycle,
-            commit,
-            branch: self.branch(),
-            diff_stat,
-        })
+    /// Writes the status by server-side apply when it changed, then publishes the notes.
+    async fn persist(&mut self, previous: &HealRunStatus, status: &HealRunStatus, notes: &[Note]) -> Result<(), Error> {
+        let written = self.as_written(status);
+        if written != self.as_written(previous) || self.run.status.is_none() {
+            let patch = json!({
+                "apiVersion": "kubeheal.dev/v1alpha1",
+                "kind": "HealRun",
+                "status": written,
+            });
+            self.api::<HealRun>()
+                .patch_status(
+                    &self.name,
+                    &PatchParams::apply(FIELD_MANAGER).force(),
+                    &Patch::Apply(&patch),
+                )
+                .await?;
+        }
+        if let Some(reason) = status.reason.filter(|_| is_terminal(status) && !is_terminal(previous)) {
+            self.ctx.metrics.finished(reason_name(reason));
+        }
+        for note in notes {
+            info!(reason = note.reason, "{}", note.message);
+            self.publish(note).await;
+        }
+        Ok(())
     }
 
-    async fn revert(&self, status: &HealRunStatus, cycle: u32) -> Result<Input, Error> {
-        let target = status
-            .cycles
-            .iter()
-            .find(|c| c.cycle == cycle)
-            .and_then(|c| c.patch.as_ref())
-            .and_then(|p| p.commit.clone())
-            .unwrap_or_default();
-        let message = revert_message(status, cycle, &target, &self.run_id());
-        let (commit, diff_stat) = self
-            .on_heal_branch(status, REVERT_TRAILER, cycle, async |repo, branch, tip| {
-                Ok(repo.revert_on(branch, tip, &target, &message).await?)
-            })
-            .await?;
-        Ok(Input::Reverted {
-            cycle,
-            commit,
-            diff_stat,
-        })
-    }
-
-    /// Makes one commit on the heal branch with `make` (given the clone, the branch and its tip),
-    /// pushes it, and returns it with the branch's diff stat against the source commit — or
-    /// adopts the commit an attempt that crashed already made, found by `trailer: cycle`.
-    async fn on_heal_branch(
-        &self,
-        status: &HealRunStatus,
-        trailer: &str,
-        cycle: u32,
-        make: impl AsyncFnOnce(&Repo, &str, &str) -> Result<String, Error>,
-    ) -> Result<(String, String), Error> {
-        let branch = self.branch();
-        let repo = self.repo().await?;
-        let source = status.source_commit.clone().unwrap_or_default();
-        let push = self.run.spec.delivery.push;
-        let existing = repo
-            .commit_for(&remote_ref(&branch, push), &self.run_id(), trailer, cycle)
-            .await;
-        let commit = match existing {
-            Some(commit) => commit,
-            None => {
-                let tip = status
-                    .result
-                    .as_ref()
-                    .and_then(|r| r.commit.clone())
-                    .unwrap_or(source.clone());
-                let commit = make(&repo, &branch, &tip).await?;
-                if push {
-                    repo.push(&branch).await?;
-                }
-                commit
-            }
-        };
-        let diff_stat = repo
-            .git(&["diff", "--shortstat", &format!("{source}..{commit}")])
-            .await?;
-        Ok((commit, diff_stat))
+    /// A finished run's clone is not needed once its branch is pushed; without a push the clone
+    /// holds the heal branch, so it stays (until the run is deleted).
+    async fn finished(&mut self) -> Result<(), Error> {
+        if self.run.spec.delivery.push {
+            self.remove_clone();
+        }
+        Ok(())
     }
 }
 

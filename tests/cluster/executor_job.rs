@@ -62,6 +62,7 @@ async fn setup(test: &str, script: &str, image: &str, timeout: Duration) -> Setu
     let repo = tempfile::tempdir().expect("a temp dir");
     let (url, commit) = repository(repo.path(), script);
     let request = JobRequest {
+        name: format!("payments-api-c1-{}", &commit[..8]),
         owner_name: "payments-api".into(),
         owner: run.controller_owner_ref(&()).expect("an owner reference"),
         namespace: ns.name.clone(),
