@@ -313,10 +313,18 @@ async fn reference_healer() -> (String, Arc<AtomicUsize>) {
 
 /// A healer that always answers with `files` (seed 000's success shape).
 async fn fixed_healer(files: serde_json::Value) -> String {
+    counting_healer(files).await.0
+}
+
+/// [`fixed_healer`], counting calls.
+async fn counting_healer(files: serde_json::Value) -> (String, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
     let app = Router::new().route(
         "/api/heal",
         post(move || {
             let files = files.clone();
+            counter.fetch_add(1, Ordering::SeqCst);
             async move {
                 axum::Json(json!({"status": "healed", "modified_files": files,
                                   "changes_summary": "changed calc.py", "confidence": 0.9}))
@@ -324,7 +332,20 @@ async fn fixed_healer(files: serde_json::Value) -> String {
         }),
     );
     let addr = crate::support::http::serve(app).await;
-    format!("http://{addr}/api/heal")
+    (format!("http://{addr}/api/heal"), calls)
+}
+
+/// A logic bug no built-in fixer can fix, and the service's fix for it: only the Code Healer API
+/// heals this project.
+const LOGIC_CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return x * 2\n";
+const LOGIC_FIXED: &str = "def add(a, b):\n    return a + b\n\n\ndef double(x):\n    return x * 2\n";
+
+fn logic_project() -> Vec<(&'static str, &'static str)> {
+    vec![("calc.py", LOGIC_CALC), ("test_calc.py", REGRESS_TEST)]
+}
+
+async fn logic_healer() -> (String, Arc<AtomicUsize>) {
+    counting_healer(json!({ "calc.py": LOGIC_FIXED })).await
 }
 
 const SYNTAX_CALC: &str =
@@ -341,10 +362,12 @@ fn status(run: &HealRun) -> &kubeheal::api::heal_run::HealRunStatus {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_healrun_heals_a_broken_repository_through_executor_jobs_and_commits_on_the_heal_branch() {
+    // Tiered, with a Code Healer API configured: the built-in fixers come first, and their
+    // deterministic fix is committed without asking a human or the service.
     let (healer, calls) = reference_healer().await;
     let mut heal = Heal::new("healrun-heals", &syntax_project(), Hold::default()).await;
     heal.start_operator();
-    heal.apply(heal.spec(&healer, json!({})));
+    heal.apply(heal.spec(&healer, json!({"policy": {"approval": "Tiered"}})));
     let run = heal.wait_phase(HealRunPhase::Healed).await;
     let s = status(&run);
 
@@ -361,8 +384,12 @@ async fn a_healrun_heals_a_broken_repository_through_executor_jobs_and_commits_o
     let cycle = &s.cycles[0];
     let call = cycle.healer_call.as_ref().expect("a healer call");
     assert_eq!(
-        (call.healer.as_str(), call.outcome),
-        ("code-healer-api", HealerOutcome::Healed)
+        (call.healer.as_str(), call.deterministic, call.outcome),
+        ("builtin", true, HealerOutcome::Healed)
+    );
+    assert!(
+        cycle.approval_request.is_none(),
+        "a deterministic fix needs no approval under Tiered"
     );
     let patch = cycle.patch.as_ref().expect("a patch");
     assert!(patch.gate.accepted, "{:?}", patch.gate);
@@ -400,7 +427,11 @@ async fn a_healrun_heals_a_broken_repository_through_executor_jobs_and_commits_o
             .unwrap_or_default()
             .contains("1 file changed")
     );
-    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        0,
+        "the service is not asked for what the built-in fixers fix"
+    );
     assert_eq!(heal.jobs().await.len(), 2, "one Job for the baseline, one for cycle 1");
     let clone = heal.work.path().join("cache").join(&heal.ns.name).join(RUN);
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -450,13 +481,38 @@ async fn a_healrun_heals_a_broken_repository_through_executor_jobs_and_commits_o
         metrics.contains("kubeheal_heal_runs_finished_total{reason=\"Healed\"} 1"),
         "{metrics}"
     );
-    assert!(metrics.contains("kubeheal_healer_calls_total{healer=\"code-healer-api\",outcome=\"healed\"} 1"));
+    assert!(metrics.contains("kubeheal_healer_calls_total{healer=\"builtin\",outcome=\"healed\"} 1"));
     let ready = http
         .get(format!("http://{}/readyz", heal.metrics))
         .send()
         .await
         .expect("GET /readyz");
     assert_eq!(ready.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_tiered_approval_a_fix_from_the_service_waits_for_a_human() {
+    let (healer, calls) = logic_healer().await;
+    let mut heal = Heal::new("healrun-tiered", &logic_project(), Hold::default()).await;
+    heal.start_operator();
+    heal.apply(heal.spec(&healer, json!({"policy": {"approval": "Tiered"}})));
+    let run = heal.wait_phase(HealRunPhase::AwaitingApproval).await;
+    let s = status(&run);
+    let call = s.cycles[0].healer_call.as_ref().expect("a healer call");
+    assert_eq!(
+        (call.healer.as_str(), call.deterministic),
+        ("code-healer-api", false),
+        "the built-in fixers had no fix, the service had one"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let name = s.cycles[0].approval_request.clone().expect("an approval request");
+    let orders: Api<CodeFixDDS> = Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let order = orders.get(&name).await.expect("the CodeFixDDS asking for approval");
+    assert!(order.spec.approval.is_none());
+    assert!(
+        heal.branch_log("kubeheal/calc").len() <= 1,
+        "nothing is committed before approval"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -810,9 +866,9 @@ async fn a_healer_that_is_down_ends_the_run_as_healer_unavailable_with_a_propose
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_operator_killed_mid_cycle_resumes_without_a_second_job_healer_call_or_commit() {
-    let (healer, calls) = reference_healer().await;
+    let (healer, calls) = logic_healer().await;
     let hold = Hold::new(&["calc-c0-", "calc-c1-"]);
-    let mut heal = Heal::new("healrun-crash", &syntax_project(), hold).await;
+    let mut heal = Heal::new("healrun-crash", &logic_project(), hold).await;
     heal.start_operator();
     heal.apply(heal.spec(&healer, json!({})));
 
@@ -924,9 +980,9 @@ async fn the_operators_identity_cannot_approve_a_codefixdds() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn suspend_pauses_a_run_between_steps_and_cancel_ends_it_keeping_what_was_done() {
-    let (healer, calls) = reference_healer().await;
+    let (healer, calls) = logic_healer().await;
     let hold = Hold::new(&["calc-c0-"]);
-    let mut heal = Heal::new("healrun-suspend-cancel", &syntax_project(), hold).await;
+    let mut heal = Heal::new("healrun-suspend-cancel", &logic_project(), hold).await;
     heal.start_operator();
     heal.apply(heal.spec(&healer, json!({})));
     heal.wait_for_job("calc-c0-").await;
