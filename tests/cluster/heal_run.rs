@@ -815,7 +815,8 @@ async fn an_infrastructure_failure_stops_the_run_without_asking_the_healer() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_healer_that_is_down_ends_the_run_as_healer_unavailable_with_a_proposed_fix() {
     let down = format!("http://{}/api/heal", free_port());
-    let mut heal = Heal::new("healrun-healer-down", &syntax_project(), Hold::default()).await;
+    // A logic bug: the built-in fixers have no fix, so only the (down) service could heal it.
+    let mut heal = Heal::new("healrun-healer-down", &logic_project(), Hold::default()).await;
     heal.start_operator();
     heal.apply(heal.spec(&down, json!({"maxCycles": 2})));
     let run = heal
@@ -848,9 +849,13 @@ async fn a_healer_that_is_down_ends_the_run_as_healer_unavailable_with_a_propose
         .get(s.proposed_fix.as_deref().expect("a name"))
         .await
         .expect("the CodeFixDDS");
-    assert_eq!(order.spec.allowed_paths, vec!["calc.py"]);
     assert!(
-        order.spec.instructions[0].contains("SYNTAX error in calc.py line 4"),
+        order.spec.allowed_paths.iter().any(|p| p.ends_with("calc.py")),
+        "{:?}",
+        order.spec.allowed_paths
+    );
+    assert!(
+        order.spec.instructions[0].contains("LOGIC error in"),
         "{:?}",
         order.spec.instructions
     );
