@@ -905,6 +905,85 @@ async fn an_operator_killed_mid_cycle_resumes_without_a_second_job_healer_call_o
     assert_eq!(heal.jobs().await.len(), 2);
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_killed_at_fifty_random_moments_heals_as_if_it_never_was() {
+    let seed = std::env::var("KUBEHEAL_KILL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| fastrand::u64(..));
+    eprintln!("the kill moments come from seed {seed}: KUBEHEAL_KILL_SEED={seed} repeats them");
+    let mut moments = fastrand::Rng::with_seed(seed);
+    let (healer, calls) = logic_healer().await;
+    let mut heal = Heal::new("healrun-kills", &logic_project(), Hold::default()).await;
+    heal.start_operator();
+    heal.apply(heal.spec(&healer, json!({})));
+    let mut kills = 0;
+    while kills < 50 {
+        tokio::time::sleep(Duration::from_millis(moments.u64(0..400))).await;
+        let ended = heal
+            .runs()
+            .get_opt(RUN)
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|r| r.status.as_ref().is_some_and(|s| s.phase == Some(HealRunPhase::Healed)));
+        if ended {
+            break;
+        }
+        heal.kill_operator();
+        heal.start_operator();
+        kills += 1;
+    }
+    let run = heal.wait_phase(HealRunPhase::Healed).await;
+    let s = status(&run);
+    eprintln!(
+        "{kills} kills; the service was called {} time(s)",
+        calls.load(Ordering::SeqCst)
+    );
+    // The same end as a run never interrupted: one cycle, one answer, one fix commit, one Job
+    // per execution.
+    assert_eq!((s.cycle, s.cycles.len(), s.healer_calls), (1, 1, 1), "seed {seed}");
+    let log = heal.branch_log("kubeheal/calc");
+    assert_eq!(log.len(), 2, "seed {seed}: one fix commit on the source: {log:?}");
+    assert_eq!(
+        s.cycles[0].patch.as_ref().and_then(|p| p.commit.clone()),
+        Some(log[0].0.clone())
+    );
+    assert_eq!(heal.jobs().await.len(), 2, "seed {seed}: one Job for each execution");
+    assert_eq!(heal.file_on_branch("kubeheal/calc", "calc.py"), LOGIC_FIXED.trim_end());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_a_run_removes_its_clone_from_the_operators_disk() {
+    let (healer, _) = logic_healer().await;
+    let mut heal = Heal::new("healrun-finalizer", &logic_project(), Hold::default()).await;
+    heal.start_operator();
+    // Without a push the heal branch lives only in the clone, so the clone outlives the run...
+    heal.apply(heal.spec(&healer, json!({"delivery": {"push": false}})));
+    let run = heal.wait_phase(HealRunPhase::Healed).await;
+    assert!(
+        run.metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| f == "kubeheal.dev/cleanup"),
+        "{:?}",
+        run.metadata.finalizers
+    );
+    let clone = heal.work.path().join("cache").join(&heal.ns.name).join(RUN);
+    assert!(clone.join(".git").exists(), "the clone holds the heal branch");
+    // ...until the run is deleted.
+    let out = heal
+        .plane
+        .kubectl(["delete", "hr", RUN, "-n", &heal.ns.name, "--wait=true", "--timeout=60s"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !clone.exists(),
+        "the finalizer removed the clone before the run was deleted"
+    );
+    assert!(heal.runs().get_opt(RUN).await.expect("a get").is_none());
+}
+
 /// Binds the chart's operator ClusterRole to the operator's test identity: the operator under
 /// test has exactly the permissions the chart grants.
 fn bind_operator_role(plane: &'static ControlPlane) {
