@@ -334,3 +334,15 @@ pub fn wire_name<T: Serialize>(value: &T) -> String {
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default()
 }
+
+/// The label every object kubeheal creates carries (`app.kubernetes.io/managed-by=kubeheal`): the
+/// operator watches only the Jobs that have it.
+pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "kubeheal");
+
+/// The labels of an object a HealRun owns: managed by kubeheal, and the run's name.
+pub fn heal_run_labels(run: &str) -> std::collections::BTreeMap<String, String> {
+    std::collections::BTreeMap::from([
+        (MANAGED_BY.0.to_owned(), MANAGED_BY.1.to_owned()),
+        ("kubeheal.dev/healrun".to_owned(), run.to_owned()),
+    ])
+}

@@ -4,6 +4,7 @@
 //! sanitised, and one per HealRun (the name is deterministic, so a retry finds it).
 
 use k8s_openapi::jiff::Timestamp;
+use sha2::{Digest, Sha256};
 
 use crate::api::code_fix_dds::{
     CodeFixDDS, CodeFixDDSSpec, ErrorContext, FixConstraints, FixProposal, SourceKind, SourceRef,
@@ -58,11 +59,9 @@ pub fn proposal_name(run: &str) -> String {
 /// that a retried creation carries the same id.
 pub fn fix_id(now: Timestamp, seed: &str) -> String {
     let day = now.strftime("%Y%m%d").to_string();
-    let mut hash: u32 = 2_166_136_261;
-    for byte in seed.bytes() {
-        hash = (hash ^ u32::from(byte)).wrapping_mul(16_777_619);
-    }
-    format!("DDS-FIX-{day}-{:03}", hash % 1000)
+    let hash = Sha256::digest(seed.as_bytes());
+    let number = u32::from_be_bytes([hash[0], hash[1], hash[2], hash[3]]) % 1000;
+    format!("DDS-FIX-{day}-{number:03}")
 }
 
 /// Seed 002's sanitisation: the first 500 characters, NUL removed, carriage returns as newlines.

@@ -85,10 +85,7 @@ impl JobRequest {
     }
 
     fn labels(&self) -> BTreeMap<String, String> {
-        BTreeMap::from([
-            ("app.kubernetes.io/managed-by".to_owned(), "kubeheal".to_owned()),
-            ("kubeheal.dev/healrun".to_owned(), self.owner_name.clone()),
-        ])
+        crate::api::shared::heal_run_labels(&self.owner_name)
     }
 
     /// The ConfigMap with the patch set, mounted by the fetch step.
@@ -436,14 +433,14 @@ impl JobExecutor {
         let compressed = gzip_bounded(log);
         let cm: ConfigMap = serde_json::from_value(json!({
             "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": format!("{job}-log"), "namespace": request.namespace,
+            "metadata": {"name": log_config_map(job), "namespace": request.namespace,
                          "labels": request.labels(), "ownerReferences": [request.owner]},
             "binaryData": {"log.gz": ByteString(compressed)},
         }))
         .expect("a ConfigMap");
         Api::<ConfigMap>::namespaced(self.client.clone(), &request.namespace)
             .patch(
-                &format!("{job}-log"),
+                &log_config_map(job),
                 &PatchParams::apply(FIELD_MANAGER).force(),
                 &Patch::Apply(&cm),
             )
@@ -537,10 +534,15 @@ pub fn gzip_bounded(log: &str) -> Vec<u8> {
     }
 }
 
+/// The ConfigMap that keeps the redacted, compressed log of the Job `job`.
+pub fn log_config_map(job: &str) -> String {
+    format!("{job}-log")
+}
+
 /// The kept log of a Job, decompressed.
 pub async fn kept_log(client: Client, namespace: &str, job: &str) -> Result<Option<String>, kube::Error> {
     let cm = Api::<ConfigMap>::namespaced(client, namespace)
-        .get_opt(&format!("{job}-log"))
+        .get_opt(&log_config_map(job))
         .await?;
     let Some(bytes) = cm.and_then(|c| c.binary_data).and_then(|d| d.get("log.gz").cloned()) else {
         return Ok(None);

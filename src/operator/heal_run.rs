@@ -27,7 +27,7 @@ use tracing::{info, instrument, warn};
 use super::Context;
 use crate::api::code_fix_dds::CodeFixDDS;
 use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, LogsRef, PatchStatus, ProjectType};
-use crate::api::shared::{HealerSpec, SecretKeyRef};
+use crate::api::shared::{HealerSpec, SecretKeyRef, heal_run_labels};
 use crate::core::drive::{Effects, Pause, Ready, drive};
 use crate::core::format::{CYCLE_TRAILER, REVERT_TRAILER};
 use crate::core::heal_run::{Input, Note, is_terminal, latest_observation, reason_name};
@@ -35,7 +35,7 @@ use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
 use crate::core::redact::{redact, secret_values};
 use crate::core::step::{CommitOrder, ExecutionOrder, HealerQuestion, Run};
-use crate::executor::job::{ContainerSettings, JobRequest, kept_log};
+use crate::executor::job::{ContainerSettings, JobRequest, kept_log, log_config_map};
 use crate::executor::{RunRequest, detect};
 use crate::git::{GitError, Repo};
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix, no_healer};
@@ -230,7 +230,7 @@ impl ClusterWorld {
         let mut written = status.clone();
         written.logs_ref = latest_observation(status).map(|o| LogsRef {
             kind: "ConfigMap".into(),
-            name: format!("{}-log", o.envelope.run_id),
+            name: log_config_map(&o.envelope.run_id),
         });
         written.observed_generation = self.run.metadata.generation;
         written
@@ -444,10 +444,7 @@ impl ClusterWorld {
     }
 
     fn labels(&self) -> BTreeMap<String, String> {
-        BTreeMap::from([
-            ("app.kubernetes.io/managed-by".to_owned(), "kubeheal".to_owned()),
-            ("kubeheal.dev/healrun".to_owned(), self.name.clone()),
-        ])
+        heal_run_labels(&self.name)
     }
 
     fn origin<'a>(&'a self, status: &'a HealRunStatus) -> Origin<'a> {

@@ -19,6 +19,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use tracing::{info, warn};
 
+use crate::api::shared::MANAGED_BY;
 use crate::api::{CodeFixDDS, HealRun};
 use crate::executor::job::JobExecutor;
 use metrics::Metrics;
@@ -98,7 +99,7 @@ pub async fn run(settings: Settings) -> Result<(), String> {
     Controller::new(runs, watcher::Config::default())
         .owns(
             jobs,
-            watcher::Config::default().labels("app.kubernetes.io/managed-by=kubeheal"),
+            watcher::Config::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1)),
         )
         .owns(orders, watcher::Config::default())
         .shutdown_on_signal()
