@@ -126,10 +126,14 @@ enum Command {
         /// Address of /metrics, /healthz and /readyz.
         #[arg(long, env = "KUBEHEAL_LISTEN", default_value = "0.0.0.0:8080")]
         listen: std::net::SocketAddr,
-        /// The Code Healer API used when a HealRun names no healer (default: the built-in
-        /// deterministic fixers). Its bearer token is read from `CODE_HEALER_TOKEN`.
+        /// The Code Healer API asked after the built-in deterministic fixers when a HealRun
+        /// names no healer. Its bearer token is read from `CODE_HEALER_TOKEN`.
         #[arg(long, env = "CODE_HEALER_URL")]
         healer_url: Option<String>,
+        /// Most HealRuns reconciled at once (the others wait in the queue).
+        #[arg(long, env = "KUBEHEAL_MAX_CONCURRENT_RECONCILES", default_value_t = 16,
+              value_parser = clap::value_parser!(u16).range(1..))]
+        max_concurrent_reconciles: u16,
         /// Let HealRuns name `file://` URLs and local paths as sources (off: a run could read the
         /// operator's own disk).
         #[arg(long, env = "KUBEHEAL_ALLOW_FILE_SOURCES")]
@@ -208,7 +212,9 @@ fn main() -> ExitCode {
             healer_url,
             allow_file_sources,
             allow_cluster_internal_healers,
+            max_concurrent_reconciles,
         } => operator(kubeheal::operator::Settings {
+            max_concurrent_reconciles,
             namespace,
             work_dir,
             listen,

@@ -339,10 +339,13 @@ pub fn wire_name<T: Serialize>(value: &T) -> String {
 /// operator watches only the Jobs that have it.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "kubeheal");
 
+/// The label naming the HealRun an object (a Job, its Pod, a ConfigMap) belongs to.
+pub const HEAL_RUN_LABEL: &str = "kubeheal.dev/healrun";
+
 /// The labels of an object a HealRun owns: managed by kubeheal, and the run's name.
 pub fn heal_run_labels(run: &str) -> std::collections::BTreeMap<String, String> {
     std::collections::BTreeMap::from([
         (MANAGED_BY.0.to_owned(), MANAGED_BY.1.to_owned()),
-        ("kubeheal.dev/healrun".to_owned(), run.to_owned()),
+        (HEAL_RUN_LABEL.to_owned(), run.to_owned()),
     ])
 }

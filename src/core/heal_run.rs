@@ -413,10 +413,9 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
         (Input::Tick, _) => {}
         (Input::SourceResolved { commit, project_type }, Action::ResolveSource) => {
             next.project_type = Some(project_type);
-            notes.push(Note::normal(
-                "Started",
-                format!("healing {} at commit {}", spec.source.url, short_commit(&commit)),
-            ));
+            let message = format!("healing {} at commit {}", spec.source.url, short_commit(&commit));
+            notes.push(Note::normal("Started", message.clone()));
+            next.message = Some(message);
             next.source_commit = Some(commit);
             next.started_at = Some(Time(now));
             next.phase = Some(HealRunPhase::Running);

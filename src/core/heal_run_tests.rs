@@ -761,3 +761,16 @@ fn a_condition_keeps_its_transition_time_while_its_status_stays() {
     );
     assert_eq!(time(&healed), Time(at(103)));
 }
+
+#[test]
+fn once_the_source_is_resolved_the_message_no_longer_says_it_waits_for_it() {
+    let spec = spec(json!({}));
+    let (status, _) = run(&spec, vec![Input::Tick, resolved()]);
+    let message = status.message.clone().unwrap_or_default();
+    assert!(
+        message.starts_with("healing file:///repo.git at commit 0123456789ab"),
+        "{message}"
+    );
+    let ready = status.conditions.iter().find(|c| c.type_ == "Ready").expect("Ready");
+    assert_eq!(ready.message, message);
+}

@@ -46,8 +46,9 @@ use crate::parse::{Workspace, parse, truncate_bytes};
 pub const FIELD_MANAGER: &str = "kubeheal-healrun";
 /// The finalizer that removes a deleted run's clone.
 pub const CLEANUP_FINALIZER: &str = "kubeheal.dev/cleanup";
-/// How often a running Job is looked at besides the watch (a safety net, not the mechanism).
-const JOB_RECHECK: Duration = Duration::from_secs(10);
+/// How often a running Job is looked at besides the watches of Jobs and Pods (a safety net for a
+/// lost watch event, not the mechanism).
+const JOB_RECHECK: Duration = Duration::from_secs(120);
 /// How often a pending approval is looked at besides the watch.
 const APPROVAL_RECHECK: Duration = Duration::from_secs(300);
 /// Most steps one reconcile takes before handing back to the queue.

@@ -13,13 +13,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
-use kube::runtime::controller::Controller;
+use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
+use kube::runtime::controller::{self, Controller};
 use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client};
 use tracing::{info, warn};
 
-use crate::api::shared::MANAGED_BY;
+use crate::api::shared::{HEAL_RUN_LABEL, MANAGED_BY};
 use crate::api::{CodeFixDDS, HealRun};
 use crate::executor::job::JobExecutor;
 use metrics::Metrics;
@@ -39,6 +42,9 @@ pub struct Settings {
     pub healer_token: Option<String>,
     /// Which source and healer URLs a HealRun may name.
     pub url_policy: url_policy::UrlPolicy,
+    /// Most HealRuns reconciled at once: bounds the operator's connections to the API server
+    /// when many runs change together (the rest wait in the queue).
+    pub max_concurrent_reconciles: u16,
 }
 
 /// What every reconcile shares.
@@ -76,13 +82,15 @@ pub async fn run(settings: Settings) -> Result<(), String> {
         metrics,
         settings: settings.clone(),
     });
-    let (runs, jobs, orders): (Api<HealRun>, Api<Job>, Api<CodeFixDDS>) = match &settings.namespace {
+    let (runs, jobs, pods, orders): (Api<HealRun>, Api<Job>, Api<Pod>, Api<CodeFixDDS>) = match &settings.namespace {
         Some(ns) => (
+            Api::namespaced(client.clone(), ns),
             Api::namespaced(client.clone(), ns),
             Api::namespaced(client.clone(), ns),
             Api::namespaced(client.clone(), ns),
         ),
         None => (
+            Api::all(client.clone()),
             Api::all(client.clone()),
             Api::all(client.clone()),
             Api::all(client.clone()),
@@ -96,11 +104,16 @@ pub async fn run(settings: Settings) -> Result<(), String> {
         namespace = settings.namespace.as_deref().unwrap_or("<all>"),
         "kubeheal operator started"
     );
+    let ours = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
+    // Waiting is driven by events: a run's Job, its Pod (an image that cannot be pulled changes
+    // only the Pod) and its CodeFixDDS wake it; timers are only a safety net.
     Controller::new(runs, watcher::Config::default())
-        .owns(
-            jobs,
-            watcher::Config::default().labels(&format!("{}={}", MANAGED_BY.0, MANAGED_BY.1)),
-        )
+        .with_config(controller::Config::default().concurrency(settings.max_concurrent_reconciles))
+        .owns(jobs, watcher::Config::default().labels(&ours))
+        .watches(pods, watcher::Config::default().labels(&ours), |pod: Pod| {
+            let run = pod.labels().get(HEAL_RUN_LABEL)?.clone();
+            Some(ObjectRef::<HealRun>::new(&run).within(&pod.namespace()?))
+        })
         .owns(orders, watcher::Config::default())
         .shutdown_on_signal()
         .run(heal_run::reconcile, heal_run::error_policy, ctx)
