@@ -130,6 +130,21 @@ enum Command {
         /// names no healer. Its bearer token is read from `CODE_HEALER_TOKEN`.
         #[arg(long, env = "CODE_HEALER_URL")]
         healer_url: Option<String>,
+        /// Reconcile only while holding the Lease `--lease-name` (run several replicas; the others
+        /// wait to take over). The Lease lives in `--lease-namespace` (default: the Pod's
+        /// namespace, `POD_NAMESPACE`); this replica is `POD_NAME` (default: host name and pid).
+        #[arg(long, env = "KUBEHEAL_LEADER_ELECT")]
+        leader_elect: bool,
+        /// The Lease the replicas compete for.
+        #[arg(long, env = "KUBEHEAL_LEASE_NAME", default_value = "kubeheal-operator")]
+        lease_name: String,
+        /// The Lease's namespace (default: `POD_NAMESPACE`, else `--namespace`, else `default`).
+        #[arg(long, env = "KUBEHEAL_LEASE_NAMESPACE")]
+        lease_namespace: Option<String>,
+        /// How long a leader that stops renewing keeps the Lease, in seconds.
+        #[arg(long, env = "KUBEHEAL_LEASE_SECONDS", default_value_t = 15,
+              value_parser = clap::value_parser!(u64).range(2..=3600))]
+        lease_seconds: u64,
         /// Most HealRuns reconciled at once (the others wait in the queue).
         #[arg(long, env = "KUBEHEAL_MAX_CONCURRENT_RECONCILES", default_value_t = 16,
               value_parser = clap::value_parser!(u16).range(1..))]
@@ -213,7 +228,23 @@ fn main() -> ExitCode {
             allow_file_sources,
             allow_cluster_internal_healers,
             max_concurrent_reconciles,
+            leader_elect,
+            lease_name,
+            lease_namespace,
+            lease_seconds,
         } => operator(kubeheal::operator::Settings {
+            leader_election: leader_elect.then(|| kubeheal::operator::leader::Election {
+                lease: lease_name,
+                namespace: lease_namespace
+                    .or_else(|| std::env::var("POD_NAMESPACE").ok().filter(|n| !n.is_empty()))
+                    .or_else(|| namespace.clone())
+                    .unwrap_or_else(|| "default".into()),
+                identity: std::env::var("POD_NAME")
+                    .ok()
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(replica_name),
+                duration: std::time::Duration::from_secs(lease_seconds),
+            }),
             max_concurrent_reconciles,
             namespace,
             work_dir,
@@ -295,7 +326,7 @@ fn operator(settings: kubeheal::operator::Settings) -> Result<(), String> {
         .with_writer(std::io::stderr)
         .init();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    runtime.block_on(kubeheal::operator::run(settings))
+    runtime.block_on(kubeheal::operator::run(settings, termination()))
 }
 
 fn crdgen(root: &std::path::Path, check: bool, stdout: bool) -> Result<(), String> {
@@ -448,6 +479,12 @@ fn build_env(items: &[String]) -> Result<Vec<(String, String)>, String> {
                 .map_err(|_| format!("--env {item}: kubeheal has no variable {item} to pass; give NAME=VALUE")),
         })
         .collect()
+}
+
+/// This replica's name in the leader election outside a Pod: the host's name and the process id.
+fn replica_name() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!("{}-{}", host.trim(), std::process::id())
 }
 
 /// Completes on Ctrl-C or SIGTERM.

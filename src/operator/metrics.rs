@@ -5,6 +5,7 @@ use std::time::Duration;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -21,6 +22,7 @@ pub struct Metrics {
     duration: Family<Labels, Histogram>,
     finished: Family<Labels, Counter>,
     healer_calls: Family<Labels, Counter>,
+    leader: Gauge,
 }
 
 impl Default for Metrics {
@@ -49,7 +51,14 @@ impl Default for Metrics {
             "Calls to a healer, by healer and outcome",
             healer_calls.clone(),
         );
+        let leader = Gauge::default();
+        registry.register(
+            "leader",
+            "1 while this replica reconciles (holds the leader Lease, or runs alone), else 0",
+            leader.clone(),
+        );
         Metrics {
+            leader,
             registry,
             reconciles,
             failures,
@@ -81,6 +90,10 @@ impl Metrics {
         self.healer_calls
             .get_or_create(&vec![("healer", healer.to_owned()), ("outcome", outcome)])
             .inc();
+    }
+
+    pub fn set_leader(&self, leading: bool) {
+        self.leader.set(i64::from(leading));
     }
 
     /// The OpenMetrics text of every metric.

@@ -3,9 +3,11 @@
 //! executor Jobs, the configured healer, the Git agent and CodeFixDDS approvals.
 
 pub mod heal_run;
+pub mod leader;
 pub mod metrics;
 pub mod url_policy;
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,6 +47,8 @@ pub struct Settings {
     /// Most HealRuns reconciled at once: bounds the operator's connections to the API server
     /// when many runs change together (the rest wait in the queue).
     pub max_concurrent_reconciles: u16,
+    /// Reconcile only while holding this Lease (several replicas); `None`: always (one replica).
+    pub leader_election: Option<leader::Election>,
 }
 
 /// What every reconcile shares.
@@ -56,8 +60,10 @@ pub struct Context {
     pub jobs: JobExecutor,
 }
 
-/// Runs the controllers until SIGTERM or Ctrl-C.
-pub async fn run(settings: Settings) -> Result<(), String> {
+/// Serves the endpoints and, while this replica leads, runs the controllers — until `terminated`
+/// completes (SIGTERM, Ctrl-C), or the Lease is lost (an error: the process exits, and its restart
+/// joins the election again).
+pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send + 'static) -> Result<(), String> {
     let client = Client::try_default()
         .await
         .map_err(|e| format!("cannot reach the Kubernetes API (kubeconfig or in-cluster config): {e}"))?;
@@ -100,14 +106,24 @@ pub async fn run(settings: Settings) -> Result<(), String> {
         format!("cannot list HealRuns (are the CRDs installed? `kubeheal crdgen --stdout | kubectl apply -f -`): {e}")
     })?;
     ready.store(true, Ordering::Relaxed);
+    let mut terminated = std::pin::pin!(terminated);
+    let mut leadership = match &settings.leader_election {
+        None => None,
+        Some(election) => tokio::select! {
+            held = leader::acquire(client.clone(), election) => Some(held?),
+            () = &mut terminated => return Ok(()),
+        },
+    };
+    ctx.metrics.set_leader(true);
     info!(
         namespace = settings.namespace.as_deref().unwrap_or("<all>"),
         "kubeheal operator started"
     );
     let ours = format!("{}={}", MANAGED_BY.0, MANAGED_BY.1);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     // Waiting is driven by events: a run's Job, its Pod (an image that cannot be pulled changes
     // only the Pod) and its CodeFixDDS wake it; timers are only a safety net.
-    Controller::new(runs, watcher::Config::default())
+    let controller = Controller::new(runs, watcher::Config::default())
         .with_config(controller::Config::default().concurrency(settings.max_concurrent_reconciles))
         .owns(jobs, watcher::Config::default().labels(&ours))
         .watches(pods, watcher::Config::default().labels(&ours), |pod: Pod| {
@@ -115,14 +131,41 @@ pub async fn run(settings: Settings) -> Result<(), String> {
             Some(ObjectRef::<HealRun>::new(&run).within(&pod.namespace()?))
         })
         .owns(orders, watcher::Config::default())
-        .shutdown_on_signal()
-        .run(heal_run::reconcile, heal_run::error_policy, ctx)
+        // The reconciles in flight finish before the controller stops (and the Lease is released).
+        .graceful_shutdown_on(async move {
+            let _ = stopped.await;
+        })
+        .run(heal_run::reconcile, heal_run::error_policy, ctx.clone())
         .for_each(|result| async move {
             if let Err(error) = result {
                 warn!(%error, "HealRun reconcile error");
             }
-        })
-        .await;
+        });
+    let mut controller = std::pin::pin!(controller);
+    let lost = async {
+        match leadership.as_mut() {
+            Some(leadership) => leadership.lost().await,
+            None => std::future::pending().await,
+        }
+    };
+    let (ended, lost) = tokio::select! {
+        () = &mut controller => (true, false),
+        () = &mut terminated => (false, false),
+        () = lost => (false, true),
+    };
+    let _ = stop.send(());
+    if !ended {
+        controller.await;
+    }
+    ctx.metrics.set_leader(false);
+    if let Some(leadership) = leadership {
+        leadership.release().await;
+    }
+    if lost {
+        return Err(
+            "lost the leader Lease to another replica; exiting so that a restart joins the election again".into(),
+        );
+    }
     info!("kubeheal operator stopped");
     Ok(())
 }
