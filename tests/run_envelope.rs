@@ -43,7 +43,16 @@ async fn every_local_envelope_kind_passes_seed_003s_validator() {
     std::fs::write(project.path().join("README"), "nothing to detect\n").expect("write");
     let artifacts = tempfile::tempdir().expect("a folder");
     let writes_artifacts = "mkdir -p \"$KUBEHEAL_ARTIFACTS/reports\" && printf '<testsuite/>' > \"$KUBEHEAL_ARTIFACTS/reports/junit.xml\" && echo 'token s3cr3t-build-value' && echo done";
-    let cases: Vec<(&str, Option<&str>, Option<&str>, u64, RunStatus, Option<ErrorClass>)> = vec![
+    // (what, command, revision, timeout in seconds, status, error class)
+    type Case<'a> = (
+        &'a str,
+        Option<&'a str>,
+        Option<&'a str>,
+        u64,
+        RunStatus,
+        Option<ErrorClass>,
+    );
+    let cases: Vec<Case> = vec![
         (
             "success with a nested artifact",
             Some(writes_artifacts),
