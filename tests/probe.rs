@@ -49,6 +49,9 @@ async fn service(calls: Arc<Mutex<Vec<String>>>) -> String {
                 )
             }),
         )
+        .route("/openapi.json", get(|| async { Json(document()) }))
+        .route("/here", get(|| async { axum::response::Redirect::temporary("/hello") }))
+        .route("/away", get(|| async { axum::response::Redirect::temporary("http://localhost:1/hello") }))
         .route(
             "/slow",
             get(|| async {
@@ -241,9 +244,8 @@ async fn every_endpoint_gets_the_right_envelope_and_all_pass_seed_003s_validator
 async fn an_unknown_endpoint_gets_endpoint_not_found_and_no_call() {
     let calls = Arc::new(Mutex::new(Vec::new()));
     let base = service(calls.clone()).await;
-    let dir = tempfile::tempdir().expect("a folder");
-    let doc = write(dir.path(), "openapi.json", &document());
-    let mut args = args(&doc, &base);
+    // The document from a URL this time: the service's own.
+    let mut args = args(&format!("{base}/openapi.json"), &base);
     args.endpoints = vec!["get /nowhere".into(), "GET /hello".into()];
     let report = probe(&args).await.expect("the probe runs");
     let missing = report.envelopes[0].seed_json();
@@ -257,8 +259,8 @@ async fn an_unknown_endpoint_gets_endpoint_not_found_and_no_call() {
     assert_eq!(report.envelopes[1].endpoint.as_deref(), Some("GET /hello"));
     assert_eq!(
         *calls.lock().expect("calls"),
-        ["GET /hello"],
-        "only the known endpoint was called"
+        ["GET /openapi.json", "GET /hello"],
+        "the document, then only the known endpoint"
     );
     assert_seed_envelopes(&report.seed_json().as_array().expect("an array").clone());
 }
@@ -316,6 +318,37 @@ async fn failed_calls_are_reported_to_the_ingest_endpoint_as_seed_004_runtime_er
         trace.contains("KeyError") && !trace.contains(TOKEN) && !trace.contains("hunter2-db-pass"),
         "{trace}"
     );
+}
+
+#[tokio::test]
+async fn redirects_are_followed_on_the_same_host_only() {
+    let base = service(Arc::new(Mutex::new(Vec::new()))).await;
+    let dir = tempfile::tempdir().expect("a folder");
+    let doc = write(
+        dir.path(),
+        "openapi.json",
+        &json!({"openapi": "3.1.0", "paths": {"/here": {"get": {}}, "/away": {"get": {}}}}),
+    );
+    let report = probe(&args(&doc, &base)).await.expect("the probe runs");
+    let away = report.envelopes[0].seed_json();
+    assert_eq!(away["endpoint"], "GET /away");
+    assert_eq!(
+        (away["http_status"].clone(), away["error_class"].clone()),
+        (json!(307), json!("NETWORK_ERROR"))
+    );
+    assert!(
+        away["error_message"]
+            .as_str()
+            .expect("a message")
+            .contains("http://localhost:1/hello"),
+        "{away:#}"
+    );
+    let here = report.envelopes[1].seed_json();
+    assert_eq!(
+        (here["status"].clone(), here["text_preview"].clone()),
+        (json!("success"), json!("hello, probe\n"))
+    );
+    assert_seed_envelopes(&report.seed_json().as_array().expect("an array").clone());
 }
 
 /// Runs the built binary; returns its exit code and stdout.
