@@ -6,7 +6,9 @@
 //! deadline. When the container ends, its log is read through the API, redacted, compressed and
 //! kept (bounded) in a ConfigMap the run owns, so it survives Pod cleanup; the exit code comes
 //! from the container status, and OOMKilled, eviction, image pull failures and the deadline map
-//! to their own error classes.
+//! to their own error classes. The build container's script also prints, in marked sections of
+//! the same log, the tools' versions (before the command) and the artifacts (after it); they are
+//! taken out of the log, and the artifacts kept (redacted, bounded) in a second ConfigMap.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -254,13 +256,15 @@ impl JobRequest {
     /// base64, since a finished Pod's log is the one thing the API still serves; the exit code
     /// is the command's.
     fn build_script(&self, subpath: &str, command: &str) -> String {
+        use crate::api::heal_run::ProjectType;
         let mark = self.section_mark();
+        // Not detected yet (the source is fetched in the Pod): ask for every project type's tools.
         let tools = match self.run.project_type {
-            crate::api::heal_run::ProjectType::Auto => [
-                crate::api::heal_run::ProjectType::Python,
-                crate::api::heal_run::ProjectType::Node,
-                crate::api::heal_run::ProjectType::Rust,
-                crate::api::heal_run::ProjectType::Go,
+            ProjectType::Auto => [
+                ProjectType::Python,
+                ProjectType::Node,
+                ProjectType::Rust,
+                ProjectType::Go,
             ]
             .iter()
             .flat_map(|p| detect::tools(*p).iter())
