@@ -351,6 +351,47 @@ async fn redirects_are_followed_on_the_same_host_only() {
     assert_seed_envelopes(&report.seed_json().as_array().expect("an array").clone());
 }
 
+#[tokio::test]
+async fn a_service_that_is_down_and_inputs_that_cannot_be_sent_give_their_envelopes() {
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let dir = tempfile::tempdir().expect("a folder");
+    let doc = write(
+        dir.path(),
+        "openapi.json",
+        &json!({"openapi": "3.0.3", "paths": {
+            "/a": {"get": {}},
+            "/session": {"get": {"parameters": [{"name": "sid", "in": "cookie", "required": true, "schema": {"type": "string"}}]}}
+        }}),
+    );
+    let report = probe(&args(&doc, &format!("http://127.0.0.1:{port}")))
+        .await
+        .expect("the probe runs");
+    let down = report.envelopes[0].seed_json();
+    assert_eq!(
+        (down["error_class"].clone(), down["http_status"].clone()),
+        (json!("NETWORK_ERROR"), json!(502)),
+        "{down:#}"
+    );
+    assert!(!down.to_string().contains(TOKEN));
+    let cookie = report.envelopes[1].seed_json();
+    assert_eq!(
+        (cookie["error_class"].clone(), cookie["http_status"].clone()),
+        (json!("VALIDATION_ERROR"), json!(400))
+    );
+    assert!(
+        cookie["error_message"]
+            .as_str()
+            .expect("a message")
+            .contains("no call was made"),
+        "{cookie:#}"
+    );
+    assert_seed_envelopes(&report.seed_json().as_array().expect("an array").clone());
+}
+
 /// Runs the built binary; returns its exit code and stdout.
 async fn kubeheal(args: &[&str]) -> (i32, String, String) {
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_kubeheal"))
