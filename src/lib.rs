@@ -16,3 +16,4 @@ pub mod healer;
 pub mod local;
 pub mod operator;
 pub mod parse;
+pub mod probe;

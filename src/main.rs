@@ -108,6 +108,10 @@ enum Command {
         #[arg(long)]
         log: Option<PathBuf>,
     },
+    /// Call a running service's endpoints from its OpenAPI 3.x document and print one seed-003
+    /// RunEnvelope per call as a JSON array. Exit code 0 when every call succeeded, 1 when any
+    /// failed, 2 for bad input.
+    Probe(kubeheal::probe::ProbeArgs),
     /// The reference Code Healer server (seed 000's `POST /api/heal`, `GET /healthz`), answering
     /// with the built-in deterministic fixers.
     Healer {
@@ -289,6 +293,7 @@ fn main() -> ExitCode {
             env,
             log,
         } => build_env(&env).and_then(|env| exec(dir, command, env, timeout, revision, log)),
+        Command::Probe(args) => return probe(&args),
         Command::Healer {
             command:
                 HealerCommand::Serve {
@@ -465,6 +470,29 @@ fn healer_serve(
             .await
             .map_err(|e| format!("cannot serve on {listen}: {e}"))
     })
+}
+
+/// `kubeheal probe`: the envelopes on stdout; failed reports and bad input on stderr.
+fn probe(args: &kubeheal::probe::ProbeArgs) -> ExitCode {
+    let report = tokio::runtime::Runtime::new()
+        .map_err(|e| kubeheal::probe::ProbeError::Usage(format!("cannot start the async runtime: {e}")))
+        .and_then(|runtime| runtime.block_on(kubeheal::probe::probe(args)));
+    match report {
+        Ok(report) => {
+            for error in &report.report_errors {
+                eprintln!("kubeheal: {error}");
+            }
+            match serde_json::to_string_pretty(&report.seed_json()) {
+                Ok(json) => say!("{json}"),
+                Err(e) => eprintln!("kubeheal: cannot render JSON: {e}"),
+            }
+            ExitCode::from(if report.all_succeeded() { 0 } else { 1 })
+        }
+        Err(error) => {
+            eprintln!("kubeheal: {error}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// `--env` items as (name, value): `NAME=VALUE`, or `NAME` for kubeheal's own value.

@@ -1,6 +1,6 @@
-//! The layers only look down: `api` ← `parse` ← `core` ← `healer` / `executor` / `git` ←
-//! `operator` / `local` ← `main` (with `confined`, the one door to repository files, beside
-//! `api` at the bottom). A `use` of a layer above fails this test with the file and line.
+//! The layers only look down: `api` ← `parse` ← `core` ← `healer` / `executor` / `git` /
+//! `probe` ← `operator` / `local` ← `main` (with `confined`, the one door to repository files,
+//! beside `api` at the bottom). A `use` of a layer above fails this test with the file and line.
 
 use std::path::Path;
 
@@ -9,21 +9,29 @@ const RULES: &[(&str, &[&str])] = &[
     (
         "api",
         &[
-            "parse", "core", "healer", "executor", "git", "operator", "local", "confined",
+            "parse", "core", "healer", "executor", "git", "operator", "local", "confined", "probe",
         ],
     ),
     (
         "confined",
-        &["api", "parse", "core", "healer", "executor", "git", "operator", "local"],
+        &[
+            "api", "parse", "core", "healer", "executor", "git", "operator", "local", "probe",
+        ],
     ),
     (
         "parse",
-        &["core", "healer", "executor", "git", "operator", "local", "confined"],
+        &[
+            "core", "healer", "executor", "git", "operator", "local", "confined", "probe",
+        ],
     ),
-    ("core", &["healer", "executor", "git", "operator", "local", "confined"]),
+    (
+        "core",
+        &["healer", "executor", "git", "operator", "local", "confined", "probe"],
+    ),
     ("healer", &["executor", "git", "operator", "local"]),
     ("executor", &["healer", "git", "operator", "local"]),
     ("git", &["healer", "executor", "operator", "local"]),
+    ("probe", &["healer", "executor", "git", "operator", "local"]),
     ("local", &["operator"]),
     ("operator", &["local"]),
 ];

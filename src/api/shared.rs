@@ -244,17 +244,47 @@ pub struct ArtifactRef {
     pub url: String,
 }
 
-/// What one execution of the build command returned: the RunEnvelope contract plus the
-/// executor's output (exit code, log excerpt, environment).
+/// What one execution returned — a run of the build command, or one call of a service's endpoint
+/// (`kubeheal probe`): seed 003's RunEnvelope plus seed 001's executor output (exit code, log
+/// excerpt, environment).
+///
+/// For a build there is no HTTP response, so kubeheal gives the seed's HTTP fields the meaning
+/// the seed's own examples give them: `httpStatus` is 200 when the build succeeded, 500 when it
+/// failed and 504 when it timed out; `contentType` is `text/plain` (the content is the build's
+/// redacted log) and `textPreview` its first 10 KB. (The same rule for a probe that got no
+/// response: 502 or 504, as a gateway answers.)
+//
+// The resources store this camelCase form; [`RunEnvelope::seed_json`] is seed 003's snake_case.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RunEnvelope {
     /// Unique id of the run; in a cluster, the name of the executor Job.
     pub run_id: String,
+    /// The endpoint a probe called (`METHOD /path`, seed 003's endpoint ID); empty for a build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 2048))]
+    pub endpoint: Option<String>,
     /// `success`, `error` or `timeout`.
     pub status: RunStatus,
     /// Wall-clock duration in milliseconds.
     pub duration_ms: u64,
+    /// The response's HTTP status; for a build 200 (success), 500 (error) or 504 (timeout); for a
+    /// probe that got no response, 502 (no connection) or 504 (timeout), and 400 or 404 when no
+    /// call was made (inputs that cannot be sent, an endpoint not in the document).
+    #[serde(default)]
+    pub http_status: u16,
+    /// The response's media type (`application/json`, `text/csv`, ...); `text/plain` for a build.
+    #[serde(default)]
+    #[schemars(length(max = 256))]
+    pub content_type: String,
+    /// The response parsed, when its content type is JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "any_json")]
+    pub json: Option<serde_json::Value>,
+    /// The first 10 KB of a text response (a build's redacted log), when the content is not JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 10240))]
+    pub text_preview: Option<String>,
     /// Exit code of the build command, when it ran to an end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
@@ -283,6 +313,77 @@ pub struct RunEnvelope {
     /// Image, runtime versions and detected tools of the environment the run used.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub environment_metadata: BTreeMap<String, String>,
+}
+
+/// The schema of a field that holds any JSON a service answered: the API server keeps it as is.
+fn any_json(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "x-kubernetes-preserve-unknown-fields": true })
+}
+
+/// Seed 003's `text_preview`: at most the first 10 KB.
+pub const TEXT_PREVIEW_BYTES: usize = 10 * 1024;
+
+/// The first [`TEXT_PREVIEW_BYTES`] of `text`, cut at a character boundary.
+pub fn text_preview(text: &str) -> String {
+    let mut end = text.len().min(TEXT_PREVIEW_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+/// The HTTP status a build's envelope carries (see [`RunEnvelope`]): the status codes seed 003's
+/// examples use for the same outcomes.
+pub fn build_http_status(status: RunStatus) -> u16 {
+    match status {
+        RunStatus::Success => 200,
+        RunStatus::Error => 500,
+        RunStatus::Timeout => 504,
+    }
+}
+
+/// The content type of a build's envelope: its content is the log.
+pub const BUILD_CONTENT_TYPE: &str = "text/plain";
+
+impl RunEnvelope {
+    /// Seed 003's wire form: the same fields with snake_case names (`runId` → `run_id`). What is
+    /// data rather than a field name — the service's `json`, the environment metadata — keeps its
+    /// keys as they are.
+    pub fn seed_json(&self) -> serde_json::Value {
+        use serde_json::Value;
+        fn snake(name: &str) -> String {
+            let mut out = String::with_capacity(name.len() + 4);
+            for c in name.chars() {
+                if c.is_ascii_uppercase() {
+                    out.push('_');
+                    out.push(c.to_ascii_lowercase());
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        }
+        fn rename(value: Value) -> Value {
+            match value {
+                Value::Object(map) => Value::Object(
+                    map.into_iter()
+                        .map(|(k, v)| {
+                            let v = if k == "environmentMetadata" || k == "json" {
+                                v
+                            } else {
+                                rename(v)
+                            };
+                            (snake(&k), v)
+                        })
+                        .collect(),
+                ),
+                Value::Array(items) => Value::Array(items.into_iter().map(rename).collect()),
+                other => other,
+            }
+        }
+        // Plain data (strings, numbers, a JSON value): serialising cannot fail.
+        rename(serde_json::to_value(self).unwrap_or(Value::Null))
+    }
 }
 
 /// A human's answer to a proposal.

@@ -137,6 +137,11 @@ fn observation(key: &str, failing: &[&str]) -> Observation {
     Observation {
         envelope: RunEnvelope {
             run_id: key.into(),
+            endpoint: None,
+            http_status: if failing.is_empty() { 200 } else { 500 },
+            content_type: "text/plain".into(),
+            json: None,
+            text_preview: None,
             status: if failing.is_empty() {
                 RunStatus::Success
             } else {

@@ -28,6 +28,11 @@ fn observation(failing: &[&str], reports: usize, ran: u32) -> Observation {
     Observation {
         envelope: RunEnvelope {
             run_id: "job".into(),
+            endpoint: None,
+            http_status: 200,
+            content_type: "text/plain".into(),
+            json: None,
+            text_preview: None,
             status: if failing.is_empty() {
                 RunStatus::Success
             } else {

@@ -69,6 +69,11 @@ mod tests {
     fn envelope(exit: i32, class: Option<ErrorClass>) -> RunEnvelope {
         RunEnvelope {
             run_id: "run".into(),
+            endpoint: None,
+            http_status: 200,
+            content_type: "text/plain".into(),
+            json: None,
+            text_preview: None,
             status: if exit == 0 {
                 RunStatus::Success
             } else {

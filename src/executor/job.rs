@@ -6,7 +6,9 @@
 //! deadline. When the container ends, its log is read through the API, redacted, compressed and
 //! kept (bounded) in a ConfigMap the run owns, so it survives Pod cleanup; the exit code comes
 //! from the container status, and OOMKilled, eviction, image pull failures and the deadline map
-//! to their own error classes.
+//! to their own error classes. The build container's script also prints, in marked sections of
+//! the same log, the tools' versions (before the command) and the artifacts (after it); they are
+//! taken out of the log, and the artifacts kept (redacted, bounded) in a second ConfigMap.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -22,7 +24,9 @@ use serde_json::json;
 
 use super::detect::{self, Runner};
 use super::{Ending, Execution, RunRequest, classify, excerpt};
-use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus};
+use crate::api::shared::{
+    ArtifactRef, BUILD_CONTENT_TYPE, ErrorClass, RunEnvelope, RunStatus, build_http_status, text_preview,
+};
 use crate::core::redact::{redact, secret_values};
 
 /// The field manager of everything the executor applies.
@@ -193,7 +197,7 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
                         }],
                         "containers": [{
                             "name": BUILD_CONTAINER, "image": image,
-                            "command": ["sh", "-c", format!("cd \"$WORKSPACE/src/{subpath}\" && exec 2>&1 && {command}")],
+                            "command": ["sh", "-c", self.build_script(&subpath, &command)],
                             "env": build_env, "envFrom": self.container.env_from,
                             "securityContext": security, "resources": build_resources,
                             "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]
@@ -204,6 +208,210 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
         }))
         .expect("a Job")
     }
+}
+
+/// Where a line of the build container's log belongs: kubeheal's own sections (the environment
+/// before the command, the artifacts after it) carry these prefixes and the Job's mark; they are
+/// taken out of the log before anyone reads it.
+const META_BEGIN: &str = "@@kubeheal-environment-begin";
+const META_END: &str = "@@kubeheal-environment-end";
+const ARTIFACTS_BEGIN: &str = "@@kubeheal-artifacts-begin";
+const ARTIFACTS_END: &str = "@@kubeheal-artifacts-end";
+const ARTIFACT_FILE: &str = "@@kubeheal-artifact";
+const ARTIFACT_OVER: &str = "@@kubeheal-artifact-over";
+/// Most artifact bytes a Job keeps: they go into one ConfigMap (at most 1 MiB), beside the
+/// base64 text they take in the log. Seed 003's 50 MB hold for the local executor; a Job's
+/// artifacts are bounded like its log, and what is left out is named in a warning.
+pub const MAX_KEPT_ARTIFACT_BYTES: u64 = 768 * 1024;
+/// Lines of the log's end read again when the first read (at most 8 MiB from the start) missed
+/// the artifacts section: the section is at most this long.
+const SECTION_LINES: i64 = 16 * 1024;
+
+impl JobRequest {
+    /// The mark that tells kubeheal's sections from what the build printed.
+    fn section_mark(&self) -> String {
+        format!("kubeheal-{}", self.job_name())
+    }
+
+    /// The build container's script: the environment's tool versions, then the command in a
+    /// subshell (its `exit` ends only itself), then the files under `$KUBEHEAL_ARTIFACTS`
+    /// (recursively, links not followed, at most 50 files and [`MAX_KEPT_ARTIFACT_BYTES`]) as
+    /// base64, since a finished Pod's log is the one thing the API still serves; the exit code
+    /// is the command's.
+    fn build_script(&self, subpath: &str, command: &str) -> String {
+        use crate::api::heal_run::ProjectType;
+        let mark = self.section_mark();
+        // Not detected yet (the source is fetched in the Pod): ask for every project type's tools.
+        let tools = match self.run.project_type {
+            ProjectType::Auto => [
+                ProjectType::Python,
+                ProjectType::Node,
+                ProjectType::Rust,
+                ProjectType::Go,
+            ]
+            .iter()
+            .flat_map(|p| detect::tools(*p).iter())
+            .collect::<Vec<_>>(),
+            p => detect::tools(p).iter().collect(),
+        };
+        let versions: String = tools
+            .iter()
+            .map(|(tool, args)| {
+                format!(
+                    "if command -v {tool} >/dev/null 2>&1; then echo \"{tool}=$({tool} {} 2>&1 | head -n 1)\"; else echo '{tool}=not found'; fi\n",
+                    args.join(" ")
+                )
+            })
+            .collect();
+        format!(
+            r#"cd "$WORKSPACE/src/{subpath}" || exit 1
+exec 2>&1
+echo "{META_BEGIN} {mark}"
+{versions}echo "os=$(uname -sm 2>/dev/null)"
+echo "{META_END} {mark}"
+(
+{command}
+)
+kubeheal_status=$?
+if [ -d "$KUBEHEAL_ARTIFACTS" ]; then
+  echo "{ARTIFACTS_BEGIN} {mark}"
+  if command -v base64 >/dev/null 2>&1; then kubeheal_b64=1; else kubeheal_b64=0; fi
+  find "$KUBEHEAL_ARTIFACTS" -type f 2>/dev/null | LC_ALL=C sort | {{
+    kubeheal_n=0
+    kubeheal_kept=0
+    while IFS= read -r kubeheal_f; do
+      kubeheal_size=$(wc -c < "$kubeheal_f" | tr -d ' ')
+      kubeheal_rel=${{kubeheal_f#"$KUBEHEAL_ARTIFACTS"/}}
+      if [ "$kubeheal_b64" != 1 ]; then
+        echo "{ARTIFACT_OVER} {mark} base64 $kubeheal_size $kubeheal_rel"
+      elif [ "$kubeheal_n" -ge {max_files} ]; then
+        echo "{ARTIFACT_OVER} {mark} files $kubeheal_size $kubeheal_rel"
+      elif [ $((kubeheal_kept + kubeheal_size)) -gt {max_bytes} ]; then
+        echo "{ARTIFACT_OVER} {mark} bytes $kubeheal_size $kubeheal_rel"
+      else
+        kubeheal_n=$((kubeheal_n + 1))
+        kubeheal_kept=$((kubeheal_kept + kubeheal_size))
+        echo "{ARTIFACT_FILE} {mark} $kubeheal_size $kubeheal_rel"
+        base64 < "$kubeheal_f"
+      fi
+    done
+  }}
+  echo "{ARTIFACTS_END} {mark}"
+fi
+exit $kubeheal_status"#,
+            max_files = super::output::MAX_ARTIFACTS,
+            max_bytes = MAX_KEPT_ARTIFACT_BYTES,
+        )
+    }
+}
+
+/// A file the build container printed in its artifacts section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrintedArtifact {
+    /// Its path under `$KUBEHEAL_ARTIFACTS`.
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The build container's log taken apart: what the build printed, and kubeheal's sections.
+#[derive(Debug, Default)]
+pub struct BuildOutput {
+    /// What the build printed, without kubeheal's sections.
+    pub log: String,
+    /// Tool versions and the OS, from the environment section.
+    pub environment: BTreeMap<String, String>,
+    pub artifacts: Vec<PrintedArtifact>,
+    /// Artifacts left out, and sections that did not arrive whole.
+    pub warnings: Vec<String>,
+    /// Whether the artifacts section ended (the build ran to its end and the section was read).
+    pub artifacts_read: bool,
+}
+
+/// Takes `raw` (the build container's log) apart into the build's own output and kubeheal's
+/// sections, marked with `mark`.
+pub fn read_build_output(raw: &str, mark: &str) -> BuildOutput {
+    use base64::Engine;
+    enum In {
+        Log,
+        Environment,
+        Artifacts,
+    }
+    let mut out = BuildOutput::default();
+    let mut state = In::Log;
+    // The artifact being read: its name, its size, and its base64 text so far.
+    let mut current: Option<(String, u64, String)> = None;
+    let finish = |current: &mut Option<(String, u64, String)>, out: &mut BuildOutput| {
+        if let Some((name, size, text)) = current.take() {
+            match base64::engine::general_purpose::STANDARD.decode(text.as_bytes()) {
+                Ok(bytes) if bytes.len() as u64 == size => out.artifacts.push(PrintedArtifact { name, bytes }),
+                _ => out
+                    .warnings
+                    .push(format!("artifact {name} left out: it did not arrive whole in the log")),
+            }
+        }
+    };
+    for line in raw.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        let ours = |prefix: &str| {
+            bare.strip_prefix(prefix)
+                .and_then(|rest| rest.strip_prefix(' '))
+                .and_then(|rest| rest.strip_prefix(mark))
+                .filter(|rest| rest.is_empty() || rest.starts_with(' '))
+                .map(str::trim_start)
+        };
+        match state {
+            In::Log if ours(META_BEGIN) == Some("") => state = In::Environment,
+            In::Log if ours(ARTIFACTS_BEGIN) == Some("") => state = In::Artifacts,
+            In::Log => out.log.push_str(line),
+            In::Environment if ours(META_END) == Some("") => state = In::Log,
+            In::Environment => {
+                if let Some((key, value)) = bare.split_once('=') {
+                    out.environment.insert(key.to_owned(), value.trim().to_owned());
+                }
+            }
+            In::Artifacts => {
+                if ours(ARTIFACTS_END) == Some("") {
+                    finish(&mut current, &mut out);
+                    out.artifacts_read = true;
+                    state = In::Log;
+                } else if let Some(rest) = ours(ARTIFACT_OVER) {
+                    finish(&mut current, &mut out);
+                    let mut parts = rest.splitn(3, ' ');
+                    let (why, size, name) = (parts.next(), parts.next(), parts.next().unwrap_or(""));
+                    let size = size.unwrap_or("?");
+                    out.warnings.push(match why {
+                        Some("base64") => {
+                            format!("artifact {name} ({size} bytes) left out: the executor image has no base64 command")
+                        }
+                        Some("files") => format!(
+                            "artifact {name} left out: an execution keeps at most {} files",
+                            super::output::MAX_ARTIFACTS
+                        ),
+                        _ => format!(
+                            "artifact {name} ({size} bytes) left out: a Job keeps at most {} KiB of artifacts (they are kept in a ConfigMap)",
+                            MAX_KEPT_ARTIFACT_BYTES / 1024
+                        ),
+                    });
+                } else if let Some(rest) = ours(ARTIFACT_FILE) {
+                    finish(&mut current, &mut out);
+                    if let Some((size, name)) = rest.split_once(' ') {
+                        current = Some((name.to_owned(), size.parse().unwrap_or(0), String::new()));
+                    }
+                } else if let Some((_, _, text)) = current.as_mut() {
+                    text.push_str(bare.trim());
+                } else {
+                    // Printed by something the build left running: it is the build's output.
+                    out.log.push_str(line);
+                }
+            }
+        }
+    }
+    if matches!(state, In::Artifacts) {
+        finish(&mut current, &mut out);
+        out.warnings
+            .push("the artifacts section of the log was cut short; the artifacts read so far are kept".to_owned());
+    }
+    out
 }
 
 /// How a Job's Pod ended, read from the Job's conditions and the Pod's statuses.
@@ -341,21 +549,40 @@ impl JobExecutor {
             None => return Ok(None),
         };
 
-        let raw_log = match &pod {
-            Some(p)
-                if matches!(ending, Ending::Exited(_) | Ending::TimedOut) && class != Some(ErrorClass::ImagePull) =>
-            {
+        let mark = request.section_mark();
+        let mut output = BuildOutput::default();
+        if let Some(p) = &pod
+            && matches!(ending, Ending::Exited(_) | Ending::TimedOut)
+            && class != Some(ErrorClass::ImagePull)
+        {
+            let pod_name = p.metadata.name.as_deref().unwrap_or_default();
+            let params = LogParams {
+                container: Some(BUILD_CONTAINER.into()),
+                limit_bytes: Some(LOG_READ_LIMIT),
+                ..LogParams::default()
+            };
+            let raw_log = pods.logs(pod_name, &params).await.unwrap_or_default();
+            output = read_build_output(&raw_log, &mark);
+            if raw_log.len() as i64 >= LOG_READ_LIMIT {
+                output.warnings.push(format!(
+                    "the build printed more than {} MiB; kubeheal read the first {} MiB of its log",
+                    LOG_READ_LIMIT >> 20,
+                    LOG_READ_LIMIT >> 20
+                ));
+                // The artifacts section is at the end, past what was read: read the end again.
                 let params = LogParams {
                     container: Some(BUILD_CONTAINER.into()),
-                    limit_bytes: Some(8 * 1024 * 1024),
+                    tail_lines: Some(SECTION_LINES),
                     ..LogParams::default()
                 };
-                pods.logs(p.metadata.name.as_deref().unwrap_or_default(), &params)
-                    .await
-                    .unwrap_or_default()
+                let tail = read_build_output(&pods.logs(pod_name, &params).await.unwrap_or_default(), &mark);
+                if tail.artifacts_read {
+                    output.artifacts = tail.artifacts;
+                    output.warnings.retain(|w| !w.starts_with("the artifacts section"));
+                    output.warnings.extend(tail.warnings);
+                }
             }
-            _ => String::new(),
-        };
+        }
         // The operator's own secrets too: a build must not get them out even by guessing.
         let secrets: Vec<String> = request
             .run
@@ -364,8 +591,12 @@ impl JobExecutor {
             .cloned()
             .chain(secret_values(std::env::vars()))
             .collect();
-        let (log, redactions) = redact(&raw_log, &secrets);
+        let (log, mut redactions) = redact(&output.log, &secrets);
         self.keep_log(request, &name, &log).await?;
+        let mut warnings = std::mem::take(&mut output.warnings);
+        let (kept, n) = redact_artifacts(std::mem::take(&mut output.artifacts), &secrets, &mut warnings);
+        redactions += n;
+        let artifacts = self.keep_artifacts(request, &name, kept).await?;
 
         let (_, runner) = request.command_and_runner();
         let detail = pod
@@ -411,21 +642,80 @@ impl JobExecutor {
             .image
             .clone()
             .unwrap_or_else(|| detect::default_image(request.run.project_type).to_owned());
+        let mut environment = BTreeMap::from([("image".to_owned(), image), ("job".to_owned(), name)]);
+        // The digest the node really ran (`imageID`), which a tag does not pin.
+        if let Some(digest) = pod
+            .as_ref()
+            .and_then(|p| p.status.as_ref())
+            .and_then(|s| s.container_statuses.as_ref())
+            .and_then(|cs| cs.iter().find(|c| c.name == BUILD_CONTAINER))
+            .map(|c| c.image_id.clone())
+            .filter(|id| !id.is_empty())
+        {
+            environment.insert("imageDigest".to_owned(), digest);
+        }
+        for (tool, version) in output.environment {
+            let (version, n) = redact(&version, &secrets);
+            redactions += n;
+            environment.entry(tool).or_insert(version);
+        }
         let envelope = RunEnvelope {
-            run_id: name.clone(),
+            run_id: environment["job"].clone(),
+            endpoint: None,
             status,
             duration_ms: run_time(&job).unwrap_or_else(|| age(&job)).as_millis() as u64,
+            http_status: build_http_status(status),
+            content_type: BUILD_CONTENT_TYPE.to_owned(),
+            json: None,
+            text_preview: Some(text_preview(&log)),
             exit_code,
             error_class,
             error_message,
             suggested_fix,
-            warnings: Vec::new(),
+            warnings,
             redactions_applied: redactions > 0,
-            artifacts: Vec::new(),
+            artifacts,
             log_excerpt: Some(excerpt(&log)),
-            environment_metadata: BTreeMap::from([("image".to_owned(), image), ("job".to_owned(), name)]),
+            environment_metadata: environment,
         };
         Ok(Some(Execution { envelope, log }))
+    }
+
+    /// Keeps the artifacts in a ConfigMap the run owns (one key each), and returns their
+    /// references (`configmap://<namespace>/<name>/<key>`).
+    async fn keep_artifacts(
+        &self,
+        request: &JobRequest,
+        job: &str,
+        artifacts: Vec<PrintedArtifact>,
+    ) -> Result<Vec<ArtifactRef>, kube::Error> {
+        if artifacts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let cm_name = format!("{job}-artifacts");
+        let mut data = BTreeMap::new();
+        let mut refs = Vec::new();
+        for (i, artifact) in artifacts.into_iter().enumerate() {
+            let key = artifact_key(i, &artifact.name);
+            refs.push(ArtifactRef {
+                size: artifact.bytes.len() as u64,
+                mime: super::output::mime_of(&artifact.name).to_owned(),
+                url: format!("configmap://{}/{cm_name}/{key}", request.namespace),
+                name: artifact.name,
+            });
+            data.insert(key, ByteString(artifact.bytes));
+        }
+        let cm: ConfigMap = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": cm_name, "namespace": request.namespace,
+                         "labels": request.labels(), "ownerReferences": [request.owner]},
+            "binaryData": data,
+        }))
+        .expect("a ConfigMap");
+        Api::<ConfigMap>::namespaced(self.client.clone(), &request.namespace)
+            .patch(&cm_name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&cm))
+            .await?;
+        Ok(refs)
     }
 
     /// Keeps the redacted log, gzip-compressed and bounded, in a ConfigMap the run owns.
@@ -499,6 +789,71 @@ fn age(job: &Job) -> Duration {
 /// whatever the Job says.
 fn past_deadline(job: &Job, timeout: Duration) -> bool {
     age(job) > timeout + Duration::from_secs(60)
+}
+
+/// Most log bytes read from the build container at once.
+const LOG_READ_LIMIT: i64 = 8 * 1024 * 1024;
+
+/// A ConfigMap key for the `index`th artifact: keys allow only `[-._a-zA-Z0-9]`, so the path's
+/// other characters become `_`, and the index keeps two paths that look alike apart.
+fn artifact_key(index: usize, name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-._".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut key = format!("{index:02}-{clean}");
+    key.truncate(253);
+    key
+}
+
+/// Artifacts as they may be kept: text redacted like the log; a binary file that holds a secret
+/// value is left out (its bytes cannot be rewritten safely) and named in a warning. Returns the
+/// artifacts and how many redactions were made.
+fn redact_artifacts(
+    artifacts: Vec<PrintedArtifact>,
+    secrets: &[String],
+    warnings: &mut Vec<String>,
+) -> (Vec<PrintedArtifact>, usize) {
+    let mut kept = Vec::new();
+    let mut redactions = 0;
+    for artifact in artifacts {
+        match String::from_utf8(artifact.bytes) {
+            Ok(text) => {
+                let (text, n) = redact(&text, secrets);
+                redactions += n;
+                kept.push(PrintedArtifact {
+                    name: artifact.name,
+                    bytes: text.into_bytes(),
+                });
+            }
+            Err(binary) => {
+                let bytes = binary.into_bytes();
+                let leaks = secrets
+                    .iter()
+                    .filter(|s| !s.is_empty())
+                    .any(|s| memchr::memmem::find(&bytes, s.as_bytes()).is_some());
+                if leaks {
+                    redactions += 1;
+                    warnings.push(format!(
+                        "artifact {} left out: it is a binary file that holds a secret value",
+                        artifact.name
+                    ));
+                } else {
+                    kept.push(PrintedArtifact {
+                        name: artifact.name,
+                        bytes,
+                    });
+                }
+            }
+        }
+    }
+    (kept, redactions)
 }
 
 /// How long the Job ran: from its start to its completion or failure.
@@ -611,6 +966,140 @@ mod tests {
             workspace.last().expect("set")["value"],
             "/workspace",
             "the last definition wins"
+        );
+    }
+
+    /// Runs the build container's real script with `sh`, as the container would, in a workspace
+    /// under `dir`; returns the exit code and what it printed.
+    fn run_build_script(request: &JobRequest, dir: &std::path::Path) -> (i32, String) {
+        let build = build(&request.job());
+        let script = build["command"][2].as_str().expect("a script").to_owned();
+        std::fs::create_dir_all(dir.join("src")).expect("mkdir");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .env("WORKSPACE", dir)
+            .env("KUBEHEAL_ARTIFACTS", dir.join("artifacts"))
+            .output()
+            .expect("sh runs");
+        (
+            out.status.code().expect("an exit code"),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
+    #[test]
+    fn the_build_script_reports_tool_versions_and_artifacts_and_keeps_the_commands_exit_code() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let mut request = request(ContainerSettings::default());
+        request.run.command = Some(
+            "echo building\nmkdir -p \"$KUBEHEAL_ARTIFACTS/reports\"\n\
+             printf '<testsuite tests=\"1\"/>' > \"$KUBEHEAL_ARTIFACTS/reports/junit.xml\"\n\
+             printf '\\001\\002\\377' > \"$KUBEHEAL_ARTIFACTS/blob.bin\"\n\
+             exit 3"
+                .into(),
+        );
+        let (code, printed) = run_build_script(&request, dir.path());
+        assert_eq!(code, 3, "the command's exit code is the container's: {printed}");
+        let output = read_build_output(&printed, &request.section_mark());
+        assert_eq!(output.log, "building\n", "kubeheal's sections are taken out of the log");
+        assert!(output.artifacts_read);
+        assert!(output.warnings.is_empty(), "{:?}", output.warnings);
+        assert_eq!(
+            output.artifacts,
+            vec![
+                PrintedArtifact {
+                    name: "blob.bin".into(),
+                    bytes: vec![1, 2, 255]
+                },
+                PrintedArtifact {
+                    name: "reports/junit.xml".into(),
+                    bytes: b"<testsuite tests=\"1\"/>".to_vec()
+                },
+            ]
+        );
+        // Python's tools, found or not on this machine, and the OS: each a real answer of the shell.
+        assert!(output.environment.contains_key("python3"), "{:?}", output.environment);
+        assert!(output.environment.contains_key("pip"));
+        assert!(
+            output.environment["os"].starts_with("Linux"),
+            "{:?}",
+            output.environment
+        );
+    }
+
+    #[test]
+    fn a_job_keeps_at_most_fifty_artifacts_and_names_the_rest_in_warnings() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let mut request = request(ContainerSettings::default());
+        request.run.command = Some(
+            "mkdir -p \"$KUBEHEAL_ARTIFACTS\"; i=0; while [ $i -lt 52 ]; do echo $i > \"$KUBEHEAL_ARTIFACTS/f$(printf %02d $i).txt\"; i=$((i+1)); done\n\
+             head -c 900000 /dev/zero > \"$KUBEHEAL_ARTIFACTS/big.dat\""
+                .into(),
+        );
+        let (code, printed) = run_build_script(&request, dir.path());
+        assert_eq!(code, 0);
+        let output = read_build_output(&printed, &request.section_mark());
+        assert_eq!(output.artifacts.len(), 50);
+        assert!(
+            output
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("artifact big.dat (900000 bytes) left out")),
+            "{:?}",
+            output.warnings
+        );
+        assert_eq!(
+            output
+                .warnings
+                .iter()
+                .filter(|w| w.contains("at most 50 files"))
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn a_section_cut_short_keeps_what_arrived_and_says_so() {
+        let mark = "kubeheal-x";
+        let raw = format!(
+            "out\n{ARTIFACTS_BEGIN} {mark}\n{ARTIFACT_FILE} {mark} 2 a.txt\naGk=\n{ARTIFACT_FILE} {mark} 9 b.txt\naGk="
+        );
+        let output = read_build_output(&raw, mark);
+        assert_eq!(output.log, "out\n");
+        assert_eq!(output.artifacts.len(), 1);
+        assert!(output.warnings.iter().any(|w| w.contains("b.txt left out")));
+        assert!(output.warnings.iter().any(|w| w.contains("cut short")));
+    }
+
+    #[test]
+    fn a_binary_artifact_holding_a_secret_is_left_out_and_text_is_redacted() {
+        let secret = "s3cr3t-value-123456".to_owned();
+        let mut binary = vec![0xff, 0x00];
+        binary.extend_from_slice(secret.as_bytes());
+        let artifacts = vec![
+            PrintedArtifact {
+                name: "a.bin".into(),
+                bytes: binary,
+            },
+            PrintedArtifact {
+                name: "b.txt".into(),
+                bytes: format!("token={secret}\n").into_bytes(),
+            },
+        ];
+        let mut warnings = Vec::new();
+        let (kept, n) = redact_artifacts(artifacts, std::slice::from_ref(&secret), &mut warnings);
+        assert!(n >= 2);
+        assert_eq!(kept.len(), 1);
+        assert!(!String::from_utf8_lossy(&kept[0].bytes).contains(&secret));
+        assert!(warnings[0].contains("a.bin left out"));
+    }
+
+    #[test]
+    fn artifact_keys_are_valid_config_map_keys() {
+        assert_eq!(
+            artifact_key(3, "reports/junit result.xml"),
+            "03-reports_junit_result.xml"
         );
     }
 

@@ -16,9 +16,9 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 use super::detect::{self, Runner};
-use super::output::BoundedLog;
+use super::output::{BoundedLog, collect_artifacts};
 use super::{Ending, Execution, ExecutionRequest, classify, excerpt};
-use crate::api::shared::{ArtifactRef, RunEnvelope};
+use crate::api::shared::{BUILD_CONTENT_TYPE, RunEnvelope, build_http_status, text_preview};
 use crate::confined::ConfinedDir;
 use crate::core::redact::{looks_secret_name, redact, secret_values};
 
@@ -27,9 +27,6 @@ pub const KEEP_HEAD: usize = 4 * 1024 * 1024;
 pub const KEEP_TAIL: usize = 4 * 1024 * 1024;
 /// Grace between TERM and KILL when a run times out.
 const GRACE: Duration = Duration::from_secs(5);
-/// Seed 003's artifact limits.
-const MAX_ARTIFACTS: usize = 50;
-const MAX_ARTIFACT_BYTES: u64 = 50 * 1024 * 1024;
 
 /// Runs builds as local processes.
 #[derive(Debug, Default, Clone)]
@@ -421,44 +418,6 @@ async fn environment(project: crate::api::heal_run::ProjectType) -> BTreeMap<Str
     env
 }
 
-fn artifacts(dir: &Path, warnings: &mut Vec<String>) -> Vec<ArtifactRef> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| entries.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
-        .unwrap_or_default();
-    files.sort();
-    let mut out = Vec::new();
-    let mut total = 0u64;
-    for path in files {
-        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-        if out.len() >= MAX_ARTIFACTS || total + size > MAX_ARTIFACT_BYTES {
-            warnings.push(format!(
-                "artifact {} left out: more than {MAX_ARTIFACTS} files or 50 MB",
-                path.display()
-            ));
-            continue;
-        }
-        total += size;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mime = match path.extension().and_then(|e| e.to_str()) {
-            Some("xml") => "application/xml",
-            Some("json") => "application/json",
-            Some("html") => "text/html",
-            Some("txt" | "log") => "text/plain",
-            _ => "application/octet-stream",
-        };
-        out.push(ArtifactRef {
-            name,
-            size,
-            mime: mime.into(),
-            url: path.display().to_string(),
-        });
-    }
-    out
-}
-
 /// What is known of a run besides how it ended and what it printed.
 #[derive(Default)]
 struct Setting {
@@ -513,7 +472,7 @@ fn finish(
         })
         .collect();
     let (status, error) = classify(ending, runner, request.timeout, detail);
-    let artifacts = artifacts(&request.artifacts_dir, &mut warnings);
+    let artifacts = collect_artifacts(&request.artifacts_dir, &mut warnings);
     let exit_code = match ending {
         Ending::Exited(code) => Some(code),
         Ending::Signalled(sig) => Some(128 + sig),
@@ -525,8 +484,13 @@ fn finish(
     };
     let envelope = RunEnvelope {
         run_id: request.run_id.clone(),
+        endpoint: None,
         status,
         duration_ms: started.elapsed().as_millis() as u64,
+        http_status: build_http_status(status),
+        content_type: BUILD_CONTENT_TYPE.to_owned(),
+        json: None,
+        text_preview: Some(text_preview(&log)),
         exit_code,
         error_class,
         error_message,

@@ -229,3 +229,46 @@ async fn each_node_failure_reason_gives_its_error_class() {
         s.node.abort();
     }
 }
+
+#[tokio::test]
+async fn a_job_keeps_its_artifacts_and_tool_versions_and_its_envelope_passes_seed_003s_validator() {
+    let script = "mkdir -p \"$KUBEHEAL_ARTIFACTS/reports\"\n\
+        printf '<testsuite tests=\"1\"/>' > \"$KUBEHEAL_ARTIFACTS/reports/junit.xml\"\n\
+        echo 'token s3cr3t-value-from-a-secret' > \"$KUBEHEAL_ARTIFACTS/notes.txt\"\n\
+        echo built\n";
+    let s = setup("job-artifacts", script, "python:3.12-slim", Duration::from_secs(120)).await;
+    let execution = JobExecutor::new(s.client.clone())
+        .execute(&s.request)
+        .await
+        .expect("the Job runs");
+    let e = &execution.envelope;
+    assert_eq!(e.status, RunStatus::Success, "{e:?}\n{}", execution.log);
+    assert!(execution.log.contains("built"), "{}", execution.log);
+    assert!(
+        !execution.log.contains("@@kubeheal"),
+        "kubeheal's sections are not the build's log: {}",
+        execution.log
+    );
+    let names: Vec<&str> = e.artifacts.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["notes.txt", "reports/junit.xml"], "{e:?}");
+    assert_eq!(e.artifacts[1].mime, "application/xml");
+    assert!(e.redactions_applied, "the secret in notes.txt is redacted");
+    // The artifacts are in a ConfigMap the run owns, where their URLs say.
+    let url = &e.artifacts[0].url;
+    let (cm_name, key) = url
+        .strip_prefix(&format!("configmap://{}/", s.ns.name))
+        .and_then(|rest| rest.split_once('/'))
+        .unwrap_or_else(|| panic!("a configmap URL: {url}"));
+    let cm = Api::<k8s_openapi::api::core::v1::ConfigMap>::namespaced(s.client.clone(), &s.ns.name)
+        .get(cm_name)
+        .await
+        .expect("the artifacts ConfigMap");
+    let notes = &cm.binary_data.expect("binary data")[key].0;
+    assert_eq!(String::from_utf8_lossy(notes), "token [REDACTED:SECRET]\n");
+    // The environment as the build container's shell saw it.
+    let env = &e.environment_metadata;
+    assert!(env.contains_key("python3") && env.contains_key("os"), "{env:?}");
+    assert_eq!((e.http_status, e.content_type.as_str()), (200, "text/plain"));
+    crate::support::seed003::assert_seed_envelopes(&[e.seed_json()]);
+    s.node.abort();
+}

@@ -1,5 +1,5 @@
 //! Shared by the integration tests: the real control plane harness, the test node that plays the
-//! kubelet's part, loopback HTTP servers, and throwaway Git repositories.
+//! kubelet's part, loopback HTTP servers, throwaway Git repositories, and seed 003's envelope validator.
 
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
@@ -7,3 +7,4 @@ pub mod cluster;
 pub mod git;
 pub mod http;
 pub mod node;
+pub mod seed003;

@@ -1,0 +1,182 @@
+//! Every kind of RunEnvelope the executors produce passes seed 003's own `validateRunEnvelope`
+//! (run by node) and the rules of its tables, in the snake_case form `kubeheal exec` prints. The
+//! probe's envelopes are checked the same way in `tests/probe.rs`, the Job executor's in
+//! `tests/cluster/executor_job.rs`.
+
+#[path = "support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use kubeheal::api::heal_run::ProjectType;
+use kubeheal::api::shared::{ErrorClass, RunStatus};
+use kubeheal::executor::ExecutionRequest;
+use kubeheal::executor::local::LocalExecutor;
+use serde_json::Value;
+use support::seed003::assert_seed_envelopes;
+
+fn request(
+    source: &Path,
+    command: Option<&str>,
+    revision: Option<&str>,
+    timeout: Duration,
+    artifacts: &Path,
+) -> ExecutionRequest {
+    ExecutionRequest {
+        run_id: "envelope-kinds".into(),
+        source: source.to_owned(),
+        revision: revision.map(str::to_owned),
+        patches: Vec::new(),
+        project_type: ProjectType::Auto,
+        command: command.map(str::to_owned),
+        timeout,
+        env: Vec::new(),
+        secrets: vec!["s3cr3t-build-value".into()],
+        artifacts_dir: artifacts.to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn every_local_envelope_kind_passes_seed_003s_validator() {
+    let project = tempfile::tempdir().expect("a folder");
+    std::fs::write(project.path().join("README"), "nothing to detect\n").expect("write");
+    let artifacts = tempfile::tempdir().expect("a folder");
+    let writes_artifacts = "mkdir -p \"$KUBEHEAL_ARTIFACTS/reports\" && printf '<testsuite/>' > \"$KUBEHEAL_ARTIFACTS/reports/junit.xml\" && echo 'token s3cr3t-build-value' && echo done";
+    // (what, command, revision, timeout in seconds, status, error class)
+    type Case<'a> = (
+        &'a str,
+        Option<&'a str>,
+        Option<&'a str>,
+        u64,
+        RunStatus,
+        Option<ErrorClass>,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "success with a nested artifact",
+            Some(writes_artifacts),
+            None,
+            60,
+            RunStatus::Success,
+            None,
+        ),
+        (
+            "a failing command",
+            Some("echo broken; exit 1"),
+            None,
+            60,
+            RunStatus::Error,
+            Some(ErrorClass::RuntimeError),
+        ),
+        (
+            "a missing tool",
+            Some("no-such-tool-kubeheal"),
+            None,
+            60,
+            RunStatus::Error,
+            Some(ErrorClass::CommandNotFound),
+        ),
+        (
+            "a timeout",
+            Some("sleep 30"),
+            None,
+            1,
+            RunStatus::Timeout,
+            Some(ErrorClass::Timeout),
+        ),
+        (
+            "a revision that does not exist",
+            Some("true"),
+            Some("no-such-revision"),
+            60,
+            RunStatus::Error,
+            Some(ErrorClass::SourceFetch),
+        ),
+        (
+            "no command and no project type",
+            None,
+            None,
+            60,
+            RunStatus::Error,
+            Some(ErrorClass::Infra),
+        ),
+    ];
+    let mut printed: Vec<Value> = Vec::new();
+    for (name, command, revision, timeout, status, class) in cases {
+        let execution = LocalExecutor
+            .execute(&request(
+                project.path(),
+                command,
+                revision,
+                Duration::from_secs(timeout),
+                artifacts.path(),
+            ))
+            .await;
+        let e = &execution.envelope;
+        assert_eq!(
+            (e.status, e.error_class),
+            (status, class),
+            "{name}: {e:?}\n{}",
+            execution.log
+        );
+        // The meaning kubeheal gives seed 003's HTTP fields for a build.
+        let http = match status {
+            RunStatus::Success => 200,
+            RunStatus::Error => 500,
+            RunStatus::Timeout => 504,
+        };
+        assert_eq!(e.http_status, http, "{name}");
+        assert_eq!(e.content_type, "text/plain", "{name}");
+        assert!(e.json.is_none(), "{name}");
+        assert_eq!(
+            e.text_preview.as_deref(),
+            Some(&execution.log[..execution.log.len().min(10240)]),
+            "{name}"
+        );
+        printed.push(e.seed_json());
+    }
+    let success = &printed[0];
+    assert_eq!(success["artifacts"][0]["name"], "reports/junit.xml", "{success:#}");
+    assert_eq!(success["artifacts"][0]["mime"], "application/xml");
+    assert_eq!(success["redactions_applied"], true);
+    assert!(!success.to_string().contains("s3cr3t-build-value"));
+    assert!(success["environment_metadata"]["os"].is_string(), "{success:#}");
+    assert_seed_envelopes(&printed);
+}
+
+#[tokio::test]
+async fn a_long_log_gives_a_ten_kilobyte_preview() {
+    let project = tempfile::tempdir().expect("a folder");
+    let artifacts = tempfile::tempdir().expect("a folder");
+    let execution = LocalExecutor
+        .execute(&request(
+            project.path(),
+            Some("i=0; while [ $i -lt 2000 ]; do echo \"line $i of a long build log\"; i=$((i+1)); done"),
+            None,
+            Duration::from_secs(60),
+            artifacts.path(),
+        ))
+        .await;
+    let preview = execution.envelope.text_preview.clone().expect("a preview");
+    assert_eq!(preview.len(), 10 * 1024);
+    assert!(preview.starts_with("line 0 of a long build log\n"));
+    assert!(execution.log.len() > preview.len());
+    assert_seed_envelopes(&[execution.envelope.seed_json()]);
+}
+
+#[test]
+fn the_seeds_validator_really_runs_and_refuses_an_envelope_without_http_fields() {
+    let complete = serde_json::json!({
+        "run_id": "r", "status": "success", "duration_ms": 1, "http_status": 200,
+        "content_type": "text/plain", "artifacts": [], "warnings": [], "redactions_applied": false
+    });
+    let mut without_status = complete.clone();
+    without_status.as_object_mut().expect("an object").remove("http_status");
+    let mut bad_status = complete.clone();
+    bad_status["status"] = "failed".into();
+    assert_eq!(
+        support::seed003::validate_run_envelopes(&[complete, without_status, bad_status]),
+        [true, false, false]
+    );
+}
