@@ -586,41 +586,10 @@ fn exec(
     if let Some(path) = log {
         std::fs::write(&path, &execution.log).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    let value = serde_json::to_value(&execution.envelope).map_err(|e| format!("cannot render the envelope: {e}"))?;
-    let json = serde_json::to_string_pretty(&snake_case_keys(value)).map_err(|e| format!("cannot render JSON: {e}"))?;
+    let json = serde_json::to_string_pretty(&execution.envelope.seed_json())
+        .map_err(|e| format!("cannot render the envelope: {e}"))?;
     say!("{json}");
     Ok(())
-}
-
-/// The resources' camelCase field names as seed 003's snake_case (`runId` → `run_id`); map keys
-/// that are data (environment metadata) keep their names.
-fn snake_case_keys(value: serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| {
-                    let v = if k == "environmentMetadata" {
-                        v
-                    } else {
-                        snake_case_keys(v)
-                    };
-                    let mut snake = String::with_capacity(k.len() + 4);
-                    for c in k.chars() {
-                        if c.is_ascii_uppercase() {
-                            snake.push('_');
-                            snake.push(c.to_ascii_lowercase());
-                        } else {
-                            snake.push(c);
-                        }
-                    }
-                    (snake, v)
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.into_iter().map(snake_case_keys).collect()),
-        other => other,
-    }
 }
 
 fn heal(

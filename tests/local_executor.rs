@@ -254,32 +254,6 @@ async fn a_project_of_no_known_type_without_a_command_asks_for_one() {
 }
 
 #[tokio::test]
-async fn the_executor_trait_runs_local_folders_and_refuses_remote_urls() {
-    use kubeheal::api::shared::GitSource;
-    use kubeheal::executor::{Executor, RunRequest};
-    let executor: &dyn Executor = &LocalExecutor;
-    let mut request = RunRequest {
-        cycle: 0,
-        source: GitSource {
-            url: format!("file://{}", project("py_pass").display()),
-            ..GitSource::default()
-        },
-        revision: None,
-        patches: Vec::new(),
-        project_type: ProjectType::Auto,
-        image: None,
-        command: None,
-        timeout: Duration::from_secs(120),
-        secrets: Vec::new(),
-    };
-    let execution = executor.execute(&request).await.expect("a local folder runs");
-    assert_eq!(execution.envelope.status, RunStatus::Success, "{}", execution.log);
-    request.source.url = "https://git.example.com/acme/repo.git".into();
-    let refused = executor.execute(&request).await.expect_err("a remote URL is refused");
-    assert!(refused.contains("file:// URLs"), "{refused}");
-}
-
-#[tokio::test]
 async fn a_build_killed_with_sigkill_is_not_called_out_of_memory() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let execution = run(dir.path(), Some("kill -9 $$"), Duration::from_secs(30)).await;

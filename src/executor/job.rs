@@ -739,43 +739,6 @@ impl JobExecutor {
     }
 }
 
-/// The Job executor bound to the resource that owns its Jobs: the shape the operator uses it in.
-pub struct OwnedJobExecutor {
-    pub executor: JobExecutor,
-    pub namespace: String,
-    pub owner_name: String,
-    pub owner: OwnerReference,
-}
-
-impl super::Executor for OwnedJobExecutor {
-    fn execute<'a>(&'a self, request: &'a super::RunRequest) -> super::ExecFuture<'a> {
-        Box::pin(async move {
-            let commit = request
-                .revision
-                .clone()
-                .ok_or_else(|| "the Job executor runs an exact commit; resolve the revision first".to_owned())?;
-            let job = JobRequest {
-                name: format!(
-                    "{}-c{}-{}",
-                    self.owner_name,
-                    request.cycle,
-                    &commit[..8.min(commit.len())]
-                ),
-                owner_name: self.owner_name.clone(),
-                owner: self.owner.clone(),
-                namespace: self.namespace.clone(),
-                commit,
-                run: request.clone(),
-                container: ContainerSettings::default(),
-            };
-            self.executor
-                .execute(&job)
-                .await
-                .map_err(|e| format!("failed to run the Job: {e}"))
-        })
-    }
-}
-
 /// How long ago the Job was created.
 fn age(job: &Job) -> Duration {
     job.metadata

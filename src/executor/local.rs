@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -31,40 +31,6 @@ const GRACE: Duration = Duration::from_secs(5);
 /// Runs builds as local processes.
 #[derive(Debug, Default, Clone)]
 pub struct LocalExecutor;
-
-impl super::Executor for LocalExecutor {
-    fn execute<'a>(&'a self, request: &'a super::RunRequest) -> super::ExecFuture<'a> {
-        Box::pin(async move {
-            let url = &request.source.url;
-            let path = url.strip_prefix("file://").unwrap_or(url);
-            if url.contains("://") && !url.starts_with("file://") {
-                return Err(format!(
-                    "the local executor runs local folders and file:// URLs, not {url}"
-                ));
-            }
-            let mut source = PathBuf::from(path);
-            if let Some(sub) = &request.source.sub_path {
-                source = source.join(sub);
-            }
-            let run_id = format!("local-cycle-{}", request.cycle);
-            let execution = ExecutionRequest {
-                artifacts_dir: std::env::temp_dir()
-                    .join("kubeheal-artifacts")
-                    .join(format!("{}-{run_id}", std::process::id())),
-                run_id,
-                source,
-                revision: request.revision.clone(),
-                patches: request.patches.clone(),
-                project_type: request.project_type,
-                command: request.command.clone(),
-                timeout: request.timeout,
-                env: Vec::new(),
-                secrets: request.secrets.clone(),
-            };
-            Ok(self.execute(&execution).await)
-        })
-    }
-}
 
 impl LocalExecutor {
     pub async fn execute(&self, request: &ExecutionRequest) -> Execution {
@@ -181,17 +147,25 @@ async fn prepare(request: &ExecutionRequest, scratch: &Path, workspace: &Path) -
     Ok(report.warnings())
 }
 
+/// How long one local git command of the executor may take.
+const LOCAL_GIT_TIMEOUT: Duration = Duration::from_secs(300);
+
 async fn git(dir: Option<&Path>, args: &[&str]) -> Result<(), String> {
     let mut command = Command::new("git");
     if let Some(dir) = dir {
         command.current_dir(dir);
     }
-    let out = command
+    // Only local work (a clone of a folder, a checkout, `git apply`), bounded all the same, and
+    // a git left behind by a timeout or a cancel is killed.
+    let output = command
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::null())
-        .output()
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(LOCAL_GIT_TIMEOUT, output)
         .await
+        .map_err(|_| format!("git {} took longer than {} s", args[0], LOCAL_GIT_TIMEOUT.as_secs()))?
         .map_err(|e| format!("cannot run git: {e}"))?;
     if out.status.success() {
         Ok(())
@@ -398,7 +372,11 @@ async fn environment(project: crate::api::heal_run::ProjectType) -> BTreeMap<Str
     for (tool, args) in detect::tools(project) {
         let version = tokio::time::timeout(
             Duration::from_secs(10),
-            Command::new(tool).args(*args).stdin(Stdio::null()).output(),
+            Command::new(tool)
+                .args(*args)
+                .stdin(Stdio::null())
+                .kill_on_drop(true)
+                .output(),
         )
         .await;
         let value = match version {

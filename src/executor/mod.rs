@@ -13,9 +13,7 @@ pub mod job;
 pub mod local;
 pub mod output;
 
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::time::Duration;
 
 use crate::api::heal_run::ProjectType;
@@ -65,14 +63,6 @@ pub struct RunRequest {
     pub timeout: Duration,
     /// Values that must never leave the executor.
     pub secrets: Vec<String>,
-}
-
-/// A boxed future, so that executors can be trait objects.
-pub type ExecFuture<'a> = Pin<Box<dyn Future<Output = Result<Execution, String>> + Send + 'a>>;
-
-/// Anything that runs a build and returns its envelope: a local process or a Kubernetes Job.
-pub trait Executor: Send + Sync {
-    fn execute<'a>(&'a self, request: &'a RunRequest) -> ExecFuture<'a>;
 }
 
 /// What an execution returned: the envelope, and the whole redacted (bounded) log.

@@ -13,8 +13,8 @@ use kube::api::{Api, DeleteParams, ListParams};
 use kubeheal::api::HealRun;
 use kubeheal::api::heal_run::ProjectType;
 use kubeheal::api::shared::{ErrorClass, GitSource, RunStatus};
-use kubeheal::executor::job::{JobExecutor, JobRequest, OwnedJobExecutor, kept_log};
-use kubeheal::executor::{Executor, RunRequest};
+use kubeheal::executor::RunRequest;
+use kubeheal::executor::job::{JobExecutor, JobRequest, kept_log};
 
 use crate::support::cluster::control_plane;
 use crate::support::git::git;
@@ -183,15 +183,11 @@ async fn the_same_execution_twice_reuses_its_job_and_a_passing_build_succeeds() 
     let executor = JobExecutor::new(s.client.clone());
     let first = executor.execute(&s.request).await.expect("the Job runs");
     assert_eq!(first.envelope.status, RunStatus::Success, "{:?}", first.envelope);
-    // The second time through the Executor trait, bound to the HealRun, as the operator uses it.
-    let bound: Box<dyn Executor> = Box::new(OwnedJobExecutor {
-        executor: JobExecutor::new(s.client.clone()),
-        namespace: s.ns.name.clone(),
-        owner_name: s.request.owner_name.clone(),
-        owner: s.request.owner.clone(),
-    });
-
-    let second = bound.execute(&s.request.run).await.expect("the Job is found");
+    // The second time, as a restarted operator asks: the same name finds the same Job.
+    let second = JobExecutor::new(s.client.clone())
+        .execute(&s.request)
+        .await
+        .expect("the Job is found");
     assert_eq!(second.envelope.run_id, first.envelope.run_id);
     let jobs = Api::<Job>::namespaced(s.client.clone(), &s.ns.name)
         .list(&ListParams::default())

@@ -111,15 +111,15 @@ impl Heal {
 
     /// Starts `kubeheal operator` for this test's namespace with `flags`.
     fn start_operator_with(&mut self, flags: &[&str]) {
+        self.operator = Some(self.operator_process(flags, self.metrics));
+    }
+
+    /// A `kubeheal operator` process for this test's namespace with `flags`, serving its
+    /// endpoints on `listen`.
+    fn operator_process(&self, flags: &[&str], listen: SocketAddr) -> Process {
         let mut command = Command::new(env!("CARGO_BIN_EXE_kubeheal"));
         command
-            .args([
-                "operator",
-                "--namespace",
-                &self.ns.name,
-                "--listen",
-                &self.metrics.to_string(),
-            ])
+            .args(["operator", "--namespace", &self.ns.name, "--listen", &listen.to_string()])
             .args(flags)
             .arg("--work-dir")
             .arg(self.work.path().join("cache"))
@@ -128,9 +128,7 @@ impl Heal {
             .env_remove("CODE_HEALER_URL")
             .envs(self.operator_env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let n = std::fs::read_dir(self.work.path()).map(|d| d.count()).unwrap_or(0);
-        let process =
-            spawn_watched(self.work.path(), &format!("operator-{n}"), &mut command, None).expect("the operator starts");
-        self.operator = Some(process);
+        spawn_watched(self.work.path(), &format!("operator-{n}"), &mut command, None).expect("the operator starts")
     }
 
     /// Kills the operator with SIGKILL: a crash at whatever point it was.
@@ -982,6 +980,93 @@ async fn deleting_a_run_removes_its_clone_from_the_operators_disk() {
         "the finalizer removed the clone before the run was deleted"
     );
     assert!(heal.runs().get_opt(RUN).await.expect("a get").is_none());
+}
+
+/// The value of the gauge `kubeheal_leader` an operator serves on `listen` (`None` while it
+/// does not answer).
+async fn leader_gauge(listen: SocketAddr) -> Option<i64> {
+    let text = crate::support::http::client()
+        .get(format!("http://{listen}/metrics"))
+        .send()
+        .await
+        .ok()?
+        .text()
+        .await
+        .ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("kubeheal_leader "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Waits until the operator on `listen` says it leads (`true`) or follows (`false`).
+async fn wait_leader(listen: SocketAddr, leading: bool, within: Duration) {
+    let deadline = Instant::now() + within;
+    while leader_gauge(listen).await != Some(i64::from(leading)) {
+        assert!(
+            Instant::now() < deadline,
+            "the operator on {listen} never became {}",
+            if leading { "the leader" } else { "a follower" }
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn of_two_operators_only_the_lease_holder_reconciles_and_the_other_takes_over() {
+    let (healer, calls) = logic_healer().await;
+    let hold = Hold::new(&["calc-c0-"]);
+    let heal = Heal::new("healrun-leader", &logic_project(), hold).await;
+    let role = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("charts/kubeheal/templates/operator-leader-election-role.yaml");
+    let out = heal
+        .plane
+        .kubectl(["apply", "-n", &heal.ns.name, "-f", &role.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = heal.plane.kubectl([
+        "create",
+        "rolebinding",
+        "kubeheal-operator-leader-election",
+        "-n",
+        &heal.ns.name,
+        "--role=kubeheal-operator-leader-election",
+        "--group=kubeheal:operators",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let flags = [
+        "--allow-file-sources",
+        "--allow-cluster-internal-healers",
+        "--leader-elect",
+        "--lease-namespace",
+        &heal.ns.name,
+        "--lease-seconds",
+        "4",
+    ];
+    let (first_at, second_at) = (free_port(), free_port());
+    let mut first = heal.operator_process(&flags, first_at);
+    wait_leader(first_at, true, Duration::from_secs(30)).await;
+    let mut second = heal.operator_process(&flags, second_at);
+    wait_leader(second_at, false, Duration::from_secs(30)).await;
+
+    heal.apply(heal.spec(&healer, json!({})));
+    heal.wait_for_job("calc-c0-").await;
+    // The leader is killed while the baseline runs: the follower takes the Lease once it
+    // expires, finds the Job, and heals the run, with nothing done twice.
+    first.kill();
+    wait_leader(second_at, true, Duration::from_secs(20)).await;
+    heal.hold.release("calc-c0-");
+    let run = heal.wait_phase(HealRunPhase::Healed).await;
+    let s = status(&run);
+    assert_eq!((s.cycles.len(), s.healer_calls), (1, 1));
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "the service was asked once");
+    assert_eq!(heal.jobs().await.len(), 2, "one Job for each execution");
+    assert_eq!(heal.branch_log("kubeheal/calc").len(), 2, "one fix commit");
+
+    // SIGTERM: the leader finishes, releases the Lease and exits; the Lease has no holder.
+    assert!(second.terminate(Duration::from_secs(20)), "the operator stopped on SIGTERM");
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> = Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let lease = leases.get("kubeheal-operator").await.expect("the Lease");
+    let holder = lease.spec.and_then(|s| s.holder_identity).unwrap_or_default();
+    assert!(holder.is_empty(), "the Lease was released on SIGTERM, not left to expire: held by {holder}");
 }
 
 /// Binds the chart's operator ClusterRole to the operator's test identity: the operator under

@@ -437,6 +437,24 @@ impl Process {
         let _ = self.child.wait();
     }
 
+    /// Asks the process to stop (SIGTERM, as a Pod is stopped) and waits up to `grace` for it
+    /// to exit; then kills it. Returns whether it exited by itself.
+    pub fn terminate(&mut self, grace: std::time::Duration) -> bool {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let deadline = std::time::Instant::now() + grace;
+        while std::time::Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        self.kill();
+        false
+    }
+
     /// The last `lines` lines of the process's output.
     pub fn log_tail(&self, lines: usize) -> String {
         tail(&self.log, lines)
