@@ -119,7 +119,13 @@ impl Heal {
     fn operator_process(&self, flags: &[&str], listen: SocketAddr) -> Process {
         let mut command = Command::new(env!("CARGO_BIN_EXE_kubeheal"));
         command
-            .args(["operator", "--namespace", &self.ns.name, "--listen", &listen.to_string()])
+            .args([
+                "operator",
+                "--namespace",
+                &self.ns.name,
+                "--listen",
+                &listen.to_string(),
+            ])
             .args(flags)
             .arg("--work-dir")
             .arg(self.work.path().join("cache"))
@@ -1062,11 +1068,17 @@ async fn of_two_operators_only_the_lease_holder_reconciles_and_the_other_takes_o
     assert_eq!(heal.branch_log("kubeheal/calc").len(), 2, "one fix commit");
 
     // SIGTERM: the leader finishes, releases the Lease and exits; the Lease has no holder.
-    assert!(second.terminate(Duration::from_secs(20)), "the operator stopped on SIGTERM");
+    assert!(
+        second.terminate(Duration::from_secs(20)),
+        "the operator stopped on SIGTERM"
+    );
     let leases: Api<k8s_openapi::api::coordination::v1::Lease> = Api::namespaced(heal.client.clone(), &heal.ns.name);
     let lease = leases.get("kubeheal-operator").await.expect("the Lease");
     let holder = lease.spec.and_then(|s| s.holder_identity).unwrap_or_default();
-    assert!(holder.is_empty(), "the Lease was released on SIGTERM, not left to expire: held by {holder}");
+    assert!(
+        holder.is_empty(),
+        "the Lease was released on SIGTERM, not left to expire: held by {holder}"
+    );
 }
 
 /// Binds the chart's operator ClusterRole to the operator's test identity: the operator under
