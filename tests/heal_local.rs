@@ -216,3 +216,48 @@ async fn a_fix_for_a_collection_error_that_reveals_other_failures_is_not_a_regre
     assert_ne!(summary.reason, HealRunReason::Regressed, "{summary:?}");
     assert_eq!(summary.commits.len(), 1, "the fix stays: {summary:?}");
 }
+
+#[tokio::test]
+async fn the_healer_gets_the_end_of_stderr_apart_from_the_log() {
+    let (url, seen) = support::http::recording_healer().await;
+    let keep = tempfile::tempdir().expect("a temp dir");
+    let dir = keep.path().join("calc");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("calc.py"), "def add(a, b):\n    return a - b\n").expect("write");
+    std::fs::write(
+        dir.join("test_calc.py"),
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    )
+    .expect("write");
+    let options = HealOptions {
+        dir: dir.clone(),
+        command: Some("echo 'warning from the build on stderr' >&2; python3 -m pytest -q -p no:cacheprovider".into()),
+        env: Vec::new(),
+        max_cycles: 1,
+        timeout: Duration::from_secs(120),
+        policy: HealPolicy::default(),
+        healer: HealerSpec {
+            code_healer_api: Some(kubeheal::api::shared::CodeHealerApiHealer {
+                url: Some(url),
+                secret_ref: None,
+            }),
+            ..HealerSpec::default()
+        },
+        credentials: Default::default(),
+    };
+    let summary = heal(&options, &mut |line| eprintln!("{line}"), std::future::pending())
+        .await
+        .expect("the loop runs");
+    assert!(!summary.healed());
+    let requests = seen.lock().expect("the record").clone();
+    let request: serde_json::Value =
+        serde_json::from_str(requests.first().expect("the service was asked")).expect("JSON");
+    let errors = &request["pytest_errors"];
+    assert_eq!(
+        errors["stderr"].as_str().map(str::trim),
+        Some("warning from the build on stderr"),
+        "{errors}"
+    );
+    let stdout = errors["stdout"].as_str().unwrap_or_default();
+    assert!(stdout.contains("1 failed"), "the log's tail is stdout: {stdout}");
+}

@@ -264,3 +264,19 @@ async fn a_build_killed_with_sigkill_is_not_called_out_of_memory() {
         "{e:?}"
     );
 }
+
+#[tokio::test]
+async fn stderr_is_in_the_log_in_order_and_its_end_is_kept_apart() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let execution = run(
+        dir.path(),
+        Some("echo first on stdout; sleep 0.2; echo then on stderr >&2; sleep 0.2; echo last on stdout"),
+        Duration::from_secs(30),
+    )
+    .await;
+    let first = execution.log.find("first on stdout").expect("stdout is in the log");
+    let then = execution.log.find("then on stderr").expect("stderr is in the log");
+    let last = execution.log.find("last on stdout").expect("stdout is in the log");
+    assert!(first < then && then < last, "{}", execution.log);
+    assert_eq!(execution.stderr_tail, "then on stderr\n");
+}

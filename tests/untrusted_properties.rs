@@ -111,6 +111,7 @@ proptest! {
                 exit_code: 1,
                 error_message: &log,
                 log: &log,
+                stderr: &log,
                 history: Vec::new(),
                 timeout: Duration::from_secs(30),
                 allowed_paths: Vec::new(),

@@ -41,6 +41,7 @@ fuzz_target!(|data: &[u8]| {
             exit_code: 1,
             error_message: &log,
             log: &log,
+            stderr: &log,
             history: Vec::new(),
             timeout: Duration::from_secs(30),
             allowed_paths: Vec::new(),
@@ -51,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
         .failed_files
         .values()
         .chain(request.reports.iter().flat_map(|r| [&r.report.message, &r.snippet]))
-        .chain([&request.error_context.stdout, &request.error_context.error_summary]);
+        .chain([&request.error_context.stdout, &request.error_context.stderr, &request.error_context.error_summary]);
     for text in texts {
         assert!(!leaks(text, secret), "{text}");
     }

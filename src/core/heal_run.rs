@@ -490,8 +490,11 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
             }
         }
         (Input::Decided { cycle, decision }, Action::AwaitApproval { cycle: expected, name }) if cycle == expected => {
-            let last = next.cycles.last_mut().expect("a cycle awaits approval");
-            let patch = last.patch.as_mut().expect("an approval is for a patch");
+            // `next_action` asks for a decision only on a cycle with a patch; a status edited by
+            // hand that breaks this is ignored, not a crash.
+            let Some(patch) = next.cycles.last_mut().and_then(|c| c.patch.as_mut()) else {
+                return (next, notes);
+            };
             match decision.decision {
                 Verdict::Approved if decision.patch_digest.as_deref() == Some(patch.digest.as_str()) => {
                     notes.push(Note::normal(
@@ -557,7 +560,9 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
             },
             Action::Revert { cycle: expected },
         ) if cycle == expected => {
-            let last = next.cycles.last_mut().expect("a cycle to revert");
+            let Some(last) = next.cycles.last_mut() else {
+                return (next, notes);
+            };
             let newly = last
                 .tests
                 .as_ref()
@@ -609,11 +614,10 @@ fn record_execution(
         next.baseline = Some(observation);
     } else {
         let previous = previous_observation(next, cycle).cloned();
-        let entry = next
-            .cycles
-            .iter_mut()
-            .find(|c| c.cycle == cycle)
-            .expect("an executed cycle has an entry");
+        // `next_action` asks to execute a cycle only once it has an entry.
+        let Some(entry) = next.cycles.iter_mut().find(|c| c.cycle == cycle) else {
+            return;
+        };
         entry.tests = previous.map(|p| test_diff(&p, &observation));
         entry.execution = Some(observation);
     }

@@ -678,7 +678,12 @@ impl JobExecutor {
             log_excerpt: Some(excerpt(&log)),
             environment_metadata: environment,
         };
-        Ok(Some(Execution { envelope, log }))
+        // The API server returns one log for both streams: stderr cannot be told apart here.
+        Ok(Some(Execution {
+            envelope,
+            log,
+            stderr_tail: String::new(),
+        }))
     }
 
     /// Keeps the artifacts in a ConfigMap the run owns (one key each), and returns their

@@ -45,6 +45,7 @@ impl LocalExecutor {
                     None,
                     &e.to_string(),
                     BoundedLog::new(0, 0),
+                    &[],
                     Setting::default(),
                 );
             }
@@ -60,6 +61,7 @@ impl LocalExecutor {
                     None,
                     &reason,
                     BoundedLog::new(0, 0),
+                    &[],
                     Setting::default(),
                 );
             }
@@ -76,6 +78,7 @@ impl LocalExecutor {
                     None,
                     "no build command was given and the project type could not be detected (no pyproject.toml, package.json, Cargo.toml or go.mod); give --command",
                     BoundedLog::new(0, 0),
+                    &[],
                     Setting::default(),
                 );
             }
@@ -91,11 +94,12 @@ impl LocalExecutor {
                 runner,
                 &format!("cannot create {}: {e}", request.artifacts_dir.display()),
                 BoundedLog::new(0, 0),
+                &[],
                 setting,
             );
         }
-        let (ending, log) = run(request, &workspace, &command).await;
-        finish(request, started, ending, runner, "", log, setting)
+        let (ending, log, stderr) = run(request, &workspace, &command).await;
+        finish(request, started, ending, runner, "", log, &stderr, setting)
     }
 }
 
@@ -178,14 +182,20 @@ async fn git(dir: Option<&Path>, args: &[&str]) -> Result<(), String> {
     }
 }
 
-/// Runs `command` by `sh` in its own process group, stderr joined to stdout so the log keeps
-/// their order, until it ends or the timeout stops the whole group.
-async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (Ending, BoundedLog) {
+/// Most bytes of the build's stderr kept apart from the log (seed 000 sends its last 1000
+/// characters to the healer).
+const STDERR_TAIL: usize = 8 * 1024;
+
+/// Runs `command` by `sh` in its own process group until it ends or the timeout stops the whole
+/// group. Stdout and stderr go into one log in the order they arrive (read from two pipes in one
+/// loop), and the end of stderr is also kept on its own.
+async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (Ending, BoundedLog, Vec<u8>) {
     let mut log = BoundedLog::new(KEEP_HEAD, KEEP_TAIL);
+    let mut stderr_tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
     let marker = format!("{}-{}", std::process::id(), NEXT_RUN.fetch_add(1, Ordering::Relaxed));
     let mut child = match Command::new("sh")
         .arg("-c")
-        .arg(format!("exec 2>&1\n{command}"))
+        .arg(command)
         .current_dir(workspace)
         // The build sees an allow-list of the host's variables, never kubeheal's own secrets.
         .env_clear()
@@ -196,7 +206,7 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
         .envs(request.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
@@ -204,7 +214,7 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
         Ok(c) => c,
         Err(e) => {
             log.write(format!("cannot start sh: {e}\n").as_bytes());
-            return (Ending::StartFailed, log);
+            return (Ending::StartFailed, log, Vec::new());
         }
     };
     let group = child.id().map(|id| Pid::from_raw(id as i32));
@@ -215,16 +225,29 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
         marker: Some(marker),
     };
     let mut stdout = child.stdout.take().expect("stdout is piped");
+    let mut stderr = child.stderr.take().expect("stderr is piped");
     let deadline = tokio::time::sleep(request.timeout);
     tokio::pin!(deadline);
     let mut buf = vec![0u8; 64 * 1024];
+    let mut err_buf = vec![0u8; 16 * 1024];
     let mut timed_out = false;
     let mut output_open = true;
+    let mut errors_open = true;
+    let mut keep_stderr = |bytes: &[u8], log: &mut BoundedLog| {
+        log.write(bytes);
+        stderr_tail.extend(bytes);
+        let excess = stderr_tail.len().saturating_sub(STDERR_TAIL);
+        stderr_tail.drain(..excess);
+    };
     let status = loop {
         tokio::select! {
             read = stdout.read(&mut buf), if output_open => match read {
                 Ok(0) | Err(_) => output_open = false,
                 Ok(n) => log.write(&buf[..n]),
+            },
+            read = stderr.read(&mut err_buf), if errors_open => match read {
+                Ok(0) | Err(_) => errors_open = false,
+                Ok(n) => keep_stderr(&err_buf[..n], &mut log),
             },
             status = child.wait() => break status,
             () = &mut deadline, if !timed_out => {
@@ -241,6 +264,12 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
             _ => output_open = false,
         }
     }
+    while errors_open {
+        match tokio::time::timeout(Duration::from_secs(2), stderr.read(&mut err_buf)).await {
+            Ok(Ok(n)) if n > 0 => keep_stderr(&err_buf[..n], &mut log),
+            _ => errors_open = false,
+        }
+    }
     let ending = match status {
         _ if timed_out => Ending::TimedOut,
         Ok(s) => match (s.code(), s.signal()) {
@@ -253,7 +282,7 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
             Ending::StartFailed
         }
     };
-    (ending, log)
+    (ending, log, stderr_tail.into())
 }
 
 /// Names the processes of one run in their environment, so that those that left the process
@@ -412,6 +441,7 @@ fn finish(
     runner: Option<Runner>,
     detail: &str,
     output: BoundedLog,
+    stderr: &[u8],
     setting: Setting,
 ) -> Execution {
     let Setting {
@@ -440,6 +470,8 @@ fn finish(
         .chain(secret_values(std::env::vars()))
         .collect();
     let (log, mut redactions) = redact(&output.text(), &secrets);
+    let (stderr, n) = redact(&String::from_utf8_lossy(stderr), &secrets);
+    redactions += n;
     // The command itself may carry a credential.
     let environment: BTreeMap<String, String> = environment
         .into_iter()
@@ -479,5 +511,9 @@ fn finish(
         log_excerpt: Some(excerpt(&log)),
         environment_metadata: environment,
     };
-    Execution { envelope, log }
+    Execution {
+        envelope,
+        log,
+        stderr_tail: stderr,
+    }
 }

@@ -70,6 +70,10 @@ pub struct RunRequest {
 pub struct Execution {
     pub envelope: RunEnvelope,
     pub log: String,
+    /// The end of what the build wrote to stderr (its last 8 KiB), redacted, when the executor
+    /// can tell the streams apart: the local one can; a Job's log joins them, so it is empty
+    /// there. Seed 000 gives a healer its last 1000 characters.
+    pub stderr_tail: String,
 }
 
 /// The first 40 and last 60 lines of `log`, at most 8 KiB: what a person looks at first.

@@ -31,6 +31,8 @@ pub struct Workspace<'a> {
     pub files: &'a [String],
     /// The newest execution's (redacted) log.
     pub log: &'a str,
+    /// The end of its stderr, when the executor kept it apart (else empty).
+    pub stderr: &'a str,
     /// The working tree at the heal branch's head; files are read only through it.
     pub tree: &'a ConfinedDir,
     /// Values that must never reach the healer.
@@ -79,6 +81,7 @@ pub async fn ask_for_fix(
                 .and_then(|o| o.envelope.error_message.as_deref())
                 .unwrap_or_default(),
             log: workspace.log,
+            stderr: workspace.stderr,
             history: history(status),
             timeout: Duration::from_secs(u64::from(timeout_seconds)),
             allowed_paths: spec.policy.allowed_paths.clone(),

@@ -140,6 +140,8 @@ pub struct RequestInputs<'a> {
     pub error_message: &'a str,
     /// The newest execution's (redacted) log.
     pub log: &'a str,
+    /// The end of its stderr, when the executor kept it apart (else empty).
+    pub stderr: &'a str,
     pub history: Vec<PreviousAttempt>,
     pub timeout: Duration,
     pub allowed_paths: Vec<String>,
@@ -176,7 +178,7 @@ impl HealRequest {
                 inputs.exit_code,
                 inputs.reports.len() as u32,
                 redact(inputs.error_message, inputs.secrets).0,
-                "",
+                &redact(inputs.stderr, inputs.secrets).0,
                 &redact(inputs.log, inputs.secrets).0,
             ),
             history: inputs.history,

@@ -377,6 +377,8 @@ impl Effects for LocalWorld<'_> {
         let execution = LocalExecutor.execute(&request).await;
         self.state
             .write(&format!("{}.log", order.key), execution.log.as_bytes())?;
+        self.state
+            .write(&format!("{}.stderr", order.key), execution.stderr_tail.as_bytes())?;
         let files = self.repo.tracked_files().await;
         let parsed = parse(&execution.log, &Workspace::new("").with_files(files));
         let (observation, outcome) = monitor::judge(&execution.envelope, &parsed);
@@ -418,12 +420,18 @@ impl Effects for LocalWorld<'_> {
                     .ok()
             })
             .unwrap_or_default();
+        let stderr = question
+            .log_key
+            .as_ref()
+            .and_then(|key| self.state.read_text(&format!("{key}.stderr"), 16 * 1024).ok())
+            .unwrap_or_default();
         let tree = self.repo.files()?;
         let secrets = self.secrets();
         let workspace = HealerWorkspace {
             project: self.name,
             files: &files,
             log: &log,
+            stderr: &stderr,
             tree: &tree,
             secrets: &secrets,
         };

@@ -601,6 +601,8 @@ impl Effects for ClusterWorld {
                     project: &self.name,
                     files: &files,
                     log: &log,
+                    // A Job's log joins stdout and stderr: the log stands for both.
+                    stderr: "",
                     tree: &tree,
                     secrets: &secrets,
                 };
