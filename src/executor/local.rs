@@ -44,8 +44,7 @@ impl LocalExecutor {
                     Ending::StartFailed,
                     None,
                     &e.to_string(),
-                    BoundedLog::new(0, 0),
-                    &[],
+                    Captured::default(),
                     Setting::default(),
                 );
             }
@@ -60,8 +59,7 @@ impl LocalExecutor {
                     Ending::SourceFailed,
                     None,
                     &reason,
-                    BoundedLog::new(0, 0),
-                    &[],
+                    Captured::default(),
                     Setting::default(),
                 );
             }
@@ -77,8 +75,7 @@ impl LocalExecutor {
                     Ending::StartFailed,
                     None,
                     "no build command was given and the project type could not be detected (no pyproject.toml, package.json, Cargo.toml or go.mod); give --command",
-                    BoundedLog::new(0, 0),
-                    &[],
+                    Captured::default(),
                     Setting::default(),
                 );
             }
@@ -93,13 +90,12 @@ impl LocalExecutor {
                 Ending::StartFailed,
                 runner,
                 &format!("cannot create {}: {e}", request.artifacts_dir.display()),
-                BoundedLog::new(0, 0),
-                &[],
+                Captured::default(),
                 setting,
             );
         }
-        let (ending, log, stderr) = run(request, &workspace, &command).await;
-        finish(request, started, ending, runner, "", log, &stderr, setting)
+        let (ending, captured) = run(request, &workspace, &command).await;
+        finish(request, started, ending, runner, "", captured, setting)
     }
 }
 
@@ -189,7 +185,7 @@ const STDERR_TAIL: usize = 8 * 1024;
 /// Runs `command` by `sh` in its own process group until it ends or the timeout stops the whole
 /// group. Stdout and stderr go into one log in the order they arrive (read from two pipes in one
 /// loop), and the end of stderr is also kept on its own.
-async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (Ending, BoundedLog, Vec<u8>) {
+async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (Ending, Captured) {
     let mut log = BoundedLog::new(KEEP_HEAD, KEEP_TAIL);
     let mut stderr_tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
     let marker = format!("{}-{}", std::process::id(), NEXT_RUN.fetch_add(1, Ordering::Relaxed));
@@ -214,7 +210,13 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
         Ok(c) => c,
         Err(e) => {
             log.write(format!("cannot start sh: {e}\n").as_bytes());
-            return (Ending::StartFailed, log, Vec::new());
+            return (
+                Ending::StartFailed,
+                Captured {
+                    log,
+                    stderr: Vec::new(),
+                },
+            );
         }
     };
     let group = child.id().map(|id| Pid::from_raw(id as i32));
@@ -282,7 +284,29 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
             Ending::StartFailed
         }
     };
-    (ending, log, stderr_tail.into())
+    (
+        ending,
+        Captured {
+            log,
+            stderr: stderr_tail.into(),
+        },
+    )
+}
+
+/// What a run printed: the log (both streams, bounded) and the end of stderr on its own.
+struct Captured {
+    log: BoundedLog,
+    stderr: Vec<u8>,
+}
+
+impl Default for Captured {
+    /// Nothing printed: the run did not start.
+    fn default() -> Self {
+        Captured {
+            log: BoundedLog::new(0, 0),
+            stderr: Vec::new(),
+        }
+    }
 }
 
 /// Names the processes of one run in their environment, so that those that left the process
@@ -440,10 +464,10 @@ fn finish(
     ending: Ending,
     runner: Option<Runner>,
     detail: &str,
-    output: BoundedLog,
-    stderr: &[u8],
+    captured: Captured,
     setting: Setting,
 ) -> Execution {
+    let Captured { log: output, stderr } = captured;
     let Setting {
         environment,
         mut warnings,
@@ -470,7 +494,7 @@ fn finish(
         .chain(secret_values(std::env::vars()))
         .collect();
     let (log, mut redactions) = redact(&output.text(), &secrets);
-    let (stderr, n) = redact(&String::from_utf8_lossy(stderr), &secrets);
+    let (stderr, n) = redact(&String::from_utf8_lossy(&stderr), &secrets);
     redactions += n;
     // The command itself may carry a credential.
     let environment: BTreeMap<String, String> = environment
