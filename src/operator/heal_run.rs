@@ -131,6 +131,9 @@ pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, 
     });
     ctx.metrics
         .reconciled("HealRun", started.elapsed(), result.as_ref().err().map(Error::category));
+    if result.is_ok() {
+        ctx.failures.clear(&failure_key(&run));
+    }
     if let Err(error) = &result {
         warn!(%error, "reconcile failed");
         ClusterWorld::new(run, ctx.clone())
@@ -144,19 +147,29 @@ pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, 
     result
 }
 
-/// How long to wait after a failed reconcile: soon (with jitter, so that many runs failing on
-/// one outage do not come back together) when waiting may help; else a while, since only a
-/// change of a Secret or the spec (which wakes the run anyway) will.
-pub fn error_policy(_run: Arc<HealRun>, error: &Error, _ctx: Arc<Context>) -> Requeue {
-    let base = if error.is_transient() { 15 } else { 300 };
-    Requeue::requeue(jittered(Duration::from_secs(base)))
+/// How long to wait after a failed reconcile: exponentially longer for each failure in a row of
+/// this run (15 s, 30 s, 60 s … up to 10 min when waiting may help; 5 min, then up to 30 min when
+/// only a change of a Secret or the spec will, which wakes the run anyway), with jitter so that
+/// many runs failing on one outage do not come back together.
+pub fn error_policy(run: Arc<HealRun>, error: &Error, ctx: Arc<Context>) -> Requeue {
+    let failures = ctx.failures.record(&failure_key(&run));
+    Requeue::requeue(jittered(backoff(failures, error.is_transient())))
+}
+
+/// The wait before the next try after `failures` failures in a row, before jitter.
+fn backoff(failures: u32, transient: bool) -> Duration {
+    let (base, cap): (u64, u64) = if transient { (15, 600) } else { (300, 1800) };
+    Duration::from_secs((base << failures.saturating_sub(1).min(10)).min(cap))
+}
+
+/// How a run is known in the failure counts.
+fn failure_key(run: &HealRun) -> String {
+    format!("{}/{}", run.namespace().unwrap_or_default(), run.name_any())
 }
 
 /// `base` plus up to half of it again, chosen at random.
 fn jittered(base: Duration) -> Duration {
-    use std::hash::{BuildHasher, RandomState};
-    let random = RandomState::new().hash_one(Instant::now());
-    base + base.mul_f64((random % 1000) as f64 / 2000.0)
+    base + base.mul_f64(fastrand::f64() / 2.0)
 }
 
 /// The operator's world for one HealRun.
@@ -739,5 +752,36 @@ fn remote_ref(branch: &str, push: bool) -> String {
         format!("refs/remotes/origin/{branch}")
     } else {
         format!("refs/heads/{branch}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_failure_in_a_row_doubles_the_wait_up_to_a_cap() {
+        let waits: Vec<u64> = (1..=8).map(|n| backoff(n, true).as_secs()).collect();
+        assert_eq!(waits, [15, 30, 60, 120, 240, 480, 600, 600]);
+        assert_eq!(backoff(1, false).as_secs(), 300);
+        assert_eq!(backoff(40, false).as_secs(), 1800);
+        for _ in 0..100 {
+            let wait = jittered(Duration::from_secs(100));
+            assert!(
+                wait >= Duration::from_secs(100) && wait <= Duration::from_secs(150),
+                "{wait:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_success_starts_the_count_over() {
+        let failures = super::super::Failures::default();
+        assert_eq!(
+            (failures.record("a/x"), failures.record("a/x"), failures.record("b/y")),
+            (1, 2, 1)
+        );
+        failures.clear("a/x");
+        assert_eq!(failures.record("a/x"), 1);
     }
 }

@@ -51,8 +51,28 @@ pub struct Settings {
     pub leader_election: Option<leader::Election>,
 }
 
+/// How many reconciles of each object failed in a row: the error policy backs off by it.
+#[derive(Default)]
+pub struct Failures(std::sync::Mutex<std::collections::HashMap<String, u32>>);
+
+impl Failures {
+    /// Counts one more failure of `key`; returns how many in a row.
+    pub fn record(&self, key: &str) -> u32 {
+        let mut counts = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let count = counts.entry(key.to_owned()).or_default();
+        *count = count.saturating_add(1);
+        *count
+    }
+
+    /// `key` reconciled: its next failure starts the backoff over.
+    pub fn clear(&self, key: &str) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(key);
+    }
+}
+
 /// What every reconcile shares.
 pub struct Context {
+    pub failures: Failures,
     pub client: Client,
     pub recorder: Recorder,
     pub metrics: Arc<Metrics>,
@@ -82,6 +102,7 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         instance: std::env::var("POD_NAME").ok(),
     };
     let ctx = Arc::new(Context {
+        failures: Failures::default(),
         recorder: Recorder::new(client.clone(), reporter),
         jobs: JobExecutor::new(client.clone()),
         client: client.clone(),
