@@ -107,6 +107,33 @@ async fn the_syntax_example_is_healed_with_one_commit_on_the_heal_branch() {
 }
 
 #[tokio::test]
+async fn kubeheal_heal_tells_the_story_every_driver_tells() {
+    let (_keep, dir) = example("python-syntax");
+    let summary = run(&dir, builtin(), 5).await;
+    assert!(summary.healed(), "{summary:?}");
+    let scenario: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scenarios/healed_in_one_cycle.json"),
+        )
+        .expect("the scenario"),
+    )
+    .expect("JSON");
+    let expected: Vec<(String, String)> = serde_json::from_value(scenario["events"].clone()).expect("pairs");
+    let events: Vec<(String, String)> = std::fs::read_to_string(dir.join(".kubeheal/events.jsonl"))
+        .expect("the events are kept")
+        .lines()
+        .map(|line| {
+            let event: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            (
+                event["reason"].as_str().expect("a reason").to_owned(),
+                event["phase"].as_str().expect("a phase").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(events, expected);
+}
+
+#[tokio::test]
 async fn the_import_example_is_healed() {
     let (_keep, dir) = example("python-import");
     let summary = run(&dir, builtin(), 5).await;

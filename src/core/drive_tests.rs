@@ -33,6 +33,13 @@ struct Scenario {
 fn scenarios() -> Vec<Scenario> {
     vec![
         Scenario {
+            name: "healed in one cycle",
+            spec: json!({"policy": {"approval": "Automatic"}}),
+            failing: |applied| if applied.is_empty() { vec!["t::a"] } else { vec![] },
+            answer: |_| Some(("fix-a", true)),
+            ends: HealRunReason::Healed,
+        },
+        Scenario {
             name: "healed in two cycles",
             spec: json!({"policy": {"approval": "Automatic"}}),
             failing: |applied| match applied.len() {
@@ -102,6 +109,8 @@ struct World<'a> {
     commits_made: Vec<(&'static str, u32)>,
     approvals: BTreeMap<u32, String>,
     proposals: Vec<String>,
+    /// Each note's reason, with the phase after it.
+    events: Vec<(String, String)>,
 }
 
 impl<'a> World<'a> {
@@ -119,6 +128,7 @@ impl<'a> World<'a> {
             commits_made: Vec::new(),
             approvals: BTreeMap::new(),
             proposals: Vec::new(),
+            events: Vec::new(),
         }
     }
 
@@ -302,7 +312,7 @@ impl Effects for World<'_> {
         &mut self,
         _previous: &HealRunStatus,
         status: &HealRunStatus,
-        _notes: &[Note],
+        notes: &[Note],
     ) -> Result<(), Crash> {
         let index = self.persists;
         self.persists += 1;
@@ -310,6 +320,11 @@ impl Effects for World<'_> {
             return Err(Crash);
         }
         self.persisted = status.clone();
+        let phase = serde_json::to_value(status.phase).expect("a phase");
+        for note in notes {
+            self.events
+                .push((note.reason.to_owned(), phase.as_str().unwrap_or_default().to_owned()));
+        }
         Ok(())
     }
 
@@ -444,4 +459,41 @@ fn an_execution_key_names_the_commit_and_the_patch_set() {
 
 fn execution_key_of(status: &HealRunStatus, cycle: u32) -> String {
     crate::core::step::execution_key("calc", status, cycle)
+}
+
+#[tokio::test]
+async fn the_fake_world_tells_the_story_every_driver_tells() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scenarios/healed_in_one_cycle.json");
+    let expected: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("the scenario")).expect("JSON");
+    let expected: Vec<(String, String)> = serde_json::from_value(expected["events"].clone()).expect("pairs");
+    let scenarios = scenarios();
+    let scenario = scenarios
+        .iter()
+        .find(|s| s.name == "healed in one cycle")
+        .expect("the scenario");
+    let mut world = World::new(scenario, None);
+    run_to_end(&mut world).await;
+    assert_eq!(world.events, expected);
+}
+
+#[tokio::test]
+async fn a_healer_that_repeats_a_rejected_patch_is_asked_twice() {
+    let scenarios = scenarios();
+    let scenario = scenarios
+        .iter()
+        .find(|s| s.name == "a rejected patch asked for again ends the run")
+        .expect("the scenario");
+    let mut world = World::new(scenario, None);
+    let status = run_to_end(&mut world).await;
+    assert_eq!(world.healer_calls, [1, 2]);
+    assert!(
+        status
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("the same patch as cycle 1"),
+        "{:?}",
+        status.message
+    );
 }

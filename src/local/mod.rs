@@ -157,6 +157,7 @@ pub async fn heal(
         commits: Vec::new(),
         started: Instant::now(),
         progress,
+        events: String::new(),
     };
     if let Some(user) = &user_repo
         && user.git(&["status", "--porcelain"]).await.is_ok_and(|s| !s.is_empty())
@@ -273,6 +274,9 @@ struct LocalWorld<'a> {
     commits: Vec<String>,
     started: Instant,
     progress: &'a mut (dyn FnMut(String) + Send),
+    /// Every note so far, one JSON object per line of `events.jsonl`: what a cluster keeps as
+    /// the run's Events.
+    events: String,
 }
 
 impl LocalWorld<'_> {
@@ -513,8 +517,20 @@ impl Effects for LocalWorld<'_> {
         status: &HealRunStatus,
         notes: &[Note],
     ) -> Result<(), HealError> {
-        for Note { message, .. } in notes {
-            self.say(message.clone());
+        for note in notes {
+            self.say(note.message.clone());
+            let event = serde_json::json!({
+                "time": Timestamp::now().to_string(),
+                "type": if note.warning { "Warning" } else { "Normal" },
+                "reason": note.reason,
+                "message": note.message,
+                "phase": status.phase,
+            });
+            self.events.push_str(&event.to_string());
+            self.events.push('\n');
+        }
+        if !notes.is_empty() {
+            self.state.write("events.jsonl", self.events.as_bytes())?;
         }
         let json = serde_json::to_string_pretty(status)?;
         self.state.write("status.json", json.as_bytes())?;
