@@ -20,6 +20,11 @@ static EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning|Iteration|NotFound))(?:: (.*))?$")
         .expect("regex")
 });
+/// Any exception class, as a project defines its own: `InsufficientFunds`,
+/// `ledger.errors.Frozen: eve`. Read only where an exception must stand (a pytest `E` line, the
+/// line after a traceback's frames, pytest's `path:N: Name` line), never in free text.
+static ANY_EXCEPTION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: (.*))?$").expect("regex"));
 /// `SyntaxError: expected ':' (calc.py, line 1)`: how pytest's summary and `compile()` name the
 /// place of a syntax error on one line.
 static INLINE_SYNTAX: LazyLock<Regex> = LazyLock::new(|| {
@@ -108,6 +113,11 @@ impl Python {
             self.flush(sink);
             return;
         }
+        if first == b'R' && line.starts_with("Ran ") && line.contains(" test") {
+            // unittest's summary: its last failure block is over.
+            self.flush(sink);
+            self.section = Section::None;
+        }
 
         if self.section == Section::Pytest
             && first == b'_'
@@ -175,6 +185,11 @@ impl Python {
         }
 
         if line.starts_with("Traceback (most recent call last)") {
+            // A traceback after a finished one (a unittest failure that already has its
+            // exception, then another tool's traceback) starts a block of its own.
+            if self.block.as_ref().is_some_and(|b| b.exception.is_some()) {
+                self.flush(sink);
+            }
             if self.block.is_none() {
                 self.block = Some(Block {
                     ends_at_exception: true,
@@ -212,7 +227,7 @@ impl Python {
         // pytest --tb=line: one line per failure, `path:N: ExcName: message`, no headers.
         if self.section == Section::Pytest && !self.section_has_headers && first != b' ' && !from_e_line {
             if let Some((file, n, rest)) = split_location(line)
-                && let (true, Some(c)) = (file.ends_with(".py"), EXCEPTION.captures(rest))
+                && let (true, Some(c)) = (file.ends_with(".py"), exception(rest, true))
                 && self.anonymous.len() < super::MAX_REPORTS
             {
                 let message = c.get(2).map_or("", |m| m.as_str()).to_owned();
@@ -231,7 +246,10 @@ impl Python {
             return;
         }
 
-        if let Some(c) = EXCEPTION.captures(body.trim_end())
+        // Where an exception must stand — an `E` line, or right after a traceback's last frame and
+        // its source line — any class name is one; elsewhere only the usual names are.
+        let must_be_exception = from_e_line || (!block.frames.is_empty() && block.source.is_some());
+        if let Some(c) = exception(body.trim_end(), must_be_exception)
             && (from_e_line || !line.starts_with(' '))
             && block.exception.is_none()
         {
@@ -257,7 +275,7 @@ impl Python {
                 });
             }
             if block.exception.is_none()
-                && let Some(c) = EXCEPTION.captures(rest)
+                && let Some(c) = exception(rest, true)
             {
                 block.exception = Some((c[1].to_owned(), c.get(2).map_or("", |m| m.as_str()).to_owned()));
             }
@@ -382,6 +400,15 @@ impl Python {
             };
             sink.report(python_finding(file, *line, kind, message, test));
         }
+    }
+}
+
+/// An exception line: any class name where one must stand, else only the usual names.
+fn exception(text: &str, must_be: bool) -> Option<regex::Captures<'_>> {
+    if must_be {
+        ANY_EXCEPTION.captures(text).or_else(|| EXCEPTION.captures(text))
+    } else {
+        EXCEPTION.captures(text)
     }
 }
 
