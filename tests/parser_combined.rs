@@ -109,3 +109,59 @@ proptest! {
         prop_assert_eq!(whole, streamed);
     }
 }
+
+/// A long CI job: linters' JSON and SARIF reports, JUnit documents (some cut in half, as a killed
+/// job leaves them), jest and go JSON, a wrapped Jenkins log, over and over to 100 MB; then a
+/// JUnit report printed without a final newline (`cat junit.xml`), the linter run right after it
+/// and the pytest run whose failures are the bug. Their reports are all found, as they are alone.
+#[test]
+fn a_bug_at_the_end_of_a_100_mb_combined_log_is_found() {
+    let sections = [
+        "ruff_json",
+        "mono_ruff_sarif",
+        "mono_pytest_junit",
+        "jest_json",
+        "mono_eslint_json_meta",
+        "mono_pylint_json2",
+        "go_test_json",
+        "cargo_build_json",
+        "mono_ci_jenkins",
+        "mono_mypy_junit",
+        "mono_ruff_gitlab",
+        "jest_junit",
+    ];
+    let logs: Vec<String> = sections
+        .iter()
+        .map(|case| read_log(&fixtures().join("logs"), case))
+        .collect();
+    let mut log = String::with_capacity(101 * 1024 * 1024);
+    let mut i = 0;
+    while log.len() < 100 * 1024 * 1024 {
+        let section = &logs[i % logs.len()];
+        if i % 5 == 3 {
+            // Cut short mid-line.
+            let mut half = section.len() / 2;
+            while !section.is_char_boundary(half) {
+                half -= 1;
+            }
+            log.push_str(&section[..half]);
+            log.push('\n');
+        } else {
+            log.push_str(section);
+        }
+        i += 1;
+    }
+    let case = |name: &str| CASES.iter().find(|c| c.name == name).expect("a golden case");
+    let junit = case("jest_junit");
+    assert!(!junit.log.ends_with('\n'), "jest-junit's report has no final newline");
+    log.push_str(&junit.log);
+    let mut expected = BTreeSet::new();
+    for name in ["mono_ruff_concise", "mono_pytest"] {
+        log.push_str(&case(name).log);
+        expected.extend(case(name).alone.iter().cloned());
+    }
+    assert!(expected.len() > 5);
+    let together = places(&parse(&log, &workspace("mono")));
+    let lost: Vec<_> = expected.difference(&together).collect();
+    assert!(lost.is_empty(), "after {i} sections, lost {lost:?}");
+}
