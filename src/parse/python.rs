@@ -89,6 +89,9 @@ pub(crate) struct Python {
     /// with the names of the short test summary, which lists the failures in the same order.
     anonymous: Vec<(String, u32, String, String)>,
     summary_failed: Vec<String>,
+    /// Python said the next traceback is chained to the last one ("During handling of the above
+    /// exception"): it belongs to the same test.
+    chained: bool,
 }
 
 impl Python {
@@ -184,12 +187,14 @@ impl Python {
             });
         }
 
+        if line.starts_with("During handling of the above exception")
+            || line.starts_with("The above exception was the direct cause")
+        {
+            self.chained = true;
+            return;
+        }
         if line.starts_with("Traceback (most recent call last)") {
-            // A traceback after a finished one (a unittest failure that already has its
-            // exception, then another tool's traceback) starts a block of its own.
-            if self.block.as_ref().is_some_and(|b| b.exception.is_some()) {
-                self.flush(sink);
-            }
+            self.new_traceback(sink);
             if self.block.is_none() {
                 self.block = Some(Block {
                     ends_at_exception: true,
@@ -208,6 +213,9 @@ impl Python {
         if body.trim_start().starts_with("File \"")
             && let Some(c) = FILE_FRAME.captures(body)
         {
+            if !from_e_line {
+                self.new_traceback(sink);
+            }
             let block = self.block.get_or_insert_with(|| Block {
                 ends_at_exception: true,
                 ..Block::default()
@@ -281,6 +289,28 @@ impl Python {
             }
             block.awaiting_source = rest.starts_with("in ");
         }
+    }
+
+    /// A traceback begins: a block that already has its exception is finished (a unittest
+    /// failure, a pytest failure cut short, then another tool's traceback). A chained traceback
+    /// keeps the test of the one it is chained to.
+    fn new_traceback(&mut self, sink: &mut Sink<'_>) {
+        let chained = std::mem::take(&mut self.chained);
+        let Some(block) = self.block.as_ref().filter(|b| b.exception.is_some()) else {
+            return;
+        };
+        let (test, test_is_final) = if chained {
+            (block.test.clone(), block.test_is_final)
+        } else {
+            (None, false)
+        };
+        self.flush(sink);
+        self.block = Some(Block {
+            test,
+            test_is_final,
+            ends_at_exception: true,
+            ..Block::default()
+        });
     }
 
     /// pytest `-v` lines and the short test summary; unittest `-v` lines.
