@@ -233,11 +233,15 @@ impl Python {
         }
 
         // pytest --tb=line: one line per failure, `path:N: ExcName: message`, no headers.
-        if self.section == Section::Pytest && !self.section_has_headers && first != b' ' && !from_e_line {
-            if let Some((file, n, rest)) = split_location(line)
-                && let (true, Some(c)) = (file.ends_with(".py"), exception(rest, true))
-                && self.anonymous.len() < super::MAX_REPORTS
-            {
+        // Anything else (another tool's traceback after a cut-short pytest log) is read as usual.
+        if self.section == Section::Pytest
+            && !self.section_has_headers
+            && first != b' '
+            && !from_e_line
+            && let Some((file, n, rest)) = split_location(line)
+            && let (true, Some(c)) = (file.ends_with(".py"), exception(rest, true))
+        {
+            if self.anonymous.len() < super::MAX_REPORTS {
                 let message = c.get(2).map_or("", |m| m.as_str()).to_owned();
                 self.anonymous.push((file.to_owned(), n, c[1].to_owned(), message));
             }

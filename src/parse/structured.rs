@@ -888,11 +888,12 @@ fn lint_case(c: &Case, suite: Option<&str>, start: usize, sink: &mut Sink<'_>) -
         }
         return true;
     }
+    // `org.ruff.F401`, `org.ruff.invalid-syntax`
     let code = c.name.rsplit('.').next().unwrap_or("");
     let letters = code.bytes().take_while(u8::is_ascii_uppercase).count();
     let digits = &code[letters..];
-    let is_code =
-        (1..=4).contains(&letters) && (2..=4).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
+    let is_code = code == "invalid-syntax"
+        || (1..=4).contains(&letters) && (2..=4).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
     let (Some(file), Some(line), true) = (suite, c.line, is_code && c.file.is_none()) else {
         return false;
     };
