@@ -417,9 +417,14 @@ impl<'w> Parser<'w> {
         }
     }
 
+    /// Lines a document held back and gave up: they go to the text formats, and to the one-line
+    /// JSON formats (a JUnit document cut inside a tag, then cargo's JSON messages). A document
+    /// that begins among them is not read: it would mean reading them again, without bound.
     fn replay(&mut self, lines: &str) {
         for line in lines.split_terminator('\n') {
-            self.text(line);
+            if !structured::single_line(line, &mut self.sink) {
+                self.text(line);
+            }
         }
     }
 

@@ -99,9 +99,15 @@ impl Structured {
     /// structured document took it. A document given up on it leaves a [`GaveUp`] to take.
     pub fn begin_line(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
         self.after_end = None;
-        if self.doc.is_some() && starts_document(line) {
+        let json_open = self
+            .doc
+            .as_ref()
+            .is_some_and(|d| !matches!(d.reading, Reading::Junit(..)));
+        if self.doc.is_some() && (starts_document(line) || (json_open && line.starts_with("{\""))) {
             // A new document where the open one has no business (a truncated report, then the
-            // next tool's): the open one ends here, read as far as it went.
+            // next tool's): the open one ends here, read as far as it went. A pretty-printed JSON
+            // document indents what it holds, so `{"` at column 0 inside one is the next tool's
+            // one-line JSON record (mypy's, cargo's).
             self.end_truncated(sink);
             return true;
         }
@@ -123,22 +129,10 @@ impl Structured {
         let Some(&first) = line.as_bytes().first() else {
             return false;
         };
+        if single_line(line, sink) {
+            return true;
+        }
         let reading = match first {
-            b'{' if line.starts_with("{\"reason\":") => {
-                cargo_message(line, sink);
-                return true;
-            }
-            b'{' if line.starts_with("{\"file\": ") => {
-                mypy_json(line, sink);
-                return true;
-            }
-            // ruff `json-lines`: one finding per line (ruff sorts keys, `cell` comes first).
-            b'{' if line.starts_with("{\"cell\":") => {
-                if let Ok(item) = serde_json::from_str::<Value>(line) {
-                    array_item(&item, sink.report_count(), sink);
-                }
-                return true;
-            }
             // A report object (SARIF, rdjson, pylint `json2`), pretty-printed: `{` alone.
             b'{' if line.trim_end() == "{" || line.starts_with("{\"results\":[") => {
                 Reading::JsonArray(JsonStream::new(Shape::Report))
@@ -323,6 +317,27 @@ impl Structured {
             Step::GiveUp => self.give_up(in_first_bytes),
         }
     }
+}
+
+/// The formats with one JSON record per line (cargo's and mypy's messages, ruff's `json-lines`):
+/// `true` when the line was one. Also read in lines a document held back and gave up.
+pub(crate) fn single_line(line: &str, sink: &mut Sink<'_>) -> bool {
+    if !line.starts_with('{') {
+        return false;
+    }
+    if line.starts_with("{\"reason\":") {
+        cargo_message(line, sink);
+    } else if line.starts_with("{\"file\": ") {
+        mypy_json(line, sink);
+    } else if line.starts_with("{\"cell\":") {
+        // ruff `json-lines` (ruff sorts keys, `cell` comes first).
+        if let Ok(item) = serde_json::from_str::<Value>(line) {
+            array_item(&item, sink.report_count(), sink);
+        }
+    } else {
+        return false;
+    }
+    true
 }
 
 /// Whether a line at column 0 can only be the start of a document: an XML declaration, a JUnit
