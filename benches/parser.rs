@@ -3,9 +3,13 @@
 //!     cargo bench --bench parser            # 128 MiB log
 //!     KUBEHEAL_BENCH_MIB=512 cargo bench --bench parser
 //!
-//! The log is every golden log in tests/fixtures/logs, concatenated with passing noise (pytest
-//! PASSED lines, pip install output, cargo progress) until it reaches the size; it is written
-//! to target/ and streamed from disk, so the peak resident memory is the parser's own. The peak is
+//! The log is every golden log in tests/fixtures/logs (the combined CI jobs, JSON, SARIF and
+//! JUnit reports among them), concatenated with passing noise (pytest PASSED lines, pip install
+//! output, cargo progress) until it reaches the size; it is written to target/ and streamed from
+//! disk, so the peak resident memory is the parser's own. That every section is really read is
+//! checked: the test outcomes the whole log counts must equal those of its pieces parsed one by
+//! one. `grep -c -E '[A-Za-z0-9_./-]+:[0-9]+'` is timed on the same file, as the floor of reading
+//! every line. The peak is
 //! read after a log of 1/8 the size and after the full one: the two should be the same. The peer
 //! (`swebench.harness.log_parsers.python.parse_log_pytest`, PyPI `swebench`) is timed on the same
 //! file by python3, parsing only, when it is installed. Beside the wall time, the CPU time of the
@@ -72,16 +76,17 @@ fn mixed_log(root: &Path) {
     let size = write_log(&root.join("tests/fixtures/logs"), &large, mib * 1024 * 1024);
     let workspace = Workspace::new("/tmp/kubeheal-fixtures/py_logic");
 
-    let (_, _, small_reports) = run(&small, &workspace);
+    let (_, _, small_reports, _) = run(&small, &workspace);
     let peak_small = peak_rss_kib();
     // Best of three on the large log.
     let (mut best, mut best_cpu) = (f64::MAX, f64::MAX);
-    let mut reports = 0;
+    let (mut reports, mut counted) = (0, 0);
     for _ in 0..3 {
-        let (secs, cpu, n) = run(&large, &workspace);
+        let (secs, cpu, n, outcomes) = run(&large, &workspace);
         best = best.min(secs);
         best_cpu = best_cpu.min(cpu);
         reports = n;
+        counted = outcomes;
     }
     let peak_large = peak_rss_kib();
     let mb = size as f64 / 1e6;
@@ -101,6 +106,25 @@ fn mixed_log(root: &Path) {
         peak_large
     );
 
+    // Every section really read: the outcomes counted in the whole log are those of its units
+    // parsed one by one.
+    let alone = outcomes_alone(&root.join("tests/fixtures/logs"), mib * 1024 * 1024, &workspace);
+    println!(
+        "test outcomes counted: {counted} in the whole log, {alone} in its sections parsed one by one{}",
+        if counted == alone {
+            ""
+        } else {
+            " — SECTIONS WERE NOT READ"
+        }
+    );
+    match grep_seconds(&large) {
+        Some((secs, count)) => println!(
+            "grep -c -E '[A-Za-z0-9_./-]+:[0-9]+': {secs:.3} s, {:.0} MB/s ({count} lines); kubeheal takes {:.2}x grep's time",
+            mb / secs,
+            best / secs
+        ),
+        None => println!("grep: not available"),
+    }
     let peer = if std::env::var_os("KUBEHEAL_BENCH_NO_PEER").is_some() {
         None
     } else {
@@ -323,13 +347,19 @@ impl Counted {
     }
 }
 
-/// Parses the log at `path`: (seconds, seconds of CPU, reports).
-fn run(path: &PathBuf, workspace: &Workspace) -> (f64, f64, usize) {
+/// Parses the log at `path`: (seconds, seconds of CPU, reports, test outcomes counted).
+fn run(path: &PathBuf, workspace: &Workspace) -> (f64, f64, usize, u64) {
     let file = std::fs::File::open(path).expect("the bench log exists");
     let (start, cpu) = (Instant::now(), cpu_seconds());
     let parsed =
         parse_reader(std::io::BufReader::with_capacity(1 << 20, file), workspace).expect("the log is readable");
-    (start.elapsed().as_secs_f64(), cpu_seconds() - cpu, parsed.reports.len())
+    let elapsed = start.elapsed().as_secs_f64();
+    (
+        elapsed,
+        cpu_seconds() - cpu,
+        parsed.reports.len(),
+        outcomes(&parsed.summary),
+    )
 }
 
 /// CPU time this process has used, user and system.
@@ -340,7 +370,9 @@ fn cpu_seconds() -> f64 {
     secs(usage.user_time()) + secs(usage.system_time())
 }
 
-fn write_log(logs: &Path, path: &Path, bytes: u64) -> u64 {
+/// Hands `unit` each piece of the bench log in order until `bytes` are given: 200 lines of
+/// passing noise, then a golden log, round and round the golden logs.
+fn for_each_unit(logs: &Path, bytes: u64, mut unit: impl FnMut(&[u8])) {
     let mut goldens: Vec<PathBuf> = std::fs::read_dir(logs)
         .expect("tests/fixtures/logs exists")
         .flatten()
@@ -348,9 +380,8 @@ fn write_log(logs: &Path, path: &Path, bytes: u64) -> u64 {
         .filter(|p| p.extension().is_some_and(|e| e == "log"))
         .collect();
     goldens.sort();
-    // Each golden log ends its last line: four of them do not, and their last line ran into the
-    // noise after it (`</testsuites>tests/test_api.py::... PASSED`), which the parser before the
-    // streaming reader took for a JUnit document that never ends, hiding most of the log.
+    // Each golden log ends its last line, so that each unit is the same text alone as in the log
+    // (a log without a final newline running into the next line is the combined-log tests' case).
     let texts: Vec<Vec<u8>> = goldens
         .iter()
         .map(|p| {
@@ -361,25 +392,67 @@ fn write_log(logs: &Path, path: &Path, bytes: u64) -> u64 {
             text
         })
         .collect();
-    let mut out = BufWriter::new(std::fs::File::create(path).expect("the bench log can be written"));
-    let mut written = 0u64;
+    let mut given = 0u64;
     let mut i = 0usize;
-    while written < bytes {
+    let mut piece = Vec::new();
+    while given < bytes {
         // Mostly passing noise, as in a real CI log, with a failure now and then.
+        piece.clear();
         for n in 0..200 {
-            let line = NOISE[(i + n) % NOISE.len()];
-            out.write_all(line.as_bytes())
-                .and_then(|_| out.write_all(b"\n"))
-                .expect("write");
-            written += line.len() as u64 + 1;
+            piece.extend_from_slice(NOISE[(i + n) % NOISE.len()].as_bytes());
+            piece.push(b'\n');
         }
-        let text = &texts[i % texts.len()];
-        out.write_all(text).expect("write");
-        written += text.len() as u64;
+        piece.extend_from_slice(&texts[i % texts.len()]);
+        unit(&piece);
+        given += piece.len() as u64;
         i += 1;
     }
+}
+
+fn write_log(logs: &Path, path: &Path, bytes: u64) -> u64 {
+    let mut out = BufWriter::new(std::fs::File::create(path).expect("the bench log can be written"));
+    let mut written = 0u64;
+    for_each_unit(logs, bytes, |piece| {
+        out.write_all(piece).expect("write");
+        written += piece.len() as u64;
+    });
     out.flush().expect("flush");
     written
+}
+
+/// Test outcomes the runners' summaries and reports add up to, each unit of the log parsed on
+/// its own: what the whole log must give if every section in it is really read.
+fn outcomes_alone(logs: &Path, bytes: u64, workspace: &Workspace) -> u64 {
+    let mut total = 0u64;
+    for_each_unit(logs, bytes, |piece| {
+        let parsed = parse_reader(piece, workspace).expect("in memory");
+        total += outcomes(&parsed.summary);
+    });
+    total
+}
+
+fn outcomes(summary: &kubeheal::parse::SuiteSummary) -> u64 {
+    u64::from(summary.ran() + summary.skipped)
+}
+
+/// `grep -c -E '[A-Za-z0-9_./-]+:[0-9]+'` on the same file, best of three: what reading every
+/// line for a `path:line` costs at the least.
+fn grep_seconds(path: &Path) -> Option<(f64, String)> {
+    let mut best: Option<f64> = None;
+    let mut count = String::new();
+    for _ in 0..3 {
+        let start = Instant::now();
+        let out = Command::new("grep")
+            .args(["-c", "-E", "[A-Za-z0-9_./-]+:[0-9]+"])
+            .arg(path)
+            .env("LC_ALL", "C")
+            .output()
+            .ok()?;
+        let secs = start.elapsed().as_secs_f64();
+        count = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        best = Some(best.map_or(secs, |b: f64| b.min(secs)));
+    }
+    best.map(|b| (b, count))
 }
 
 fn count_lines(path: &Path) -> usize {

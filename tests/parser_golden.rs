@@ -4,55 +4,15 @@
 //! verdict a developer expects. `KUBEHEAL_BLESS=1 cargo test --test parser_golden` rewrites the
 //! expected files for review with `git diff`.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod parser_fixtures;
 
-use kubeheal::parse::{self, Workspace};
+use kubeheal::parse;
+use parser_fixtures::{cases, fixtures, read_log, workspace};
 use serde_json::{Value, json};
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// case name → project, from the table in regenerate.sh.
-fn cases() -> BTreeMap<String, String> {
-    let script = std::fs::read_to_string(fixtures().join("regenerate.sh")).expect("regenerate.sh is readable");
-    script
-        .lines()
-        .filter_map(|l| {
-            let mut parts = l.splitn(3, '|');
-            let (name, project, _) = (parts.next()?, parts.next()?, parts.next()?);
-            (!name.is_empty() && !name.contains(' ') && fixtures().join("projects").join(project).is_dir())
-                .then(|| (name.to_owned(), project.to_owned()))
-        })
-        .collect()
-}
-
-fn project_files(project: &str) -> Vec<String> {
-    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
-        for entry in std::fs::read_dir(dir).expect("project folder is readable").flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                walk(&path, root, out);
-            } else if let Ok(rel) = path.strip_prefix(root) {
-                out.push(rel.to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    let root = fixtures().join("projects").join(project);
-    let mut files = Vec::new();
-    walk(&root, &root, &mut files);
-    files
-}
-
-fn workspace(project: &str) -> Workspace {
-    Workspace::new(format!("/tmp/kubeheal-fixtures/{project}")).with_files(project_files(project))
-}
 
 fn actual(case: &str, project: &str) -> Value {
     let logs = fixtures().join("logs");
-    let log = std::fs::read(logs.join(format!("{case}.log"))).expect("the log exists");
-    let log = String::from_utf8_lossy(&log);
+    let log = read_log(&logs, case);
     let exit: i32 = std::fs::read_to_string(logs.join(format!("{case}.exit")))
         .expect("the exit code exists")
         .trim()

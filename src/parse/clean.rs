@@ -31,12 +31,26 @@ pub fn clean_line(raw: &str) -> Cow<'_, str> {
             };
         }
     }
-    match strip_timestamp(&line) {
-        Some(start) if start > 0 => match line {
-            Cow::Borrowed(s) => Cow::Borrowed(&s[start..]),
-            Cow::Owned(s) => Cow::Owned(s[start..].to_owned()),
-        },
-        _ => line,
+    let start = strip_timestamp(&line).unwrap_or(0);
+    let start = start + ci_marker(&line[start..]);
+    if start == 0 {
+        return line;
+    }
+    match line {
+        Cow::Borrowed(s) => Cow::Borrowed(&s[start..]),
+        Cow::Owned(s) => Cow::Owned(s[start..].to_owned()),
+    }
+}
+
+/// The length of a GitHub Actions log marker at the start of a line (`##[error]`, `##[group]`):
+/// the runner writes annotations and groups this way, and what follows is the tool's own text.
+fn ci_marker(line: &str) -> usize {
+    let Some(rest) = line.strip_prefix("##[") else {
+        return 0;
+    };
+    match rest.find(']') {
+        Some(end) if rest[..end].bytes().all(|b| b.is_ascii_lowercase()) && end > 0 => end + 4,
+        _ => 0,
     }
 }
 
@@ -165,6 +179,15 @@ mod tests {
         assert_eq!(clean_line("[2026-11-22T04:01:02.123Z] ok"), "ok");
         assert_eq!(clean_line("[04:01:02] ok"), "ok");
         assert_eq!(clean_line("\x1b]8;;http://x\x07link\x1b]8;;\x07"), "link");
+        assert_eq!(
+            clean_line("2026-11-22T04:01:02.1234567Z ##[error]a.py:2:8: F401 `os` imported but unused"),
+            "a.py:2:8: F401 `os` imported but unused"
+        );
+        assert_eq!(clean_line("##[group]Run pytest"), "Run pytest");
+        assert_eq!(
+            clean_line("\x1b[0Ksection_start:1700000000:test_job\r\x1b[0K$ pytest"),
+            "$ pytest"
+        );
     }
 
     #[test]

@@ -23,6 +23,14 @@ static JS_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[[\w_]+\])?: (.*)$").expect("regex")
 });
 
+/// Babel's syntax error as jest prints it under "Test suite failed to run":
+/// `SyntaxError: /abs/src/price.js: Unexpected token, expected "," (3:28)`.
+static BABEL_SYNTAX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^SyntaxError: (\S+?): (.*) \((\d+):(\d+)\)$").expect("regex"));
+
+/// Lines Node prints between its `file:line` header and the error (source line, caret, blank).
+const NODE_HEADER_REACH: u32 = 4;
+
 const JS_EXTENSIONS: &[&str] = &[
     ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts", ".vue", ".svelte",
 ];
@@ -43,13 +51,26 @@ pub(crate) struct Js {
     /// jest's `●` block, or a Node error, being read.
     failure: Option<Failure>,
     in_jest_block: bool,
+    /// Node's `/abs/file.js:12` header before an uncaught error (a load-time SyntaxError has no
+    /// project frame, only this), and how many lines ago it was.
+    node_header: Option<(String, u32, u32)>,
 }
 
 impl Js {
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        let header = self.node_header.take().filter(|h| h.2 < NODE_HEADER_REACH);
         let Some(&first) = line.as_bytes().first() else {
+            self.node_header = header.map(|(f, n, age)| (f, n, age + 1));
             return;
         };
+        if first != b' '
+            && first != b'\t'
+            && let Some((file, n)) = node_header(line)
+        {
+            self.node_header = Some((file.to_owned(), n, 0));
+            return;
+        }
+        self.node_header = header.map(|(f, n, age)| (f, n, age + 1));
 
         if first != b' ' && first != b'\t' {
             let tsc = memchr::memmem::find(line.as_bytes(), b" TS").is_some();
@@ -100,6 +121,12 @@ impl Js {
             }
         }
 
+        // jest indents everything in a failure block: a line at column 0 (its summary, or
+        // another tool's output after a cut-short jest log) ends the block.
+        if self.in_jest_block && first != b' ' && first != b'\t' {
+            self.flush(sink);
+            self.in_jest_block = false;
+        }
         let trimmed = line.trim_start();
         // jest: `● describe › test`, and the end of a file's results.
         if let Some(title) = trimmed.strip_prefix("● ") {
@@ -139,8 +166,15 @@ impl Js {
                     || memchr::memmem::find(line.as_bytes(), b"Exception").is_some());
             if let Some(c) = may_be_error.then(|| JS_ERROR.captures(line)).flatten() {
                 self.flush(sink);
+                // Node names the place it stopped above the error; the frames may all be Node's own.
+                let location = self
+                    .node_header
+                    .take()
+                    .filter(|(file, _, _)| sink.workspace.relative(file).is_some())
+                    .map(|(file, n, _)| (file, n));
                 self.failure = Some(Failure {
                     message: Some(format!("{}: {}", &c[1], &c[2])),
+                    location,
                     ..Failure::default()
                 });
                 return;
@@ -155,6 +189,15 @@ impl Js {
             && failure.message.is_none()
             && !trimmed.is_empty()
         {
+            // A suite that failed to run on a syntax error in the code under test: Babel names
+            // the file and line; the frames are all in the transformer.
+            if let Some(c) = BABEL_SYNTAX.captures(trimmed)
+                && sink.workspace.relative(&c[1]).is_some()
+            {
+                failure.location = Some((c[1].to_owned(), c[3].parse().unwrap_or(1)));
+                failure.message = Some(format!("SyntaxError: {}", &c[2]));
+                return;
+            }
             failure.message = Some(trimmed.to_owned());
         }
     }
@@ -180,6 +223,16 @@ impl Js {
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.flush(sink);
     }
+}
+
+/// Node's `path/to/file.js:12` line above an uncaught error: a source path and a line, nothing else.
+fn node_header(line: &str) -> Option<(&str, u32)> {
+    let (path, n) = line.rsplit_once(':')?;
+    if n.is_empty() || n.len() > 9 || !n.bytes().all(|b| b.is_ascii_digit()) || path.contains(' ') {
+        return None;
+    }
+    let path = path.strip_prefix("file://").unwrap_or(path);
+    (JS_EXTENSIONS.iter().any(|e| path.ends_with(e)) && looks_like_source(path)).then(|| (path, n.parse().unwrap_or(1)))
 }
 
 /// One eslint message: a parse failure is SYNTAX, anything else a LINTING finding.

@@ -19,6 +19,11 @@ pub(crate) enum Shape {
     /// jest's `--json` report: each `testResults[].assertionResults[]` item, and each test
     /// result's `status` and `message`.
     Jest,
+    /// A report object whose findings are in a list under a known key: SARIF
+    /// (`runs[].results[]`), reviewdog's rdjson (`diagnostics[]`), pylint's `json2`
+    /// (`messages[]`), eslint's `json-with-metadata` (`results[]`). Each finding is cut out as
+    /// an [`Tag::Item`].
+    Report,
 }
 
 /// A container whose children the shape looks at, or what a container is to the shape.
@@ -157,6 +162,8 @@ pub(crate) struct JsonStream {
     capture: Option<Capture>,
     started: bool,
     status: Status,
+    /// Bytes of the last piece fed after the end of the document (another tool's output).
+    unread: usize,
 }
 
 /// What to do with a value that starts.
@@ -178,6 +185,7 @@ impl JsonStream {
             capture: None,
             started: false,
             status: Status::Open,
+            unread: 0,
         }
     }
 
@@ -206,6 +214,17 @@ impl JsonStream {
                 _ => Action::Skip,
             },
             (Shape::Jest, Some(Role::Assertions)) => Action::Capture(Tag::Assertion),
+            (Shape::Report, None) => Action::Descend(Role::Report),
+            (Shape::Report, Some(Role::Report)) => match key {
+                // eslint's `json-with-metadata` keeps its file list under `results`.
+                "diagnostics" | "messages" | "results" => Action::Descend(Role::Items),
+                "runs" => Action::Descend(Role::Results),
+                _ => Action::Skip,
+            },
+            // A SARIF run, and its results.
+            (Shape::Report, Some(Role::Results)) => Action::Descend(Role::Suite),
+            (Shape::Report, Some(Role::Suite)) if key == "results" => Action::Descend(Role::Items),
+            (Shape::Report, Some(Role::Items)) => Action::Capture(Tag::Item),
             _ => Action::Skip,
         };
         // A container the shape descends into must be the kind it expects.
@@ -345,6 +364,9 @@ impl JsonStream {
                 }
             }
         }
+        if self.status == Status::Done {
+            self.unread = bytes.len() - i;
+        }
         // The rest of this piece belongs to the value being cut out.
         if let Some(from) = copy_from
             && self.status == Status::Open
@@ -352,6 +374,11 @@ impl JsonStream {
             self.copy(&text[from..]);
         }
         self.status
+    }
+
+    /// How many bytes at the end of the piece that completed the document come after it.
+    pub fn unread(&self) -> usize {
+        self.unread
     }
 
     fn fail(&mut self) -> Status {

@@ -1,5 +1,6 @@
-//! One-line `path:line[:col]: message` diagnostics of the Python linters and type checker — mypy,
-//! flake8, pylint, ruff's concise format — and cargo's `--message-format=short`.
+//! One-line `path:line[:col]: message` diagnostics of the Python linters and type checker — mypy
+//! (with or without columns and error ends), flake8 (default and `pylint` formats), pylint (text,
+//! `parseable`, `msvs`), ruff (concise, `pylint`, `grouped`) — and cargo's `--message-format=short`.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -15,20 +16,68 @@ static MYPY: LazyLock<Regex> =
 static FLAKE8: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^([A-Z]\d{3}) (.*)$").expect("regex"));
 static PYLINT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Z]\d{4}): (.*?)(?: \(([\w-]+)\))?$").expect("regex"));
+/// pylint `parseable` (`[C0116(missing-function-docstring), obj] msg`) and `msvs`
+/// (`[C0116(missing-function-docstring)obj] msg`).
+static PYLINT_BRACKETED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[([A-Z]\d{4})\(([\w-]+)\)(?:, )?[^\]]*\] (.*)$").expect("regex"));
+/// flake8's and ruff's `pylint` format: `[E501] msg`.
+static CODE_BRACKETED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[([A-Z]{1,4}\d{2,4}|invalid-syntax)\] (.*)$").expect("regex"));
 static RUFF: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Z]{1,4}\d{2,4}|invalid-syntax):? (?:\[\*\] )?(.*)$").expect("regex"));
+/// A row of ruff's `grouped` format under its file's line: `  12:5  F401 [*] msg`.
+static RUFF_GROUPED_ROW: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^ +(\d+):\d+ +([A-Z]{1,4}\d{2,4}|invalid-syntax):? (?:\[\*\] )?(.*)$").expect("regex")
+});
 static RUSTC_SHORT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(error|warning)(?:\[([A-Za-z0-9_:]+)\])?: (.*)$").expect("regex"));
 
 #[derive(Default)]
-pub(crate) struct Lint;
+pub(crate) struct Lint {
+    /// ruff `grouped`: the file whose rows follow (its line is the path and a colon).
+    grouped_file: Option<String>,
+}
 
 impl Lint {
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
-        if first == b' ' || first == b'\t' || !line.contains(':') {
+        if first == b' ' {
+            if let Some(file) = self.grouped_file.as_deref()
+                && let Some(c) = RUFF_GROUPED_ROW.captures(line)
+            {
+                let error_type = lint_type_for_syntax_message(&c[2], &c[3]);
+                let message = Cow::Owned(format!("{} {}", &c[2], &c[3]));
+                report(
+                    sink,
+                    file,
+                    c[1].parse().unwrap_or(1),
+                    error_type,
+                    Rank::of(error_type),
+                    message,
+                );
+            }
+            return;
+        }
+        if first == b'\t' || !line.contains(':') {
+            return;
+        }
+        // ruff `grouped`: `path/to/file.py:` alone on its line.
+        if let Some(path) = line.strip_suffix(':')
+            && (path.ends_with(".py") || path.ends_with(".pyi"))
+            && !path.contains(' ')
+        {
+            self.grouped_file = Some(path.to_owned());
+            return;
+        }
+        self.grouped_file = None;
+        if let Some((file, n, rest)) = msvs_location(line) {
+            if let Some(c) = PYLINT_BRACKETED.captures(rest) {
+                let error_type = pylint_type(&c[1], &c[2], &c[3]);
+                let message = Cow::Owned(format!("{}: {} ({})", &c[1], &c[3], &c[2]));
+                report(sink, file, n, error_type, Rank::of(error_type), message);
+            }
             return;
         }
         let Some((file, n, rest)) = split_location(line) else {
@@ -44,6 +93,8 @@ impl Lint {
         if !(file.ends_with(".py") || file.ends_with(".pyi")) {
             return;
         }
+        // mypy `--show-error-end`: `path:line:col:end_line:end_col: error: ...`.
+        let rest = skip_error_end(rest);
         if let Some(c) = MYPY.captures(rest) {
             if &c[1] == "note" {
                 return;
@@ -54,12 +105,48 @@ impl Lint {
             let error_type = pylint_type(&c[1], c.get(3).map_or("", |m| m.as_str()), &c[2]);
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
-        } else if let Some(c) = FLAKE8.captures(rest).or_else(|| RUFF.captures(rest)) {
+        } else if let Some(c) = PYLINT_BRACKETED.captures(rest) {
+            let error_type = pylint_type(&c[1], &c[2], &c[3]);
+            let message = Cow::Owned(format!("{}: {} ({})", &c[1], &c[3], &c[2]));
+            report(sink, file, n, error_type, Rank::of(error_type), message);
+        } else if let Some(c) = FLAKE8
+            .captures(rest)
+            .or_else(|| RUFF.captures(rest))
+            .or_else(|| CODE_BRACKETED.captures(rest))
+        {
             let error_type = lint_type_for_syntax_message(&c[1], &c[2]);
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
         }
     }
+}
+
+/// `path.py(12): rest`: pylint's `msvs` format.
+fn msvs_location(line: &str) -> Option<(&str, u32, &str)> {
+    let open = line.find(".py(")? + 3;
+    let path = &line[..open];
+    if path.contains(' ') {
+        return None;
+    }
+    let after = &line[open + 1..];
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = after.get(digits..)?.strip_prefix("): ")?;
+    let n = after[..digits].parse().ok()?;
+    Some((path, n, rest))
+}
+
+/// Skips `end_line:end_col: ` after the location (mypy `--show-error-end`).
+fn skip_error_end(rest: &str) -> &str {
+    let b = rest.as_bytes();
+    let a = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    if a == 0 || b.get(a) != Some(&b':') {
+        return rest;
+    }
+    let c = b[a + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+    if c == 0 || b.get(a + 1 + c) != Some(&b':') {
+        return rest;
+    }
+    rest[a + 1 + c + 1..].trim_start()
 }
 
 fn report(sink: &mut Sink<'_>, file: &str, line: u32, error_type: ErrorType, rank: Rank, message: Cow<'_, str>) {

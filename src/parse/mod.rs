@@ -10,6 +10,7 @@
 //! they are known to be the document. What the parser found becomes a [`Verdict`] together with
 //! the exit code; `core::format` renders a report for people.
 
+mod annotations;
 pub mod clean;
 mod go;
 mod js;
@@ -34,10 +35,17 @@ pub use structured::{MAX_DOCUMENT_REPORTS, MAX_HELD};
 
 /// Most bug reports one log yields; past this the log says little more.
 pub const MAX_REPORTS: usize = 200;
+/// Most lint findings (and warnings) one log yields: the other half of [`MAX_REPORTS`] is kept for
+/// what breaks the build or the tests, so that a linter's long report before them (a CI job that
+/// lints, then tests) cannot crowd them out.
+pub const MAX_LINT_REPORTS: usize = MAX_REPORTS / 2;
 /// Most test outcomes one log keeps.
 pub const MAX_TESTS: usize = 20_000;
 /// Longest message kept in a report.
 pub const MAX_MESSAGE: usize = 1000;
+/// Most structured documents read on one line (each one's end starts the next); the rest of such
+/// a line goes to the text formats.
+const MAX_DOCUMENTS_PER_LINE: usize = 8;
 
 /// Everything the parser learnt from one log.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -266,7 +274,7 @@ impl<'w> Parser<'w> {
             rust: rust::Rust::default(),
             go: go::Go::default(),
             js: js::Js::default(),
-            lint: lint::Lint,
+            lint: lint::Lint::default(),
             structured: structured::Structured::default(),
             partial: String::new(),
             in_rest: false,
@@ -339,8 +347,25 @@ impl<'w> Parser<'w> {
         }
     }
 
-    /// The first [`clean::MAX_LINE`] bytes of a line, cleaned.
+    /// The first [`clean::MAX_LINE`] bytes of a line, cleaned. A document that ends on the line
+    /// (a tool that prints no final newline, then the next tool's output) leaves the rest of the
+    /// line, which is read as a line of its own: it may begin another document, which then takes
+    /// the rest of a long line. Each round reads a shorter text; a line of many tiny documents
+    /// goes to the text formats after a few.
     fn begin(&mut self, line: &str) {
+        self.begin_one(line);
+        let mut rounds = 0;
+        while let Some(tail) = self.structured.take_after_end() {
+            rounds += 1;
+            if rounds > MAX_DOCUMENTS_PER_LINE {
+                self.text(&tail);
+                break;
+            }
+            self.begin_one(&tail);
+        }
+    }
+
+    fn begin_one(&mut self, line: &str) {
         // A structured document takes the lines it is made of.
         let taken = self.structured.begin_line(line, &mut self.sink);
         let Some(gave_up) = self.structured.take_gave_up() else {
@@ -370,6 +395,18 @@ impl<'w> Parser<'w> {
     fn end(&mut self) {
         self.structured.end_line(&mut self.sink);
         self.after_rest();
+        // A document that ended past the first bytes of a long line: what followed it there (at
+        // most a line's worth) is a line of its own.
+        if let Some(tail) = self.structured.take_after_end() {
+            let line = clean::clean_line(&tail).into_owned();
+            self.begin(&line);
+            self.structured.end_line(&mut self.sink);
+            self.after_rest();
+            // A document that began and ended in that text too: its rest was all there is.
+            if let Some(tail) = self.structured.take_after_end() {
+                self.text(&tail);
+            }
+        }
     }
 
     /// A document given up past the first bytes of the line gives the line to the text formats.
@@ -380,14 +417,22 @@ impl<'w> Parser<'w> {
         }
     }
 
+    /// Lines a document held back and gave up: they go to the text formats, and to the one-line
+    /// JSON formats (a JUnit document cut inside a tag, then cargo's JSON messages). A document
+    /// that begins among them is not read: it would mean reading them again, without bound.
     fn replay(&mut self, lines: &str) {
         for line in lines.split_terminator('\n') {
-            self.text(line);
+            if !structured::single_line(line, &mut self.sink) {
+                self.text(line);
+            }
         }
     }
 
     /// A line for the text formats.
     fn text(&mut self, line: &str) {
+        if annotations::line(line, &mut self.sink) {
+            return;
+        }
         outcome::line(line, &mut self.sink);
         self.python.line(line, &mut self.sink);
         self.rust.line(line, &mut self.sink);
@@ -446,6 +491,8 @@ pub(crate) struct Sink<'w> {
     tests: BTreeMap<String, TestOutcome>,
     pub summary: SuiteSummary,
     infra: Vec<InfraKind>,
+    /// How many of the reports rank as [`Rank::Warning`].
+    warnings: usize,
 }
 
 impl<'w> Sink<'w> {
@@ -457,6 +504,7 @@ impl<'w> Sink<'w> {
             tests: BTreeMap::new(),
             summary: SuiteSummary::default(),
             infra: Vec::new(),
+            warnings: 0,
         }
     }
 
@@ -485,8 +533,11 @@ impl<'w> Sink<'w> {
                 return Some(i);
             }
         }
-        if self.reports.len() >= MAX_REPORTS {
+        if self.reports.len() >= MAX_REPORTS || (f.rank == Rank::Warning && self.warnings >= MAX_LINT_REPORTS) {
             return None;
+        }
+        if f.rank == Rank::Warning {
+            self.warnings += 1;
         }
         let report = BugReport {
             file_path: key.0.clone(),

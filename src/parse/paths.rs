@@ -56,7 +56,12 @@ impl Workspace {
         if path.is_empty() || path.starts_with('<') || path.starts_with("node:") || path.contains('\0') {
             return None;
         }
-        let path = path.strip_prefix("file://").unwrap_or(path).replace('\\', "/");
+        let path = match path.strip_prefix("file://") {
+            // A URI (SARIF's `artifactLocation.uri`) escapes non-ASCII and reserved bytes.
+            Some(uri) => percent_decode(uri)?,
+            None => path.to_owned(),
+        }
+        .replace('\\', "/");
         if FOREIGN.iter().any(|f| path.contains(f)) {
             return None;
         }
@@ -77,19 +82,51 @@ impl Workspace {
         self.by_suffix(&relative).or(Some(relative))
     }
 
-    /// The one listed file that `path` names: the same path, an absolute path that ends with it,
-    /// or a bare name it ends with (on a `/` boundary). `None` when none or several match.
+    /// The listed file that `path` names: the same path; or the longest listed file that the
+    /// path ends with (an absolute path from another checkout root: `/ci/repo/backend/a.py` is
+    /// `backend/a.py` even when `a.py` is listed too); or the one listed file that ends with it (a
+    /// tool run in a subfolder prints `app/a.py` for `backend/app/a.py`). `None` when nothing
+    /// matches or a subfolder path fits several files: it is never guessed.
     fn by_suffix(&self, path: &str) -> Option<String> {
         let bare = path.trim_start_matches('/');
-        let mut found = self.files.iter().filter(|f| {
-            let f = f.as_str();
-            f == bare
-                || path.strip_suffix(f).is_some_and(|head| head.ends_with('/'))
-                || f.strip_suffix(bare).is_some_and(|head| head.ends_with('/'))
-        });
+        let ends_with = |long: &str, short: &str| long.strip_suffix(short).is_some_and(|head| head.ends_with('/'));
+        if let Some(longest) = self
+            .files
+            .iter()
+            .filter(|f| f.as_str() == bare || ends_with(path, f))
+            .max_by_key(|f| f.len())
+        {
+            return Some(longest.clone());
+        }
+        let mut found = self.files.iter().filter(|f| ends_with(f, bare));
         let first = found.next()?;
         found.next().is_none().then(|| first.clone())
     }
+}
+
+/// `%C3%A4` → `ä`; `None` when the bytes are not UTF-8.
+fn percent_decode(uri: &str) -> Option<String> {
+    let b = uri.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (
+            b[i],
+            b.get(i + 1).copied().and_then(hex),
+            b.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(hi), Some(lo)) => {
+                out.push((hi * 16 + lo) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Removes `./` and `.` segments and resolves `..` inside the path; `None` if it leaves the root.
@@ -117,6 +154,11 @@ mod tests {
         assert_eq!(ws.relative("/workspace/repo/src/a.py").as_deref(), Some("src/a.py"));
         assert_eq!(ws.relative("./src/a.py").as_deref(), Some("src/a.py"));
         assert_eq!(ws.relative("src\\win\\a.py").as_deref(), Some("src/win/a.py"));
+        assert_eq!(
+            ws.relative("file:///workspace/repo/tests/test_w%C3%A4hrung.py")
+                .as_deref(),
+            Some("tests/test_währung.py")
+        );
         assert_eq!(ws.relative("src/../lib/a.py").as_deref(), Some("lib/a.py"));
     }
 
@@ -147,5 +189,27 @@ mod tests {
             Some("pkg/mathx/mathx_test.go")
         );
         assert_eq!(ws.relative("main.go").as_deref(), Some("main.go"));
+    }
+
+    #[test]
+    fn paths_from_a_subfolder_resolve_to_the_one_file_they_name() {
+        let ws = Workspace::new("").with_files(vec![
+            "backend/app/models.py".into(),
+            "app/models.py".into(),
+            "backend/ledger/fx.py".into(),
+            "web/src/cart.js".into(),
+            "backend/tests/__init__.py".into(),
+            "web/tests/__init__.py".into(),
+        ]);
+        // Run in backend/: relative to it.
+        assert_eq!(ws.relative("ledger/fx.py").as_deref(), Some("backend/ledger/fx.py"));
+        assert_eq!(ws.relative("src/cart.js").as_deref(), Some("web/src/cart.js"));
+        // An absolute path: the longest listed suffix, not the shorter file that also matches.
+        assert_eq!(
+            ws.relative("/ci/checkout/backend/app/models.py").as_deref(),
+            Some("backend/app/models.py")
+        );
+        // Two files fit: not guessed (the path stays as printed, and is not a listed file).
+        assert_eq!(ws.relative("tests/__init__.py").as_deref(), Some("tests/__init__.py"));
     }
 }

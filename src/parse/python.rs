@@ -20,6 +20,11 @@ static EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^((?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Warning|Iteration|NotFound))(?:: (.*))?$")
         .expect("regex")
 });
+/// Any exception class, as a project defines its own: `InsufficientFunds`,
+/// `ledger.errors.Frozen: eve`. Read only where an exception must stand (a pytest `E` line, the
+/// line after a traceback's frames, pytest's `path:N: Name` line), never in free text.
+static ANY_EXCEPTION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^((?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?:: (.*))?$").expect("regex"));
 /// `SyntaxError: expected ':' (calc.py, line 1)`: how pytest's summary and `compile()` name the
 /// place of a syntax error on one line.
 static INLINE_SYNTAX: LazyLock<Regex> = LazyLock::new(|| {
@@ -84,6 +89,9 @@ pub(crate) struct Python {
     /// with the names of the short test summary, which lists the failures in the same order.
     anonymous: Vec<(String, u32, String, String)>,
     summary_failed: Vec<String>,
+    /// Python said the next traceback is chained to the last one ("During handling of the above
+    /// exception"): it belongs to the same test.
+    chained: bool,
 }
 
 impl Python {
@@ -107,6 +115,11 @@ impl Python {
             // unittest's separator before FAIL:/ERROR:.
             self.flush(sink);
             return;
+        }
+        if first == b'R' && line.starts_with("Ran ") && line.contains(" test") {
+            // unittest's summary: its last failure block is over.
+            self.flush(sink);
+            self.section = Section::None;
         }
 
         if self.section == Section::Pytest
@@ -174,7 +187,14 @@ impl Python {
             });
         }
 
+        if line.starts_with("During handling of the above exception")
+            || line.starts_with("The above exception was the direct cause")
+        {
+            self.chained = true;
+            return;
+        }
         if line.starts_with("Traceback (most recent call last)") {
+            self.new_traceback(sink);
             if self.block.is_none() {
                 self.block = Some(Block {
                     ends_at_exception: true,
@@ -193,6 +213,9 @@ impl Python {
         if body.trim_start().starts_with("File \"")
             && let Some(c) = FILE_FRAME.captures(body)
         {
+            if !from_e_line {
+                self.new_traceback(sink);
+            }
             let block = self.block.get_or_insert_with(|| Block {
                 ends_at_exception: true,
                 ..Block::default()
@@ -210,11 +233,15 @@ impl Python {
         }
 
         // pytest --tb=line: one line per failure, `path:N: ExcName: message`, no headers.
-        if self.section == Section::Pytest && !self.section_has_headers && first != b' ' && !from_e_line {
-            if let Some((file, n, rest)) = split_location(line)
-                && let (true, Some(c)) = (file.ends_with(".py"), EXCEPTION.captures(rest))
-                && self.anonymous.len() < super::MAX_REPORTS
-            {
+        // Anything else (another tool's traceback after a cut-short pytest log) is read as usual.
+        if self.section == Section::Pytest
+            && !self.section_has_headers
+            && first != b' '
+            && !from_e_line
+            && let Some((file, n, rest)) = split_location(line)
+            && let (true, Some(c)) = (file.ends_with(".py"), exception(rest, true))
+        {
+            if self.anonymous.len() < super::MAX_REPORTS {
                 let message = c.get(2).map_or("", |m| m.as_str()).to_owned();
                 self.anonymous.push((file.to_owned(), n, c[1].to_owned(), message));
             }
@@ -231,7 +258,10 @@ impl Python {
             return;
         }
 
-        if let Some(c) = EXCEPTION.captures(body.trim_end())
+        // Where an exception must stand — an `E` line, or right after a traceback's last frame and
+        // its source line — any class name is one; elsewhere only the usual names are.
+        let must_be_exception = from_e_line || (!block.frames.is_empty() && block.source.is_some());
+        if let Some(c) = exception(body.trim_end(), must_be_exception)
             && (from_e_line || !line.starts_with(' '))
             && block.exception.is_none()
         {
@@ -257,12 +287,34 @@ impl Python {
                 });
             }
             if block.exception.is_none()
-                && let Some(c) = EXCEPTION.captures(rest)
+                && let Some(c) = exception(rest, true)
             {
                 block.exception = Some((c[1].to_owned(), c.get(2).map_or("", |m| m.as_str()).to_owned()));
             }
             block.awaiting_source = rest.starts_with("in ");
         }
+    }
+
+    /// A traceback begins: a block that already has its exception is finished (a unittest
+    /// failure, a pytest failure cut short, then another tool's traceback). A chained traceback
+    /// keeps the test of the one it is chained to.
+    fn new_traceback(&mut self, sink: &mut Sink<'_>) {
+        let chained = std::mem::take(&mut self.chained);
+        let Some(block) = self.block.as_ref().filter(|b| b.exception.is_some()) else {
+            return;
+        };
+        let (test, test_is_final) = if chained {
+            (block.test.clone(), block.test_is_final)
+        } else {
+            (None, false)
+        };
+        self.flush(sink);
+        self.block = Some(Block {
+            test,
+            test_is_final,
+            ends_at_exception: true,
+            ..Block::default()
+        });
     }
 
     /// pytest `-v` lines and the short test summary; unittest `-v` lines.
@@ -382,6 +434,15 @@ impl Python {
             };
             sink.report(python_finding(file, *line, kind, message, test));
         }
+    }
+}
+
+/// An exception line: any class name where one must stand, else only the usual names.
+fn exception(text: &str, must_be: bool) -> Option<regex::Captures<'_>> {
+    if must_be {
+        ANY_EXCEPTION.captures(text).or_else(|| EXCEPTION.captures(text))
+    } else {
+        EXCEPTION.captures(text)
     }
 }
 

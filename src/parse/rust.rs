@@ -36,11 +36,25 @@ enum Header {
     },
 }
 
+/// A panic whose own location is not the project's (it panicked inside `core` or a dependency):
+/// the first project frame of its backtrace is where the bug is.
+struct Unplaced {
+    test: String,
+    message: String,
+    /// Backtrace lines read so far: a backtrace that never names the project is given up.
+    lines: u32,
+}
+
+/// Most backtrace lines read for a project frame (two per frame; deep recursion aside, the
+/// project's frame is near the top).
+const MAX_BACKTRACE_LINES: u32 = 400;
+
 #[derive(Default)]
 pub(crate) struct Rust {
     header: Option<Header>,
     /// A panic waiting for its message on the next line.
     panic: Option<(String, String, u32)>,
+    unplaced: Option<Unplaced>,
 }
 
 impl Rust {
@@ -48,8 +62,36 @@ impl Rust {
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
+        if let Some(unplaced) = self.unplaced.as_mut() {
+            // `      at ./src/lib.rs:18:5` under a `  7: crate::function` line.
+            if let Some(at) = line.trim_start().strip_prefix("at ")
+                && line.starts_with("  ")
+                && let Some((file, n, _)) = split_location(at)
+                && sink.workspace.relative(file).is_some()
+            {
+                let u = self.unplaced.take().expect("a panic to place");
+                report_panic(sink, file, n, &u.test, &u.message);
+                return;
+            }
+            unplaced.lines += 1;
+            let in_backtrace = line.starts_with(' ') || line == "stack backtrace:";
+            if !in_backtrace || unplaced.lines > MAX_BACKTRACE_LINES {
+                self.unplaced = None;
+            } else {
+                return;
+            }
+        }
         if let Some((test, file, n)) = self.panic.take() {
             let message = format!("panicked: {}", line.trim());
+            if sink.workspace.relative(&file).is_none() {
+                sink.test(&test, TestOutcome::Failed);
+                self.unplaced = Some(Unplaced {
+                    test,
+                    message,
+                    lines: 0,
+                });
+                return;
+            }
             sink.report(Finding {
                 file: &file,
                 line: n,
@@ -127,6 +169,18 @@ impl Rust {
     }
 
     pub fn finish(&mut self, _sink: &mut Sink<'_>) {}
+}
+
+fn report_panic(sink: &mut Sink<'_>, file: &str, line: u32, test: &str, message: &str) {
+    sink.report(Finding {
+        file,
+        line,
+        error_type: ErrorType::Logic,
+        message: Cow::Borrowed(message),
+        test: (test != "main").then_some(test),
+        confidence: 0.9,
+        rank: Rank::Error,
+    });
 }
 
 /// `F401 `, `I001 `, `invalid-syntax:`: the start of a ruff diagnostic, checked without a regex.

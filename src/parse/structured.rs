@@ -40,6 +40,8 @@ const MAX_CASE_TAIL: usize = 64 * 1024;
 
 /// A document being read.
 enum Reading {
+    /// A JSON array of findings, or a report object with a list of findings (SARIF, rdjson,
+    /// pylint `json2`): each element goes to [`array_item`].
     JsonArray(JsonStream),
     Jest(JsonStream, JestSuite),
     Junit(XmlStream, Junit),
@@ -86,12 +88,29 @@ pub(crate) struct GaveUp {
 pub(crate) struct Structured {
     doc: Option<Doc>,
     gave_up: Option<GaveUp>,
+    /// What follows a document's end on the line it ended on (at most [`super::clean::MAX_LINE`]
+    /// bytes): another tool's output, when a tool wrote its document without a final newline
+    /// (`cat report.xml; ruff check .`). It is read as a line of its own.
+    after_end: Option<String>,
 }
 
 impl Structured {
     /// Offers the first [`super::clean::MAX_LINE`] bytes of a line (cleaned): `true` when a
     /// structured document took it. A document given up on it leaves a [`GaveUp`] to take.
     pub fn begin_line(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
+        self.after_end = None;
+        let json_open = self
+            .doc
+            .as_ref()
+            .is_some_and(|d| !matches!(d.reading, Reading::Junit(..)));
+        if self.doc.is_some() && (starts_document(line) || (json_open && line.starts_with("{\""))) {
+            // A new document where the open one has no business (a truncated report, then the
+            // next tool's): the open one ends here, read as far as it went. A pretty-printed JSON
+            // document indents what it holds, so `{"` at column 0 inside one is the next tool's
+            // one-line JSON record (mypy's, cargo's).
+            self.end_truncated(sink);
+            return true;
+        }
         if let Some(doc) = self.doc.as_mut() {
             doc.began_here = false;
             doc.committed_here = false;
@@ -110,14 +129,13 @@ impl Structured {
         let Some(&first) = line.as_bytes().first() else {
             return false;
         };
+        if single_line(line, sink) {
+            return true;
+        }
         let reading = match first {
-            b'{' if line.starts_with("{\"reason\":") => {
-                cargo_message(line, sink);
-                return true;
-            }
-            b'{' if line.starts_with("{\"file\": ") => {
-                mypy_json(line, sink);
-                return true;
+            // A report object (SARIF, rdjson, pylint `json2`), pretty-printed: `{` alone.
+            b'{' if line.trim_end() == "{" || line.starts_with("{\"results\":[") => {
+                Reading::JsonArray(JsonStream::new(Shape::Report))
             }
             b'{' if line.starts_with("{\"numFailedTestSuites\"") => {
                 sink.summary.runner_summary_seen = true;
@@ -147,11 +165,26 @@ impl Structured {
     /// Whether the rest of a line longer than [`super::clean::MAX_LINE`] is wanted.
     pub fn wants_rest(&self) -> bool {
         self.doc.is_some()
+            || self
+                .after_end
+                .as_ref()
+                .is_some_and(|t| t.len() < super::clean::MAX_LINE)
     }
 
     /// The rest of a long line, in one or more pieces, after [`Structured::begin_line`].
     pub fn rest(&mut self, piece: &str, sink: &mut Sink<'_>) {
+        if self.doc.is_none() {
+            if let Some(tail) = self.after_end.as_mut() {
+                push_bounded(tail, piece);
+            }
+            return;
+        }
         self.feed(piece, false, sink);
+    }
+
+    /// The text after a document's end on the line just read, if there is any.
+    pub fn take_after_end(&mut self) -> Option<String> {
+        self.after_end.take().filter(|t| !t.trim().is_empty())
     }
 
     /// The end of the line.
@@ -186,6 +219,24 @@ impl Structured {
         Some(doc.held)
     }
 
+    /// Ends the open document before the current line, which the reader offers again: the lines
+    /// it held back go to the text formats, as at the end of the log.
+    fn end_truncated(&mut self, sink: &mut Sink<'_>) {
+        let Some(doc) = self.doc.take() else {
+            return;
+        };
+        if let Reading::Junit(_, junit) = &doc.reading
+            && junit.root_seen
+        {
+            sink.summary.runner_summary_seen = true;
+        }
+        self.gave_up = Some(GaveUp {
+            before: doc.held,
+            current: String::new(),
+            restart: true,
+        });
+    }
+
     fn hold(&mut self, line: &str) {
         if let Some(doc) = self.doc.as_mut() {
             doc.current = doc.held.len();
@@ -215,7 +266,7 @@ impl Structured {
         let start = doc.reports_at_start;
         let mut step = Step::Go;
         let mut committed = false;
-        match &mut doc.reading {
+        let unread = match &mut doc.reading {
             Reading::JsonArray(stream) => {
                 let status = stream.feed(text, &mut |piece| {
                     if let Piece::Value(Tag::Item, item) = piece
@@ -227,10 +278,12 @@ impl Structured {
                     committed |= matches!(piece, Piece::Value(..) | Piece::Oversize(_));
                 });
                 step = json_step(status);
+                stream.unread()
             }
             Reading::Jest(stream, suite) => {
                 let status = stream.feed(text, &mut |piece| suite.piece(piece, start, sink));
                 step = json_step(status);
+                stream.unread()
             }
             Reading::Junit(stream, junit) => {
                 stream.feed(text, &mut |piece| {
@@ -244,8 +297,9 @@ impl Structured {
                 if step == Step::Done {
                     sink.summary.runner_summary_seen = true;
                 }
+                stream.unread()
             }
-        }
+        };
         if committed {
             // What came before this line belongs to the document; this line may still be given up.
             doc.held.drain(..doc.current);
@@ -254,10 +308,57 @@ impl Structured {
         }
         match step {
             Step::Go | Step::Commit => {}
-            Step::Done => self.doc = None,
+            Step::Done => {
+                self.doc = None;
+                let mut tail = String::new();
+                push_bounded(&mut tail, &text[text.len() - unread.min(text.len())..]);
+                self.after_end = Some(tail);
+            }
             Step::GiveUp => self.give_up(in_first_bytes),
         }
     }
+}
+
+/// The formats with one JSON record per line (cargo's and mypy's messages, ruff's `json-lines`):
+/// `true` when the line was one. Also read in lines a document held back and gave up.
+pub(crate) fn single_line(line: &str, sink: &mut Sink<'_>) -> bool {
+    if !line.starts_with('{') {
+        return false;
+    }
+    if line.starts_with("{\"reason\":") {
+        cargo_message(line, sink);
+    } else if line.starts_with("{\"file\": ") {
+        mypy_json(line, sink);
+    } else if line.starts_with("{\"cell\":") {
+        // ruff `json-lines` (ruff sorts keys, `cell` comes first).
+        if let Ok(item) = serde_json::from_str::<Value>(line) {
+            array_item(&item, sink.report_count(), sink);
+        }
+    } else {
+        return false;
+    }
+    true
+}
+
+/// Whether a line at column 0 can only be the start of a document: an XML declaration, a JUnit
+/// root, a one-line JSON array or report, or the `[` / `{` a pretty-printer puts alone on the
+/// first line (it indents everything inside). Inside an open document, such a line means that
+/// document was cut short.
+fn starts_document(line: &str) -> bool {
+    let trimmed = line.trim_end();
+    line.starts_with("<?xml")
+        || line.starts_with("<testsuites")
+        || trimmed == "["
+        || trimmed == "{"
+        || line.starts_with("[{")
+        || line.starts_with("{\"numFailedTestSuites\"")
+        || line.starts_with("{\"results\":[")
+}
+
+/// Appends `s` to `text`, which holds at most [`super::clean::MAX_LINE`] bytes (like any line).
+fn push_bounded(text: &mut String, s: &str) {
+    let room = super::clean::MAX_LINE.saturating_sub(text.len());
+    text.push_str(&s[..floor_boundary(s, room)]);
 }
 
 fn json_step(status: Status) -> Step {
@@ -293,13 +394,13 @@ fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
             );
             sink.report(finding);
         }
-    } else if item.get("message-id").is_some() {
-        // pylint
-        let (id, symbol, message) = (
-            str_of(item, "message-id"),
-            str_of(item, "symbol"),
-            str_of(item, "message"),
-        );
+    } else if let Some(id) = item
+        .get("message-id")
+        .or_else(|| item.get("messageId"))
+        .and_then(Value::as_str)
+    {
+        // pylint `json` (`message-id`) and `json2` (`messageId`)
+        let (symbol, message) = (str_of(item, "symbol"), str_of(item, "message"));
         let error_type = pylint_type(id, symbol, message);
         sink.report(Finding {
             file: str_of(item, "path"),
@@ -310,6 +411,35 @@ fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
             confidence: 1.0,
             rank: Rank::of(error_type),
         });
+    } else if let Some(locations) = item.get("locations").and_then(Value::as_array) {
+        // A SARIF result.
+        let Some(physical) = locations.first().and_then(|l| l.get("physicalLocation")) else {
+            return;
+        };
+        let rule = str_of(item, "ruleId");
+        let message = item.get("message").map_or("", |m| str_of(m, "text"));
+        let line = physical.get("region").map_or(1, |r| u32_of(r, "startLine"));
+        let file = physical.get("artifactLocation").map_or("", |a| str_of(a, "uri"));
+        lint_item(file, line, rule, message, sink);
+    } else if let Some(location) = item.get("location").filter(|l| l.get("range").is_some()) {
+        // reviewdog's rdjson diagnostic.
+        let code = item.get("code").map_or("", |c| str_of(c, "value"));
+        let line = u32_of(&location["range"]["start"], "line");
+        lint_item(str_of(location, "path"), line, code, str_of(item, "message"), sink);
+    } else if let Some(check) = item.get("check_name").and_then(Value::as_str) {
+        // GitLab code quality: `location.positions.begin.line` or `location.lines.begin`.
+        let location = &item["location"];
+        let line = if location.get("positions").is_some() {
+            u32_of(&location["positions"]["begin"], "line")
+        } else {
+            u32_of(&location["lines"], "begin")
+        };
+        let description = str_of(item, "description");
+        let message = description
+            .strip_prefix(check)
+            .and_then(|d| d.strip_prefix(": "))
+            .unwrap_or(description);
+        lint_item(str_of(location, "path"), line, check, message, sink);
     } else if item.get("filename").is_some() {
         // ruff
         let code = item.get("code").and_then(Value::as_str).unwrap_or("invalid-syntax");
@@ -327,9 +457,27 @@ fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
     }
 }
 
+/// A linter's finding from a format that names its rule: the rule code gives the bug type.
+fn lint_item(file: &str, line: u32, code: &str, message: &str, sink: &mut Sink<'_>) {
+    let error_type = lint_type_for_syntax_message(if code.is_empty() { "invalid-syntax" } else { code }, message);
+    sink.report(Finding {
+        file,
+        line,
+        error_type,
+        message: Cow::Owned(if code.is_empty() {
+            message.to_owned()
+        } else {
+            format!("{code} {message}")
+        }),
+        test: None,
+        confidence: 1.0,
+        rank: Rank::of(error_type),
+    });
+}
+
 /// Parses a failure text (a JUnit failure, a jest failure message) as a log of its own and
-/// reports its first finding under `test`.
-fn failure_text(text: &str, test: &str, pytest: bool, sink: &mut Sink<'_>) -> bool {
+/// reports its first finding under `test` (every finding, with no test, when `all`).
+fn failure_text(text: &str, test: &str, pytest: bool, all: bool, sink: &mut Sink<'_>) -> bool {
     let mut parser = Parser::new(sink.workspace);
     if pytest {
         parser.python.begin_pytest_block();
@@ -338,19 +486,25 @@ fn failure_text(text: &str, test: &str, pytest: bool, sink: &mut Sink<'_>) -> bo
         parser.line(line);
     }
     let found = parser.finish();
-    let Some(first) = found.reports.into_iter().next() else {
-        return false;
-    };
-    sink.report(Finding {
-        file: &first.file_path,
-        line: first.line_number,
-        error_type: first.error_type,
-        message: Cow::Owned(first.message),
-        test: Some(test),
-        confidence: first.confidence_score.unwrap_or(0.9),
-        rank: Rank::of(first.error_type),
-    })
-    .is_some()
+    let mut any = false;
+    for r in found
+        .reports
+        .into_iter()
+        .take(if all { MAX_DOCUMENT_REPORTS } else { 1 })
+    {
+        any |= sink
+            .report(Finding {
+                file: &r.file_path,
+                line: r.line_number,
+                error_type: r.error_type,
+                message: Cow::Owned(r.message),
+                test: (!all).then_some(test),
+                confidence: r.confidence_score.unwrap_or(0.9),
+                rank: Rank::of(r.error_type),
+            })
+            .is_some();
+    }
+    any
 }
 
 /// The jest test result (one test file) being read.
@@ -423,7 +577,7 @@ fn jest_assertion(a: &Value, start: usize, sink: &mut Sink<'_>) {
             .and_then(Value::as_array)
             .map(|m| m.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        failure_text(&messages.join("\n"), name, false, sink);
+        failure_text(&messages.join("\n"), name, false, false, sink);
     }
 }
 
@@ -440,6 +594,9 @@ struct Junit {
     open: Vec<Open>,
     root_seen: bool,
     pytest: bool,
+    /// The current `<testsuite>`'s name: ruff's JUnit names each suite by the file checked, mypy's
+    /// is `mypy` (one case whose failure lists every error).
+    suite: Option<String>,
     case: Option<Case>,
     in_failure: bool,
 }
@@ -531,11 +688,15 @@ impl Junit {
                 }
                 let name = e.name().0;
                 match name {
-                    "testsuite" => self.pytest |= attr(e, "name").as_deref() == Some("pytest"),
+                    "testsuite" => {
+                        let name = attr(e, "name");
+                        self.pytest |= name.as_deref() == Some("pytest");
+                        self.suite = name.map(|n| short_name(&n).to_owned());
+                    }
                     "testcase" if empty => {
                         let mut c = new_case(e);
                         c.outcome = Some(TestOutcome::Passed);
-                        finish_case(c, self.pytest, start, sink);
+                        finish_case(c, self.pytest, self.suite.as_deref(), start, sink);
                         return Step::Commit;
                     }
                     "testcase" => self.case = Some(new_case(e)),
@@ -567,7 +728,7 @@ impl Junit {
                     "testcase" => {
                         if let Some(mut c) = self.case.take() {
                             c.outcome.get_or_insert(TestOutcome::Passed);
-                            finish_case(c, self.pytest, start, sink);
+                            finish_case(c, self.pytest, self.suite.as_deref(), start, sink);
                         }
                         return Step::Commit;
                     }
@@ -697,7 +858,10 @@ fn new_case(e: &quick_xml::events::BytesStart<'_>) -> Case {
     }
 }
 
-fn finish_case(c: Case, pytest: bool, start: usize, sink: &mut Sink<'_>) {
+fn finish_case(c: Case, pytest: bool, suite: Option<&str>, start: usize, sink: &mut Sink<'_>) {
+    if lint_case(&c, suite, start, sink) {
+        return;
+    }
     let name = test_name(&c, pytest);
     let outcome = c.outcome.unwrap_or(TestOutcome::Passed);
     match outcome {
@@ -712,7 +876,7 @@ fn finish_case(c: Case, pytest: bool, start: usize, sink: &mut Sink<'_>) {
         return;
     }
     let text = c.text.text();
-    if failure_text(&text, &name, pytest, sink) {
+    if failure_text(&text, &name, pytest, false, sink) {
         return;
     }
     if let (Some(file), Some(line)) = (c.file.as_deref(), c.line) {
@@ -727,6 +891,33 @@ fn finish_case(c: Case, pytest: bool, start: usize, sink: &mut Sink<'_>) {
             rank: Rank::Error,
         });
     }
+}
+
+/// A linter's JUnit report is not a test run: ruff writes a case per finding (named
+/// `org.ruff.F401`, in a suite named by the file, with the line as an attribute), mypy one case
+/// whose failure lists every error. Returns `true` when the case was one of these.
+fn lint_case(c: &Case, suite: Option<&str>, start: usize, sink: &mut Sink<'_>) -> bool {
+    if suite == Some("mypy") {
+        if matches!(c.outcome, Some(TestOutcome::Failed | TestOutcome::Error)) && room(sink, start) {
+            failure_text(&c.text.text(), "", false, true, sink);
+        }
+        return true;
+    }
+    // `org.ruff.F401`, `org.ruff.invalid-syntax`
+    let code = c.name.rsplit('.').next().unwrap_or("");
+    let letters = code.bytes().take_while(u8::is_ascii_uppercase).count();
+    let digits = &code[letters..];
+    let is_code = code == "invalid-syntax"
+        || (1..=4).contains(&letters) && (2..=4).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
+    let (Some(file), Some(line), true) = (suite, c.line, is_code && c.file.is_none()) else {
+        return false;
+    };
+    if room(sink, start) {
+        let text = c.text.text();
+        let message = text.lines().next().unwrap_or("");
+        lint_item(file, line, code, message, sink);
+    }
+    true
 }
 
 fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {

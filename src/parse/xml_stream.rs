@@ -52,6 +52,9 @@ pub(crate) struct XmlStream {
     /// The construct being read, from its `<`; or, in text, a held-back reference or `\r`.
     pending: String,
     stopped: bool,
+    /// Bytes of the last piece fed that come after the construct on which the reader stopped:
+    /// the text after a document's end, which is not the document's.
+    unread: usize,
 }
 
 impl Default for XmlStream {
@@ -60,6 +63,7 @@ impl Default for XmlStream {
             state: State::Text,
             pending: String::new(),
             stopped: false,
+            unread: 0,
         }
     }
 }
@@ -77,6 +81,12 @@ impl XmlStream {
             self.pending = String::new();
         }
         flow
+    }
+
+    /// How many bytes at the end of the last piece fed were not read because the reader stopped
+    /// (after the construct that ended the document).
+    pub fn unread(&self) -> usize {
+        self.unread
     }
 
     /// The bytes held for the construct being read (for tests of the bound).
@@ -162,6 +172,7 @@ impl XmlStream {
                                 let markup = std::mem::take(&mut self.pending);
                                 self.state = State::Text;
                                 if out(XmlPiece::Markup(&markup)) == Flow::Stop {
+                                    self.unread = rest.len();
                                     return Flow::Stop;
                                 }
                                 continue;
@@ -177,6 +188,7 @@ impl XmlStream {
                     match found {
                         Some(end) => {
                             if self.close_markup(&mut rest, end, out) == Flow::Stop {
+                                self.unread = rest.len();
                                 return Flow::Stop;
                             }
                         }
@@ -206,6 +218,7 @@ impl XmlStream {
                     match found {
                         Some(i) => {
                             if self.close_markup(&mut rest, i, out) == Flow::Stop {
+                                self.unread = rest.len();
                                 return Flow::Stop;
                             }
                         }

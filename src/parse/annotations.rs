@@ -1,0 +1,125 @@
+//! CI annotations that tools print for the CI to pick up: GitHub Actions workflow commands
+//! (`::error file=...,line=...::message`, ruff's and flake8's `github` output, any tool's
+//! annotations) and Azure Pipelines logging commands (`##vso[task.logissue ...]message`, ruff's
+//! `azure` output). They name the file and line as properties; the message may itself be a
+//! `path:line:col: CODE text` diagnostic, whose code gives the bug type.
+
+use std::borrow::Cow;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::lint::mypy_type;
+use super::rust::lint_type_for_syntax_message;
+use super::{Finding, Rank, Sink, split_location};
+use crate::api::shared::ErrorType;
+
+/// A lint code at the start of a message: `F401 msg`, `E0401: msg`, `[E501] msg`,
+/// `no-undef: msg`-like rule names are not codes.
+static CODE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[?([A-Z]{1,4}\d{2,4}|invalid-syntax)\]?:? (?:\[\*\] )?(.*)$").expect("regex"));
+static MYPY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^error: (.*?)(?:  \[([\w-]+)\])?$").expect("regex"));
+
+/// Reads a GitHub or Azure annotation; `true` when the line was one.
+pub(crate) fn line(line: &str, sink: &mut Sink<'_>) -> bool {
+    match line.as_bytes().first() {
+        Some(b':') => github(line, sink),
+        Some(b'#') => azure(line, sink),
+        _ => false,
+    }
+}
+
+/// `::error title=ruff (F401),file=/abs/a.py,line=2,col=8::a.py:2:8: F401 msg`.
+fn github(line: &str, sink: &mut Sink<'_>) -> bool {
+    let Some(rest) = line.strip_prefix("::") else {
+        return false;
+    };
+    let Some((command, rest)) = rest
+        .split_once(' ')
+        .filter(|(c, _)| matches!(*c, "error" | "warning" | "notice"))
+    else {
+        return false;
+    };
+    let Some((properties, message)) = rest.split_once("::") else {
+        return false;
+    };
+    let property = |key: &str| property(properties, ',', key).map(unescape_property);
+    let (Some(file), Some(n)) = (property("file"), property("line").and_then(|l| l.parse::<u32>().ok())) else {
+        return false;
+    };
+    let message = unescape_data(message);
+    report(sink, &file, n, command == "error", &message);
+    true
+}
+
+/// `##vso[task.logissue type=error;sourcepath=/abs/a.py;linenumber=2;code=F401;]msg`.
+fn azure(line: &str, sink: &mut Sink<'_>) -> bool {
+    let Some(rest) = line.strip_prefix("##vso[task.logissue ") else {
+        return false;
+    };
+    let Some((properties, message)) = rest.split_once(']') else {
+        return false;
+    };
+    let property = |key: &str| property(properties, ';', key);
+    let (Some(file), Some(n)) = (
+        property("sourcepath"),
+        property("linenumber").and_then(|l| l.parse::<u32>().ok()),
+    ) else {
+        return false;
+    };
+    let message = match property("code") {
+        Some(code) if !code.is_empty() => format!("{code} {message}"),
+        _ => message.to_owned(),
+    };
+    report(sink, file, n, property("type") == Some("error"), &message);
+    true
+}
+
+/// The value of `key=value` in a list of properties separated by `separator`.
+fn property<'a>(properties: &'a str, separator: char, key: &str) -> Option<&'a str> {
+    properties
+        .split(separator)
+        .find_map(|p| p.trim().strip_prefix(key)?.strip_prefix('='))
+}
+
+fn report(sink: &mut Sink<'_>, file: &str, line: u32, error: bool, message: &str) {
+    // The message's first line; ruff's github output repeats the location in it.
+    let first = message.lines().next().unwrap_or("").trim();
+    let text = match split_location(first) {
+        Some((_, _, rest)) if !rest.is_empty() => rest,
+        _ => first,
+    };
+    let error_type = if let Some(c) = CODE.captures(text) {
+        lint_type_for_syntax_message(&c[1], &c[2])
+    } else if let Some(c) = MYPY.captures(text) {
+        mypy_type(c.get(2).map_or("", |m| m.as_str()), &c[1])
+    } else if error {
+        // An annotation from a tool we do not know by its code: a failure, not a style finding.
+        ErrorType::Logic
+    } else {
+        ErrorType::Linting
+    };
+    sink.report(Finding {
+        file,
+        line,
+        error_type,
+        message: Cow::Borrowed(text),
+        test: None,
+        confidence: 0.9,
+        rank: Rank::of(error_type),
+    });
+}
+
+/// Workflow command data escapes `%`, `\r` and `\n`.
+fn unescape_data(s: &str) -> String {
+    s.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
+}
+
+/// Property values also escape `:` and `,`.
+fn unescape_property(s: &str) -> String {
+    s.replace("%3A", ":")
+        .replace("%2C", ",")
+        .replace("%0D", "\r")
+        .replace("%0A", "\n")
+        .replace("%25", "%")
+}

@@ -1,0 +1,167 @@
+//! Several tools in one log: a CI job runs a linter, then the type checker, then the tests, and
+//! prints one log. Whatever came before — a JSON array, a JUnit document, a truncated section, a
+//! hundred lint findings — each tool's section must give the reports it gives alone.
+//!
+//! The logs are the golden ones (real tool output, `tests/fixtures/logs/`), concatenated: as a
+//! shell prints them (`a; b`, so a log that does not end in a newline runs into the next one's
+//! first line), and cut short (a CI log truncated in the middle of a section).
+
+mod parser_fixtures;
+
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use kubeheal::parse::{ParseOutput, Workspace, parse, parse_reader};
+use parser_fixtures::{cases, fixtures, read_log, workspace};
+use proptest::prelude::*;
+
+struct Case {
+    name: String,
+    log: String,
+    workspace: Workspace,
+    /// The places of the reports this log gives alone.
+    alone: BTreeSet<(String, u32, String)>,
+}
+
+/// The golden cases, logs read and parsed alone once.
+static CASES: LazyLock<Vec<Case>> = LazyLock::new(|| {
+    cases()
+        .into_iter()
+        .map(|(name, project)| {
+            let log = read_log(&fixtures().join("logs"), &name);
+            let workspace = workspace(&project);
+            let alone = places(&parse(&log, &workspace));
+            Case {
+                name,
+                log,
+                workspace,
+                alone,
+            }
+        })
+        .collect()
+});
+
+/// Where each report points and what it is: the part of a report that a later section must not
+/// change (messages and test names may merge with an earlier section's report at the same place).
+fn places(out: &ParseOutput) -> BTreeSet<(String, u32, String)> {
+    out.reports
+        .iter()
+        .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
+        .collect()
+}
+
+/// The places of `second`'s reports that are missing when `first` is printed before it.
+fn lost(first: &str, second: &Case) -> Vec<(String, u32, String)> {
+    let combined = format!("{first}{}", second.log);
+    let together = places(&parse(&combined, &second.workspace));
+    second.alone.difference(&together).cloned().collect()
+}
+
+/// Every pair of golden logs, both orders: the second log's reports are all found. Each case is
+/// also checked after a prefix of every other log cut at a random point (a truncated section).
+#[test]
+fn every_golden_log_after_every_other_keeps_its_reports() {
+    let cases = &*CASES;
+    assert!(cases.len() >= 80, "only {} golden cases", cases.len());
+    let mut failures = Vec::new();
+    for a in cases {
+        for b in cases {
+            let missing = lost(&a.log, b);
+            if !missing.is_empty() {
+                failures.push(format!("{} then {}: lost {missing:?}", a.name, b.name));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} pairs lose reports:\n{}",
+        failures.len(),
+        cases.len() * cases.len(),
+        failures.join("\n")
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A log cut anywhere (CI truncates logs; a job is killed mid-document, mid-line) and then
+    /// another log from the start of a line: the second log's reports are all found, read whole
+    /// or streamed.
+    #[test]
+    fn a_truncated_log_never_hides_the_log_after_it(
+        a in any::<prop::sample::Index>(),
+        b in any::<prop::sample::Index>(),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let cases = &*CASES;
+        let (a, b) = (&cases[a.index(cases.len())], &cases[b.index(cases.len())]);
+        let mut end = cut.index(a.log.len() + 1);
+        while !a.log.is_char_boundary(end) {
+            end -= 1;
+        }
+        let first = format!("{}\n", &a.log[..end]);
+        let missing = lost(&first, b);
+        prop_assert!(missing.is_empty(), "{} cut at {end}, then {}: lost {missing:?}", a.name, b.name);
+        let combined = format!("{first}{}", b.log);
+        let whole = parse(&combined, &b.workspace);
+        let streamed = parse_reader(std::io::BufReader::with_capacity(97, combined.as_bytes()), &b.workspace)
+            .expect("reading from memory cannot fail");
+        prop_assert_eq!(whole, streamed);
+    }
+}
+
+/// A long CI job: linters' JSON and SARIF reports, JUnit documents (some cut in half, as a killed
+/// job leaves them), jest and go JSON, a wrapped Jenkins log, over and over to 100 MB; then a
+/// JUnit report printed without a final newline (`cat junit.xml`), the linter run right after it
+/// and the pytest run whose failures are the bug. Their reports are all found, as they are alone.
+#[test]
+fn a_bug_at_the_end_of_a_100_mb_combined_log_is_found() {
+    let sections = [
+        "ruff_json",
+        "mono_ruff_sarif",
+        "mono_pytest_junit",
+        "jest_json",
+        "mono_eslint_json_meta",
+        "mono_pylint_json2",
+        "go_test_json",
+        "cargo_build_json",
+        "mono_ci_jenkins",
+        "mono_mypy_junit",
+        "mono_ruff_gitlab",
+        "jest_junit",
+    ];
+    let logs: Vec<String> = sections
+        .iter()
+        .map(|case| read_log(&fixtures().join("logs"), case))
+        .collect();
+    let mut log = String::with_capacity(101 * 1024 * 1024);
+    let mut i = 0;
+    while log.len() < 100 * 1024 * 1024 {
+        let section = &logs[i % logs.len()];
+        if i % 5 == 3 {
+            // Cut short mid-line.
+            let mut half = section.len() / 2;
+            while !section.is_char_boundary(half) {
+                half -= 1;
+            }
+            log.push_str(&section[..half]);
+            log.push('\n');
+        } else {
+            log.push_str(section);
+        }
+        i += 1;
+    }
+    let case = |name: &str| CASES.iter().find(|c| c.name == name).expect("a golden case");
+    let junit = case("jest_junit");
+    assert!(!junit.log.ends_with('\n'), "jest-junit's report has no final newline");
+    log.push_str(&junit.log);
+    let mut expected = BTreeSet::new();
+    for name in ["mono_ruff_concise", "mono_pytest"] {
+        log.push_str(&case(name).log);
+        expected.extend(case(name).alone.iter().cloned());
+    }
+    assert!(expected.len() > 5);
+    let together = places(&parse(&log, &workspace("mono")));
+    let lost: Vec<_> = expected.difference(&together).collect();
+    assert!(lost.is_empty(), "after {i} sections, lost {lost:?}");
+}

@@ -1,0 +1,62 @@
+//! The parser's golden corpus as the parser tests read it: the cases of
+//! `tests/fixtures/regenerate.sh` (name | project | command), each project's file list, and the
+//! workspace the logs were made in.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use kubeheal::parse::Workspace;
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// case name → project, from the table in regenerate.sh.
+pub fn cases() -> BTreeMap<String, String> {
+    let script = std::fs::read_to_string(fixtures().join("regenerate.sh")).expect("regenerate.sh is readable");
+    table(&script, &fixtures().join("projects"))
+}
+
+/// The `name|project|command` rows of a case table whose project is a folder of `projects`.
+pub fn table(script: &str, projects: &Path) -> BTreeMap<String, String> {
+    script
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, '|');
+            let (name, project, _) = (parts.next()?, parts.next()?, parts.next()?);
+            (!name.is_empty() && !name.contains(' ') && projects.join(project).is_dir())
+                .then(|| (name.to_owned(), project.to_owned()))
+        })
+        .collect()
+}
+
+/// The files of a project folder, relative and with forward slashes.
+pub fn project_files(root: &Path) -> Vec<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).expect("project folder is readable").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else if let Ok(rel) = path.strip_prefix(root) {
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(root, root, &mut files);
+    files
+}
+
+/// The workspace a golden log was made in: regenerate.sh copies each project to this folder.
+pub fn workspace(project: &str) -> Workspace {
+    Workspace::new(format!("/tmp/kubeheal-fixtures/{project}"))
+        .with_files(project_files(&fixtures().join("projects").join(project)))
+}
+
+/// A log as the parser reads it (bytes that are not UTF-8 become U+FFFD).
+pub fn read_log(dir: &Path, case: &str) -> String {
+    let log = std::fs::read(dir.join(format!("{case}.log"))).expect("the log exists");
+    String::from_utf8_lossy(&log).into_owned()
+}
