@@ -149,6 +149,11 @@ enum Command {
         #[arg(long, env = "KUBEHEAL_LEASE_SECONDS", default_value_t = 15,
               value_parser = clap::value_parser!(u64).range(2..=3600))]
         lease_seconds: u64,
+        /// Reconcile only the HealRuns this label selector matches: several operators (each with
+        /// its own --lease-name) split a large cluster's runs between them, e.g.
+        /// `kubeheal.dev/shard in (a)` here and `kubeheal.dev/shard notin (a)` in the main one.
+        #[arg(long, env = "KUBEHEAL_WATCH_LABEL_SELECTOR")]
+        watch_label_selector: Option<String>,
         /// Most HealRuns reconciled at once (the others wait in the queue).
         #[arg(long, env = "KUBEHEAL_MAX_CONCURRENT_RECONCILES", default_value_t = 16,
               value_parser = clap::value_parser!(u16).range(1..))]
@@ -236,7 +241,9 @@ fn main() -> ExitCode {
             lease_name,
             lease_namespace,
             lease_seconds,
+            watch_label_selector,
         } => operator(kubeheal::operator::Settings {
+            watch_label_selector: watch_label_selector.filter(|s| !s.trim().is_empty()),
             leader_election: leader_elect.then(|| kubeheal::operator::leader::Election {
                 lease: lease_name,
                 namespace: lease_namespace

@@ -49,6 +49,8 @@ pub struct Settings {
     pub max_concurrent_reconciles: u16,
     /// Reconcile only while holding this Lease (several replicas); `None`: always (one replica).
     pub leader_election: Option<leader::Election>,
+    /// Reconcile only the HealRuns this label selector matches (a shard); `None`: all of them.
+    pub watch_label_selector: Option<String>,
 }
 
 /// How many reconciles of each object failed in a row: the error policy backs off by it.
@@ -123,8 +125,21 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
             Api::all(client.clone()),
         ),
     };
-    runs.list(&Default::default()).await.map_err(|e| {
-        format!("cannot list HealRuns (are the CRDs installed? `kubeheal crdgen --stdout | kubectl apply -f -`): {e}")
+    let selected = match &settings.watch_label_selector {
+        Some(selector) => watcher::Config::default().labels(selector),
+        None => watcher::Config::default(),
+    };
+    let mut listed = kube::api::ListParams::default().limit(1);
+    if let Some(selector) = &settings.watch_label_selector {
+        listed = listed.labels(selector);
+    }
+    runs.list(&listed).await.map_err(|e| match &settings.watch_label_selector {
+        Some(selector) => format!(
+            "cannot list HealRuns with the label selector '{selector}' (a valid selector, e.g. 'kubeheal.dev/shard in (a)'? are the CRDs installed?): {e}"
+        ),
+        None => format!(
+            "cannot list HealRuns (are the CRDs installed? `kubeheal crdgen --stdout | kubectl apply -f -`): {e}"
+        ),
     })?;
     ready.store(true, Ordering::Relaxed);
     let mut terminated = std::pin::pin!(terminated);
@@ -144,7 +159,7 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     // Waiting is driven by events: a run's Job, its Pod (an image that cannot be pulled changes
     // only the Pod) and its CodeFixDDS wake it; timers are only a safety net.
-    let controller = Controller::new(runs, watcher::Config::default())
+    let controller = Controller::new(runs, selected)
         .with_config(controller::Config::default().concurrency(settings.max_concurrent_reconciles))
         .owns(jobs, watcher::Config::default().labels(&ours))
         .watches(pods, watcher::Config::default().labels(&ours), |pod: Pod| {

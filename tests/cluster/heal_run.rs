@@ -1095,6 +1095,75 @@ async fn of_two_operators_only_the_lease_holder_reconciles_and_the_other_takes_o
     );
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn shards_split_the_runs_between_operators_by_label() {
+    let (healer, _) = logic_healer().await;
+    let heal = Heal::new("healrun-shards", &logic_project(), Hold::default()).await;
+    for (name, shard) in [(RUN, "a"), ("calc-b", "b")] {
+        let manifest = json!({"apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealRun",
+                              "metadata": {"name": name, "labels": {"kubeheal.dev/shard": shard}},
+                              "spec": heal.spec(&healer, json!({}))});
+        let file = heal.work.path().join(format!("{name}.json"));
+        std::fs::write(&file, manifest.to_string()).expect("write the manifest");
+        let out = heal
+            .plane
+            .kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let allow = ["--allow-file-sources", "--allow-cluster-internal-healers"];
+    let shard_a = [&allow[..], &["--watch-label-selector", "kubeheal.dev/shard in (a)"]].concat();
+    let _a = heal.operator_process(&shard_a, free_port());
+    heal.wait_phase(HealRunPhase::Healed).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let other = heal.runs().get("calc-b").await.expect("the other run");
+    assert!(
+        other.status.is_none(),
+        "shard a reconciled a run of shard b: {:?}",
+        other.status
+    );
+
+    let main = [&allow[..], &["--watch-label-selector", "kubeheal.dev/shard notin (a)"]].concat();
+    let _rest = heal.operator_process(&main, free_port());
+    let deadline = Instant::now() + Duration::from_secs(150);
+    loop {
+        let run = heal.runs().get("calc-b").await.expect("the other run");
+        if run.status.as_ref().and_then(|s| s.phase) == Some(HealRunPhase::Healed) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the second shard never healed its run: {:?}",
+            run.status
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+#[test]
+fn a_selector_the_api_server_refuses_stops_the_operator_with_what_is_wrong() {
+    let plane = control_plane();
+    let ns = plane.namespace("healrun-bad-selector");
+    bind_operator_role(plane);
+    let out = Command::new(env!("CARGO_BIN_EXE_kubeheal"))
+        .args([
+            "operator",
+            "--namespace",
+            &ns.name,
+            "--listen",
+            &free_port().to_string(),
+        ])
+        .args(["--watch-label-selector", "kubeheal.dev/shard in a"])
+        .env("KUBECONFIG", plane.kubeconfig_as("kubeheal-operator"))
+        .output()
+        .expect("the operator runs");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot list HealRuns with the label selector 'kubeheal.dev/shard in a'"),
+        "{stderr}"
+    );
+}
+
 /// Binds the chart's operator ClusterRole to the operator's test identity: the operator under
 /// test has exactly the permissions the chart grants.
 fn bind_operator_role(plane: &'static ControlPlane) {
