@@ -190,7 +190,10 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         () = lost => (false, true),
     };
     let _ = stop.send(());
-    if !ended {
+    // On SIGTERM the reconciles in flight finish before the Lease is released. A replica that
+    // lost the Lease stops at once instead: another one already reconciles, and the steps it
+    // drops are found again from the status (every effect is idempotent).
+    if !ended && !lost {
         controller.await;
     }
     ctx.metrics.set_leader(false);
