@@ -31,6 +31,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+#[path = "../tests/parser_fixtures/mod.rs"]
+mod parser_fixtures;
+
 use kubeheal::core::redact::redact;
 use kubeheal::parse::{Workspace, parse_reader};
 
@@ -281,46 +284,7 @@ fn write_json_log(path: &Path, bytes: u64) -> (u64, u64) {
     out.put("[\n");
     let mut n = 0u64;
     loop {
-        let element = format!(
-            r#"  {{
-    "cell": null,
-    "code": "F401",
-    "end_location": {{
-      "column": 10,
-      "row": {row}
-    }},
-    "filename": "/tmp/kubeheal-fixtures/py_logic/pricing/module_{file}.py",
-    "fix": {{
-      "applicability": "safe",
-      "edits": [
-        {{
-          "content": "",
-          "end_location": {{
-            "column": 1,
-            "row": {next}
-          }},
-          "location": {{
-            "column": 1,
-            "row": {row}
-          }}
-        }}
-      ],
-      "message": "Remove unused import: `os`"
-    }},
-    "location": {{
-      "column": 8,
-      "row": {row}
-    }},
-    "message": "`os` imported but unused",
-    "name": "unused-import",
-    "noqa_row": {row},
-    "severity": "error",
-    "url": "https://docs.astral.sh/ruff/rules/unused-import"
-  }}"#,
-            row = n % 5000 + 1,
-            next = n % 5000 + 2,
-            file = n / 5000,
-        );
+        let element = parser_fixtures::ruff_json_finding(n, "/tmp/kubeheal-fixtures/py_logic/pricing", 5000);
         n += 1;
         out.put(&element);
         if out.written >= bytes {

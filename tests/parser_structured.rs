@@ -5,6 +5,8 @@
 use std::fmt::Write as _;
 use std::io::BufReader;
 
+mod parser_fixtures;
+
 use kubeheal::parse::{MAX_DOCUMENT_REPORTS, MAX_REPORTS, ParseOutput, TestOutcome, Workspace, parse, parse_reader};
 
 const PYTEST_FAILURE: &str = "\
@@ -42,48 +44,9 @@ fn has_pytest_failure(out: &ParseOutput) -> bool {
             .contains(&"tests/test_discount.py::test_gold_discount".to_owned())
 }
 
-/// A ruff finding as `ruff check --output-format=json` prints it.
-fn ruff_element(n: usize) -> String {
-    format!(
-        r#"  {{
-    "cell": null,
-    "code": "F401",
-    "end_location": {{
-      "column": 10,
-      "row": {row}
-    }},
-    "filename": "/w/pkg/module_{file}.py",
-    "fix": {{
-      "applicability": "safe",
-      "edits": [
-        {{
-          "content": "",
-          "end_location": {{
-            "column": 1,
-            "row": {next}
-          }},
-          "location": {{
-            "column": 1,
-            "row": {row}
-          }}
-        }}
-      ],
-      "message": "Remove unused import: `os`"
-    }},
-    "location": {{
-      "column": 8,
-      "row": {row}
-    }},
-    "message": "`os` imported but unused",
-    "name": "unused-import",
-    "noqa_row": {row},
-    "severity": "error",
-    "url": "https://docs.astral.sh/ruff/rules/unused-import"
-  }}"#,
-        row = n % 1000 + 1,
-        next = n % 1000 + 2,
-        file = n / 1000,
-    )
+/// The `n`th ruff finding of the logs here.
+fn ruff_finding(n: usize) -> String {
+    parser_fixtures::ruff_json_finding(n as u64, "/w/pkg", 1000)
 }
 
 #[test]
@@ -95,7 +58,7 @@ fn a_100_mb_json_array_is_read_element_by_element_and_the_log_after_it_still_cou
         if n > 0 {
             log.push_str(",\n");
         }
-        log.push_str(&ruff_element(n));
+        log.push_str(&ruff_finding(n));
         n += 1;
     }
     log.push_str("\n]\n$ pytest\n");
@@ -139,12 +102,12 @@ fn a_lone_bracket_does_not_hide_a_pytest_failure() {
 #[test]
 fn an_unterminated_array_does_not_hide_the_log_after_it() {
     // Two findings are read; the third is cut off by the rest of the log.
-    let element = ruff_element(0);
+    let element = ruff_finding(0);
     let third = &element[..element.len() / 2];
     let log = format!(
         "[\n{},\n{},\n{third}\n{PYTEST_FAILURE}",
-        ruff_element(0),
-        ruff_element(1)
+        ruff_finding(0),
+        ruff_finding(1)
     );
     let out = parsed(&log);
     assert!(has_pytest_failure(&out));
@@ -311,7 +274,7 @@ fn a_jest_report_longer_than_a_line_is_read_to_its_end() {
 fn long_lines_stream_the_same_through_any_buffer() {
     // Long JSON and XML lines with invalid UTF-8, `\r` and multi-byte characters near the cut.
     let mut log: Vec<u8> = Vec::new();
-    let mut element = ruff_element(7).into_bytes();
+    let mut element = ruff_finding(7).into_bytes();
     element.retain(|&b| b != b'\n');
     log.extend_from_slice(b"[");
     for i in 0..40 {

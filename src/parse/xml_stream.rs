@@ -185,19 +185,8 @@ impl XmlStream {
                 State::Tag(mut parser) => {
                     let found = parser.feed(rest.as_bytes());
                     self.state = State::Tag(parser);
-                    match found {
-                        Some(end) => {
-                            if self.close_markup(&mut rest, end, out) == Flow::Stop {
-                                self.unread = rest.len();
-                                return Flow::Stop;
-                            }
-                        }
-                        None => {
-                            if !self.hold(rest, out) {
-                                return Flow::Stop;
-                            }
-                            rest = "";
-                        }
+                    if self.close_or_hold(&mut rest, found, out) == Flow::Stop {
+                        return Flow::Stop;
                     }
                 }
                 State::Until { end, min } => {
@@ -215,19 +204,8 @@ impl XmlStream {
                                 && bytes[i - tail_in_rest..i] == before[head_len..]
                         }
                     });
-                    match found {
-                        Some(i) => {
-                            if self.close_markup(&mut rest, i, out) == Flow::Stop {
-                                self.unread = rest.len();
-                                return Flow::Stop;
-                            }
-                        }
-                        None => {
-                            if !self.hold(rest, out) {
-                                return Flow::Stop;
-                            }
-                            rest = "";
-                        }
+                    if self.close_or_hold(&mut rest, found, out) == Flow::Stop {
+                        return Flow::Stop;
                     }
                 }
             }
@@ -238,6 +216,31 @@ impl XmlStream {
     /// Keeps the unfinished construct's text; `false` (after telling `out`) when it is too long.
     /// The construct being held ends at `rest[end]`: hands it out whole (or `Invalid` when it
     /// is longer than [`MAX_MARKUP`]) and goes back to text after it.
+    /// The construct in progress ends at `found` of `rest` (closed, and `rest` moves past it), or
+    /// goes on past `rest` (all of it held for the next chunk, and `rest` is emptied).
+    fn close_or_hold(
+        &mut self,
+        rest: &mut &str,
+        found: Option<usize>,
+        out: &mut impl FnMut(XmlPiece<'_>) -> Flow,
+    ) -> Flow {
+        match found {
+            Some(end) => {
+                if self.close_markup(rest, end, out) == Flow::Stop {
+                    self.unread = rest.len();
+                    return Flow::Stop;
+                }
+            }
+            None => {
+                if !self.hold(rest, out) {
+                    return Flow::Stop;
+                }
+                *rest = "";
+            }
+        }
+        Flow::More
+    }
+
     fn close_markup(&mut self, rest: &mut &str, end: usize, out: &mut impl FnMut(XmlPiece<'_>) -> Flow) -> Flow {
         if self.pending.len() + end + 1 > MAX_MARKUP {
             out(XmlPiece::Invalid);

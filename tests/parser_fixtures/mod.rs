@@ -60,3 +60,48 @@ pub fn read_log(dir: &Path, case: &str) -> String {
     let log = std::fs::read(dir.join(format!("{case}.log"))).expect("the log exists");
     String::from_utf8_lossy(&log).into_owned()
 }
+
+/// The `n`th of many ruff findings under `dir`, `per_file` to a file, as an element of the array
+/// `ruff check --output-format=json` prints: for logs whose structured section is large.
+pub fn ruff_json_finding(n: u64, dir: &str, per_file: u64) -> String {
+    format!(
+        r#"  {{
+    "cell": null,
+    "code": "F401",
+    "end_location": {{
+      "column": 10,
+      "row": {row}
+    }},
+    "filename": "{dir}/module_{file}.py",
+    "fix": {{
+      "applicability": "safe",
+      "edits": [
+        {{
+          "content": "",
+          "end_location": {{
+            "column": 1,
+            "row": {next}
+          }},
+          "location": {{
+            "column": 1,
+            "row": {row}
+          }}
+        }}
+      ],
+      "message": "Remove unused import: `os`"
+    }},
+    "location": {{
+      "column": 8,
+      "row": {row}
+    }},
+    "message": "`os` imported but unused",
+    "name": "unused-import",
+    "noqa_row": {row},
+    "severity": "error",
+    "url": "https://docs.astral.sh/ruff/rules/unused-import"
+  }}"#,
+        row = n % per_file + 1,
+        next = n % per_file + 2,
+        file = n / per_file,
+    )
+}
