@@ -10,6 +10,7 @@ pub mod api;
 pub mod confined;
 pub mod core;
 pub mod crdgen;
+pub mod decide;
 pub mod executor;
 pub mod git;
 pub mod healer;

@@ -168,6 +168,15 @@ enum Command {
         #[arg(long, env = "KUBEHEAL_ALLOW_CLUSTER_INTERNAL_HEALERS")]
         allow_cluster_internal_healers: bool,
     },
+    /// Approve a CodeFixDDS as the current kubeconfig user (with its proposal's digest). The
+    /// API server decides whether you may: you need the `approve` verb on codefixdds.
+    Approve(DecideArgs),
+    /// Reject a CodeFixDDS as the current kubeconfig user, with a reason; it is never executed
+    /// or proposed again.
+    Reject {
+        #[command(flatten)]
+        args: DecideArgs,
+    },
     /// Write the CustomResourceDefinitions to crds/ and charts/kubeheal/crds/.
     Crdgen {
         /// Repository root to write into.
@@ -181,6 +190,22 @@ enum Command {
         #[arg(long, conflicts_with = "check")]
         stdout: bool,
     },
+}
+
+/// What `kubeheal approve` and `kubeheal reject` decide on.
+#[derive(Debug, clap::Args)]
+struct DecideArgs {
+    /// The kind: `cfd` (or `codefixdds`).
+    #[arg(value_parser = ["cfd", "codefixdds"])]
+    kind: String,
+    /// The object's name.
+    name: String,
+    /// Its namespace (default: the kubeconfig context's).
+    #[arg(short, long)]
+    namespace: Option<String>,
+    /// Why: shown in the order's status, its Events and the commit's audit trail.
+    #[arg(long)]
+    reason: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -229,6 +254,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Crdgen { root, check, stdout } => crdgen(&root, check, stdout),
+        Command::Approve(args) => decide(&args, kubeheal::decide::Verdict::Approve),
+        Command::Reject { args } => match args.reason.as_deref().map(str::trim) {
+            None | Some("") => Err("reject needs --reason: say why, so the people who proposed it know".into()),
+            Some(_) => decide(&args, kubeheal::decide::Verdict::Reject),
+        },
         Command::Operator {
             namespace,
             work_dir,
@@ -330,6 +360,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn decide(args: &DecideArgs, verdict: kubeheal::decide::Verdict) -> Result<(), String> {
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let done = runtime.block_on(kubeheal::decide::decide(
+        &args.name,
+        args.namespace.as_deref(),
+        verdict,
+        args.reason.as_deref(),
+    ))?;
+    println!("{done}");
+    Ok(())
 }
 
 fn operator(settings: kubeheal::operator::Settings) -> Result<(), String> {

@@ -103,6 +103,7 @@ proptest! {
         let secrets = vec![secret.clone()];
         let request = HealRequest::build(
             RequestInputs {
+                task: "",
                 project: "p",
                 cycle: 1,
                 reports: &reports,

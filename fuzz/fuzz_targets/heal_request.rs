@@ -33,6 +33,7 @@ fuzz_target!(|data: &[u8]| {
     let secrets = vec![secret.to_owned()];
     let request = HealRequest::build(
         RequestInputs {
+            task: "",
             project: "p",
             cycle: 1,
             reports: &reports,

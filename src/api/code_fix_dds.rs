@@ -31,7 +31,9 @@ use super::shared::{BugReport, Decision, GitSource, RunEnvelope};
     printcolumn = r#"{"name":"ID","type":"string","jsonPath":".spec.id"}"#,
     printcolumn = r#"{"name":"Source","type":"string","jsonPath":".spec.sourceDds"}"#,
     printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Reason","type":"string","jsonPath":".status.reason"}"#,
     printcolumn = r#"{"name":"Decision","type":"string","jsonPath":".spec.approval.decision"}"#,
+    printcolumn = r#"{"name":"By","type":"string","jsonPath":".spec.approval.approvedBy","priority":1}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
@@ -49,6 +51,8 @@ use super::shared::{BugReport, Decision, GitSource, RunEnvelope};
     validation = Rule::new("!has(oldSelf.approval) || (has(self.approval) && self.approval == oldSelf.approval)")
         .message("approval cannot be changed or removed once a decision has been made; create a new CodeFixDDS for a different decision")
         .field_path(".approval"),
+    validation = Rule::new("!has(oldSelf.approval) || self == oldSelf")
+        .message("a decided CodeFixDDS cannot be edited: the decision is about exactly this order; create a new CodeFixDDS instead"),
     validation = Rule::new("!has(self.approval) || !has(self.proposal) || self.approval.decision != 'Approved' || (has(self.approval.patchDigest) && self.approval.patchDigest == self.proposal.digest)")
         .message("an approval must carry patchDigest equal to proposal.digest: it approves exactly one patch")
         .field_path(".approval.patchDigest"),
@@ -121,6 +125,14 @@ pub struct CodeFixDDSSpec {
     /// `codefixdds`; cannot change afterwards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Decision>,
+
+    /// How long after its creation the order may still be decided, as a duration (`24h`,
+    /// `90m`, `1h30m`). An order not decided in time becomes `Expired` and is never executed.
+    /// Default: no deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 32))]
+    #[x_kube(validation = Rule::new("duration(self) > duration('0s')").message("approvalDeadline must be a positive duration such as 24h, 90m or 1h30m"))]
+    pub approval_deadline: Option<String>,
 }
 
 fn default_tool() -> String {
@@ -232,9 +244,16 @@ pub struct CodeFixDDSStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["type".into()]))]
     pub conditions: Vec<Condition>,
-    /// Proposed, Approved, Executing, Executed, Failed, Rejected or Invalid.
+    /// Proposed, Approved, Executing, Executed, Failed, Rejected, Expired or Invalid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<CodeFixPhase>,
+    /// Why the order is in its phase, CamelCase: the rule that broke when `Invalid`
+    /// (e.g. `SourceDdsFailed`), `AwaitingDecision`, `Approved`, `ConstraintViolated`, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// What happened last and what to do, for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     /// Each of seed 002's ten validation rules, passed or with the reason it failed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[x_kube(merge_strategy = ListMerge::Map(vec!["rule".into()]))]
@@ -265,8 +284,11 @@ pub enum CodeFixPhase {
     Failed,
     /// A human rejected it (terminal).
     Rejected,
-    /// A validation rule failed; see `validation` (terminal until the spec changes).
+    /// A validation rule failed; see `validation`. Re-checked whenever the order or an object
+    /// it refers to changes: an order whose source appears or fails later becomes `Proposed`.
     Invalid,
+    /// Not decided before `spec.approvalDeadline` (terminal): never executed.
+    Expired,
 }
 
 /// The outcome of one validation rule.
@@ -286,7 +308,11 @@ pub struct RuleResult {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FixExecution {
-    /// The executor Job.
+    /// The HealRun that executes the order: the one the operator created for it, or the
+    /// HealRun that asked for this approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heal_run: Option<String>,
+    /// The executor Job of the verifying build.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_name: Option<String>,
     /// What the verifying execution returned.

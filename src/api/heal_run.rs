@@ -78,6 +78,23 @@ pub struct HealRunSpec {
     #[serde(default)]
     #[x_kube(validation = Rule::new("oldSelf == false || self == true").message("cancel cannot be undone: create a new HealRun instead"))]
     pub cancel: bool,
+
+    /// The id of the DDS this run executes (e.g. `DDS-20260202-CODE-001`): a CodeFixDDS whose
+    /// `sourceDds` names it answers this run's failure (seed 002's `source_dds`). Optional; a
+    /// CodeFixDDS can always name the run itself as `HealRun/<name>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("ddsId cannot change: create a new HealRun for another DDS"))]
+    pub dds_id: Option<String>,
+
+    /// The approved CodeFixDDS, in this namespace, that this run executes: its goal,
+    /// instructions and error context are the healer's task, and its id and approver go into
+    /// the commit's trailers. The operator sets it on the runs it creates to execute an order;
+    /// a run naming an order that is not approved (or is not valid) fails without executing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    #[x_kube(validation = Rule::new("self == oldSelf").message("workOrder cannot change: create a new HealRun for another work order"))]
+    pub work_order: Option<String>,
 }
 
 fn default_max_cycles() -> u32 {
@@ -400,6 +417,23 @@ pub struct HealRunStatus {
     /// Name of the CodeFixDDS proposed when the run ended without a fix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposed_fix: Option<String>,
+
+    /// The approved work order the run executes (`spec.workOrder`), as the operator verified it
+    /// before the first execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_order: Option<WorkOrderStatus>,
+}
+
+/// An approved CodeFixDDS a HealRun executes, as verified from the CodeFixDDS itself.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkOrderStatus {
+    /// The CodeFixDDS's name.
+    pub name: String,
+    /// Its `spec.id` (`DDS-FIX-YYYYMMDD-XXX`): the commit's `Kubeheal-DDS` trailer.
+    pub id: String,
+    /// Who approved it: the commit's `Approved-by` trailer.
+    pub approved_by: String,
 }
 
 /// Where a HealRun is in its life.

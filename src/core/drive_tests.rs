@@ -191,6 +191,7 @@ impl Effects for World<'_> {
         Ok(Input::SourceResolved {
             commit: "c0ffee".repeat(6) + "0000",
             project_type: ProjectType::Python,
+            work_order: None,
         })
     }
 

@@ -11,6 +11,8 @@ use crate::parse::truncate;
 
 /// The trailer naming the run a commit belongs to.
 pub const RUN_TRAILER: &str = "Kubeheal-Run";
+/// The trailer naming the CodeFixDDS (its `spec.id`) a commit executes.
+pub const DDS_TRAILER: &str = "Kubeheal-DDS";
 /// The trailer naming the cycle a commit belongs to.
 pub const CYCLE_TRAILER: &str = "Kubeheal-Cycle";
 /// The trailer naming the cycle a revert undoes.
@@ -174,11 +176,14 @@ pub fn commit_message(status: &HealRunStatus, cycle: u32, run: &str) -> String {
         .and_then(|c| c.healer_call.as_ref())
         .and_then(|c| c.changes_summary.clone())
         .unwrap_or_default();
+    let order = status.work_order.as_ref();
     let approved = patch
         .and_then(|p| p.approved_by.as_ref())
+        .or(order.map(|o| &o.approved_by))
         .map(|who| format!("Approved-by: {who}\n"))
         .unwrap_or_default();
-    format!("[AI-AGENT] {subject}\n\n{summary}\n\n{RUN_TRAILER}: {run}\n{CYCLE_TRAILER}: {cycle}\n{approved}")
+    let dds = order.map(|o| format!("{DDS_TRAILER}: {}\n", o.id)).unwrap_or_default();
+    format!("[AI-AGENT] {subject}\n\n{summary}\n\n{RUN_TRAILER}: {run}\n{CYCLE_TRAILER}: {cycle}\n{dds}{approved}")
 }
 
 /// The message of the commit that reverts `cycle`'s fix (`target`), naming the tests it broke.

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::heal_run::{
     ApprovalMode, CycleStatus, DEFAULT_CYCLE_TIMEOUTS, HealResult, HealRunPhase, HealRunReason, HealRunSpec,
-    HealRunStatus, HealerCall, HealerOutcome, Observation, PatchStatus, ProjectType, TestDiff,
+    HealRunStatus, HealerCall, HealerOutcome, Observation, PatchStatus, ProjectType, TestDiff, WorkOrderStatus,
 };
 use crate::api::shared::{Decision, HealerSpec, Verdict, condition, wire_name};
 use crate::core::format::short_commit;
@@ -82,7 +82,12 @@ pub enum Input {
     Tick,
     /// `spec.source.revision` resolved to this commit, where the project is of `project_type`
     /// (`auto` when nothing told it apart).
-    SourceResolved { commit: String, project_type: ProjectType },
+    /// `work_order` is the approved CodeFixDDS the run executes (`spec.workOrder`), verified.
+    SourceResolved {
+        commit: String,
+        project_type: ProjectType,
+        work_order: Option<WorkOrderStatus>,
+    },
     /// `spec.source` cannot be used, and trying again will not change that: `message` says
     /// what to fix.
     SourceUnavailable { message: String },
@@ -411,8 +416,16 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
     let expected = next_action(spec, status);
     match (input, expected) {
         (Input::Tick, _) => {}
-        (Input::SourceResolved { commit, project_type }, Action::ResolveSource) => {
+        (
+            Input::SourceResolved {
+                commit,
+                project_type,
+                work_order,
+            },
+            Action::ResolveSource,
+        ) => {
             next.project_type = Some(project_type);
+            next.work_order = work_order;
             let message = format!("healing {} at commit {}", spec.source.url, short_commit(&commit));
             notes.push(Note::normal("Started", message.clone()));
             next.message = Some(message);
@@ -863,7 +876,7 @@ fn set_conditions(spec: &HealRunSpec, status: &mut HealRunStatus, now: Timestamp
     }
 }
 
-fn upsert_condition(
+pub(crate) fn upsert_condition(
     conditions: &mut Vec<Condition>,
     kind: &str,
     value: &str,

@@ -116,6 +116,7 @@ fn resolved() -> Input {
     Input::SourceResolved {
         commit: COMMIT.into(),
         project_type: ProjectType::Python,
+        work_order: None,
     }
 }
 

@@ -6,9 +6,11 @@
 //! - `drive`: the one loop both drivers run, over their `Effects`;
 //! - `format`: the one place human-facing strings (reports, commit messages) are rendered;
 //! - `gate`: whether a patch may be committed; `patch`: a healer's answer as a diff and digest;
+//! - `code_fix_dds`: the CodeFixDDS work orders' rules and phases;
 //! - `proposal`: the CodeFixDDS a run writes; `monitor`: how an execution is judged;
 //! - `redact`: the one rule for what secrets look like, applied wherever text leaves.
 
+pub mod code_fix_dds;
 pub mod drive;
 pub mod format;
 pub mod gate;

@@ -205,6 +205,7 @@ fn base_spec(origin: &Origin<'_>, name: &str) -> CodeFixDDSSpec {
         target: Some(target),
         proposal: None,
         approval: None,
+        approval_deadline: None,
     }
 }
 

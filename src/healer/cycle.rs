@@ -37,6 +37,9 @@ pub struct Workspace<'a> {
     pub tree: &'a ConfinedDir,
     /// Values that must never reach the healer.
     pub secrets: &'a [String],
+    /// What a work order the run executes asks for (its goal, instructions and error context);
+    /// empty for a plain heal.
+    pub task: &'a str,
 }
 
 impl Workspace<'_> {
@@ -82,6 +85,7 @@ pub async fn ask_for_fix(
                 .unwrap_or_default(),
             log: workspace.log,
             stderr: workspace.stderr,
+            task: workspace.task,
             history: history(status),
             timeout: Duration::from_secs(u64::from(timeout_seconds)),
             allowed_paths: spec.policy.allowed_paths.clone(),

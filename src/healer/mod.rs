@@ -142,6 +142,9 @@ pub struct RequestInputs<'a> {
     pub log: &'a str,
     /// The end of its stderr, when the executor kept it apart (else empty).
     pub stderr: &'a str,
+    /// A work order's task (goal, instructions, error context), else empty: it leads the error
+    /// summary, the one free-text field of seed 000's request.
+    pub task: &'a str,
     pub history: Vec<PreviousAttempt>,
     pub timeout: Duration,
     pub allowed_paths: Vec<String>,
@@ -177,7 +180,7 @@ impl HealRequest {
             error_context: ErrorContext::new(
                 inputs.exit_code,
                 inputs.reports.len() as u32,
-                redact(inputs.error_message, inputs.secrets).0,
+                redact(&summary(inputs.task, inputs.error_message), inputs.secrets).0,
                 &redact(inputs.stderr, inputs.secrets).0,
                 &redact(inputs.log, inputs.secrets).0,
             ),
@@ -188,6 +191,15 @@ impl HealRequest {
                 ..validate::Limits::default()
             },
         }
+    }
+}
+
+/// The error summary a healer reads: the work order's task first, when there is one.
+fn summary(task: &str, error_message: &str) -> String {
+    if task.is_empty() {
+        error_message.to_owned()
+    } else {
+        format!("{task}\n{error_message}")
     }
 }
 

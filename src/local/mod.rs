@@ -357,6 +357,8 @@ impl Effects for LocalWorld<'_> {
         Ok(Input::SourceResolved {
             commit: self.base.clone(),
             project_type: detect::detect(&self.repo.dir, self.spec.executor.project_type),
+            // Work orders are cluster objects: a local heal executes none.
+            work_order: None,
         })
     }
 
@@ -432,6 +434,7 @@ impl Effects for LocalWorld<'_> {
         let tree = self.repo.files()?;
         let secrets = self.secrets();
         let workspace = HealerWorkspace {
+            task: "",
             project: self.name,
             files: &files,
             log: &log,

@@ -25,9 +25,10 @@ use thiserror::Error;
 use tracing::{info, instrument, warn};
 
 use super::Context;
-use crate::api::code_fix_dds::CodeFixDDS;
-use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, LogsRef, PatchStatus, ProjectType};
-use crate::api::shared::{HealerSpec, SecretKeyRef, heal_run_labels};
+use crate::api::code_fix_dds::{CodeFixDDS, CodeFixPhase};
+use crate::api::heal_run::{HealRun, HealRunStatus, HealerCall, LogsRef, PatchStatus, ProjectType, WorkOrderStatus};
+use crate::api::shared::{HealerSpec, SecretKeyRef, Verdict, heal_run_labels};
+use crate::core::code_fix_dds;
 use crate::core::drive::{Effects, Pause, Ready, drive};
 use crate::core::format::{CYCLE_TRAILER, REVERT_TRAILER};
 use crate::core::heal_run::{Input, Note, is_terminal, latest_observation, reason_name};
@@ -473,13 +474,60 @@ impl ClusterWorld {
     /// Creates `cfd` owned by the run; one that exists already (a retry) is kept as it is.
     async fn create_work_order(&self, mut cfd: CodeFixDDS) -> Result<String, Error> {
         let name = cfd.metadata.name.clone().unwrap_or_default();
-        cfd.metadata.labels = Some(self.labels());
+        // The run's own labels go on (a sharded operator's selector matches its orders too).
+        let mut labels = self.run.labels().clone();
+        labels.extend(self.labels());
+        cfd.metadata.labels = Some(labels);
         cfd.metadata.owner_references = Some(vec![self.owner()]);
         match self.api::<CodeFixDDS>().create(&PostParams::default(), &cfd).await {
             Ok(_) => Ok(name),
             Err(kube::Error::Api(e)) if e.code == 409 => Ok(name),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The work order the run executes, checked against the CodeFixDDS itself: it must exist,
+    /// be approved (the API server checked who may approve), and be judged valid by the
+    /// CodeFixDDS controller. `Err` says why the run may not execute it.
+    async fn verified_work_order(&self) -> Result<Result<Option<WorkOrderStatus>, String>, Error> {
+        let Some(name) = &self.run.spec.work_order else {
+            return Ok(Ok(None));
+        };
+        let Some(order) = self.api::<CodeFixDDS>().get_opt(name).await? else {
+            return Ok(Err(format!(
+                "spec.workOrder names CodeFixDDS {name}, which does not exist in namespace {}",
+                self.namespace
+            )));
+        };
+        let approval = order.spec.approval.as_ref().filter(|d| d.decision == Verdict::Approved);
+        let phase = order.status.as_ref().and_then(|s| s.phase);
+        match (approval, phase) {
+            (Some(approval), Some(CodeFixPhase::Approved | CodeFixPhase::Executing)) => Ok(Ok(Some(WorkOrderStatus {
+                name: name.clone(),
+                id: order.spec.id.clone(),
+                approved_by: approval.approved_by.clone(),
+            }))),
+            (None, _) => Ok(Err(format!(
+                "CodeFixDDS {name} is not approved: a run executes only an approved work order"
+            ))),
+            (Some(_), phase) => Ok(Err(format!(
+                "CodeFixDDS {name} is approved but in phase {}: only a valid order is executed (see its status.validation)",
+                phase.map(|p| format!("{p:?}")).unwrap_or_else(|| "none yet".into())
+            ))),
+        }
+    }
+
+    /// The healer's task when the run executes a work order, else empty.
+    async fn work_order_task(&self) -> Result<String, Error> {
+        let Some(name) = &self.run.spec.work_order else {
+            return Ok(String::new());
+        };
+        Ok(self
+            .api::<CodeFixDDS>()
+            .get_opt(name)
+            .await?
+            .map(|order| code_fix_dds::task(&order.spec))
+            .unwrap_or_default())
     }
 
     /// Makes one commit on the heal branch with `make` (given the clone), pushes it, and returns
@@ -529,8 +577,16 @@ impl Effects for ClusterWorld {
             Ok(repo) => self.resolve_in(&repo).await,
             Err(error) => Err(error),
         };
+        let work_order = match self.verified_work_order().await? {
+            Ok(order) => order,
+            Err(message) => return Ok(Input::SourceUnavailable { message }),
+        };
         match resolved {
-            Ok((commit, project_type)) => Ok(Input::SourceResolved { commit, project_type }),
+            Ok((commit, project_type)) => Ok(Input::SourceResolved {
+                commit,
+                project_type,
+                work_order,
+            }),
             Err(Error::Git(error)) if !error.is_transient() => Ok(Input::SourceUnavailable {
                 message: redact(
                     &format!(
@@ -607,6 +663,7 @@ impl Effects for ClusterWorld {
                     None => String::new(),
                 };
                 let tree = repo.files().map_err(GitError::from)?;
+                let task = self.work_order_task().await?;
                 // What the build could see, and the operator's own secrets, never reach the healer.
                 let mut secrets = self.build_secrets().await?;
                 secrets.extend(secret_values(std::env::vars()));
@@ -616,6 +673,7 @@ impl Effects for ClusterWorld {
                     log: &log,
                     // A Job's log joins stdout and stderr: the log stands for both.
                     stderr: "",
+                    task: &task,
                     tree: &tree,
                     secrets: &secrets,
                 };

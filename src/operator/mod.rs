@@ -1,7 +1,9 @@
 //! `kubeheal operator`: the controllers on kube-runtime, and the operator's HTTP endpoints
 //! (`/metrics`, `/healthz`, `/readyz`). `heal_run` drives the HealRun state machine with
-//! executor Jobs, the configured healer, the Git agent and CodeFixDDS approvals.
+//! executor Jobs, the configured healer, the Git agent and CodeFixDDS approvals;
+//! `code_fix_dds` validates work orders and has the approved ones executed by HealRuns.
 
+pub mod code_fix_dds;
 pub mod heal_run;
 pub mod leader;
 pub mod metrics;
@@ -13,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
@@ -159,7 +161,7 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     // Waiting is driven by events: a run's Job, its Pod (an image that cannot be pulled changes
     // only the Pod) and its CodeFixDDS wake it; timers are only a safety net.
-    let controller = Controller::new(runs, selected)
+    let controller = Controller::new(runs, selected.clone())
         .with_config(controller::Config::default().concurrency(settings.max_concurrent_reconciles))
         .owns(jobs, watcher::Config::default().labels(&ours))
         .watches(pods, watcher::Config::default().labels(&ours), |pod: Pod| {
@@ -177,6 +179,33 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
                 warn!(%error, "HealRun reconcile error");
             }
         });
+    // The work orders: re-checked when their source, a rival or their executing run changes.
+    let (order_stop, order_stopped) = tokio::sync::oneshot::channel::<()>();
+    let (runs_all, orders_all): (Api<HealRun>, Api<CodeFixDDS>) = match &settings.namespace {
+        Some(ns) => (Api::namespaced(client.clone(), ns), Api::namespaced(client.clone(), ns)),
+        None => (Api::all(client.clone()), Api::all(client.clone())),
+    };
+    let order_controller = Controller::new(orders_all.clone(), selected.clone())
+        .with_config(controller::Config::default().concurrency(settings.max_concurrent_reconciles));
+    let store = order_controller.store();
+    let (by_run, by_order) = (store.clone(), store);
+    let order_controller = order_controller
+        .watches(runs_all, watcher::Config::default(), move |run: HealRun| {
+            code_fix_dds::orders_of_run(&run, &by_run)
+        })
+        .watches(orders_all, watcher::Config::default(), move |order: CodeFixDDS| {
+            code_fix_dds::orders_of_order(&order, &by_order)
+        })
+        .graceful_shutdown_on(async move {
+            let _ = order_stopped.await;
+        })
+        .run(code_fix_dds::reconcile, code_fix_dds::error_policy, ctx.clone())
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                warn!(%error, "CodeFixDDS reconcile error");
+            }
+        });
+    let controller = futures::future::join(controller, order_controller).map(|_| ());
     let mut controller = std::pin::pin!(controller);
     let lost = async {
         match leadership.as_mut() {
@@ -190,6 +219,7 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         () = lost => (false, true),
     };
     let _ = stop.send(());
+    let _ = order_stop.send(());
     // On SIGTERM the reconciles in flight finish before the Lease is released. A replica that
     // lost the Lease stops at once instead: another one already reconciles, and the steps it
     // drops are found again from the status (every effect is idempotent).

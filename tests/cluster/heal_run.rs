@@ -1213,7 +1213,7 @@ async fn the_operators_identity_cannot_approve_a_codefixdds() {
     let plane = control_plane();
     bind_operator_role(plane);
     let ns = plane.namespace("operator-cannot-approve");
-    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/codefixdds.yaml");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-002/codefixdds.yaml");
     let out = plane.kubectl(["apply", "-n", &ns.name, "-f", &example.display().to_string()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let approval = json!({"spec": {"approval": {"decision": "Approved", "approvedBy": "kubeheal-operator"}}});

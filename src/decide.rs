@@ -1,0 +1,120 @@
+//! `kubeheal approve` / `kubeheal reject`: a person's decision on a CodeFixDDS, written as the
+//! current kubeconfig user (asked of the API server, as `kubectl auth whoami` does) and bound to
+//! the proposal's digest, so nobody copies names or digests by hand. The API server's admission
+//! policy decides whether that user may approve; its refusal is shown as it is.
+
+use k8s_openapi::api::authentication::v1::SelfSubjectReview;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::{Client, ResourceExt};
+use serde_json::json;
+
+use crate::api::CodeFixDDS;
+
+/// The decision to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Approve,
+    Reject,
+}
+
+/// Writes `verdict` on CodeFixDDS `name` in `namespace` (the kubeconfig's namespace when
+/// `None`) as the current user; returns what was written, for people.
+pub async fn decide(
+    name: &str,
+    namespace: Option<&str>,
+    verdict: Verdict,
+    reason: Option<&str>,
+) -> Result<String, String> {
+    let client = Client::try_default()
+        .await
+        .map_err(|e| format!("cannot reach the Kubernetes API (kubeconfig): {e}"))?;
+    let namespace = namespace.map_or_else(|| client.default_namespace().to_owned(), str::to_owned);
+    let user = whoami(&client).await?;
+    let orders: Api<CodeFixDDS> = Api::namespaced(client, &namespace);
+    let order = orders
+        .get_opt(name)
+        .await
+        .map_err(|e| format!("cannot read codefixdds/{name} in namespace {namespace}: {e}"))?
+        .ok_or_else(|| {
+            format!("codefixdds/{name} does not exist in namespace {namespace} (kubectl get cfd -n {namespace})")
+        })?;
+    if let Some(decision) = &order.spec.approval {
+        return Err(format!(
+            "codefixdds/{name} was already decided: {:?} by {}; a decision cannot change — create a new CodeFixDDS for a different one",
+            decision.decision, decision.approved_by
+        ));
+    }
+    let phase = order.status.as_ref().and_then(|s| s.phase);
+    if verdict == Verdict::Approve && phase != Some(crate::api::code_fix_dds::CodeFixPhase::Proposed) {
+        let why = order
+            .status
+            .as_ref()
+            .and_then(|s| s.message.clone())
+            .unwrap_or_default();
+        return Err(format!(
+            "codefixdds/{name} is not waiting for approval (phase {}){}: see kubectl describe cfd {name} -n {namespace}",
+            phase
+                .map(|p| format!("{p:?}"))
+                .unwrap_or_else(|| "not judged yet".into()),
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(": {why}")
+            }
+        ));
+    }
+    let mut approval = json!({
+        "decision": match verdict { Verdict::Approve => "Approved", Verdict::Reject => "Rejected" },
+        "approvedBy": user,
+    });
+    if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
+        approval["reason"] = json!(reason);
+    }
+    if let Some(proposal) = &order.spec.proposal {
+        approval["patchDigest"] = json!(proposal.digest);
+    }
+    // The resourceVersion makes the write conditional: an order edited since it was read (a
+    // new proposal) is not decided on the strength of the old one.
+    let patch = json!({
+        "metadata": {"resourceVersion": order.resource_version()},
+        "spec": {"approval": approval},
+    });
+    orders
+        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| match e {
+            kube::Error::Api(status) if status.code == 409 => format!(
+                "codefixdds/{name} changed while it was being decided; look at it again (kubectl describe cfd {name}) and retry"
+            ),
+            kube::Error::Api(status) => format!("the API server refused the decision: {}", status.message),
+            other => format!("cannot write the decision: {other}"),
+        })?;
+    Ok(format!(
+        "codefixdds/{name} {} by {user}{}",
+        match verdict {
+            Verdict::Approve => "approved",
+            Verdict::Reject => "rejected",
+        },
+        order
+            .spec
+            .proposal
+            .as_ref()
+            .map(|p| format!(" (patch {})", p.digest))
+            .unwrap_or_default()
+    ))
+}
+
+/// The user name the API server knows the caller by.
+async fn whoami(client: &Client) -> Result<String, String> {
+    let reviews: Api<SelfSubjectReview> = Api::all(client.clone());
+    let review = reviews
+        .create(&PostParams::default(), &SelfSubjectReview::default())
+        .await
+        .map_err(|e| format!("cannot ask the API server who you are (SelfSubjectReview, Kubernetes 1.28+): {e}"))?;
+    review
+        .status
+        .and_then(|s| s.user_info)
+        .and_then(|u| u.username)
+        .filter(|u| !u.is_empty())
+        .ok_or_else(|| "the API server did not say who you are; a decision needs a user name".into())
+}
