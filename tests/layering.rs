@@ -1,6 +1,6 @@
 //! The layers only look down: `api` ← `parse` ← `core` ← `healer` / `executor` / `git` /
-//! `probe` ← `operator` / `local` ← `main` (with `confined`, the one door to repository files,
-//! beside `api` at the bottom). A `use` of a layer above fails this test with the file and line.
+//! `probe` ← `operator` / `local` / `decide` ← `main` (with `confined`, the one door to repository
+//! files, beside `api` at the bottom). A `use` of a layer above fails this test with the file and line.
 
 use std::path::Path;
 
@@ -32,8 +32,10 @@ const RULES: &[(&str, &[&str])] = &[
     ("executor", &["healer", "git", "operator", "local"]),
     ("git", &["healer", "executor", "operator", "local"]),
     ("probe", &["healer", "executor", "git", "operator", "local"]),
-    ("local", &["operator"]),
-    ("operator", &["local"]),
+    ("local", &["operator", "decide"]),
+    ("operator", &["local", "decide"]),
+    // `kubeheal approve|reject`: a client of the API, nothing of the operator's.
+    ("decide", &["healer", "executor", "git", "operator", "local", "probe"]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<std::path::PathBuf>) {

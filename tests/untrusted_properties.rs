@@ -103,7 +103,8 @@ proptest! {
         let secrets = vec![secret.clone()];
         let request = HealRequest::build(
             RequestInputs {
-                task: "",
+                // A work order's text (written by whoever may create a CodeFixDDS) is untrusted too.
+                task: &log,
                 project: "p",
                 cycle: 1,
                 reports: &reports,

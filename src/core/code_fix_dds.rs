@@ -517,7 +517,16 @@ fn executed(
     }
     let reverted = patch.is_some_and(|p| p.reverted_by.is_some());
     let committed = patch.is_some_and(|p| p.commit.is_some());
-    let run_message = run_status.message.clone().unwrap_or_default();
+    // What the run said, and when no patch reached the gate, why the healer's answer did not.
+    let healer_reason = run_status
+        .cycles
+        .iter()
+        .rev()
+        .find_map(|c| c.healer_call.as_ref().and_then(|h| h.reason.clone()));
+    let run_message = match (&healer_reason, patch) {
+        (Some(why), None) => format!("{}; the healer: {why}", run_status.message.clone().unwrap_or_default()),
+        _ => run_status.message.clone().unwrap_or_default(),
+    };
     let outcome = match run_status.phase {
         Some(HealRunPhase::Healed) if committed && !reverted => (
             CodeFixPhase::Executed,

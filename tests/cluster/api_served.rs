@@ -23,10 +23,12 @@ fn examples_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples")
 }
 
-/// The manifests in `examples/` (top level), each applied with `kubectl apply --server-side`.
+/// The manifests in `examples/` and its `seed-002/` pair, each applied with `kubectl apply
+/// --server-side`.
 fn example_manifests() -> Vec<std::path::PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(examples_dir())
-        .expect("examples/ exists")
+    let mut files: Vec<_> = [examples_dir(), examples_dir().join("seed-002")]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).expect("the examples folder exists"))
         .map(|e| e.expect("examples/ is readable").path())
         .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
         .collect();
@@ -171,7 +173,7 @@ async fn kubectl_get_kubeheal_lists_all_three_kinds_with_their_printer_columns()
     assert_eq!(headers.len(), 3, "expected one table per kind:\n{table}");
     for expected in [
         vec!["NAME", "PHASE", "CYCLE", "REASON", "AGE"],
-        vec!["NAME", "ID", "SOURCE", "PHASE", "DECISION", "AGE"],
+        vec!["NAME", "ID", "SOURCE", "PHASE", "REASON", "DECISION", "AGE"],
         vec!["NAME", "SOURCE", "PHASE", "TIER", "PRIORITY", "SEEN", "AGE"],
     ] {
         assert!(

@@ -292,6 +292,11 @@ fn code_fix_cases() -> Vec<Case> {
             vec![("/spec/approval", approval("Approved", None))],
             &["an approval must carry patchDigest equal to proposal.digest"],
         ),
+        case(
+            "a deadline that is not positive",
+            vec![("/spec/approvalDeadline", json!("-1h"))],
+            &["approvalDeadline must be a positive duration"],
+        ),
         update_case(
             "decision with a malformed digest",
             vec![],
@@ -305,7 +310,7 @@ fn code_fix_cases() -> Vec<Case> {
 async fn every_code_fix_dds_rule_rejects_a_manifest_that_breaks_only_it() {
     check_cases(
         ApiResource::erase::<CodeFixDDS>(&()),
-        example("codefixdds.yaml"),
+        example("seed-002/codefixdds.yaml"),
         code_fix_cases(),
         "cel-codefixdds",
     )
@@ -318,7 +323,7 @@ async fn a_decided_approval_cannot_be_changed_or_removed() {
     let ns = plane.namespace("cel-decided-approval");
     let api: Api<DynamicObject> =
         Api::namespaced_with(plane.client().await, &ns.name, &ApiResource::erase::<CodeFixDDS>(&()));
-    let mut base = example("codefixdds.yaml");
+    let mut base = example("seed-002/codefixdds.yaml");
     set(&mut base, "/spec/proposal", proposal());
     let object: DynamicObject = serde_json::from_value(with(&base, &[], "decided")).expect("an object");
     api.create(&PostParams::default(), &object)
@@ -334,6 +339,23 @@ async fn a_decided_approval_cannot_be_changed_or_removed() {
     api.patch("decided", &PatchParams::default(), &Patch::Merge(&approve))
         .await
         .expect("an unchanged decision is accepted");
+
+    // Nor can the order it decided.
+    let edit = json!({"spec": {"instructions": ["do something else"]}});
+    match api
+        .patch("decided", &PatchParams::default(), &Patch::Merge(&edit))
+        .await
+    {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 422, "{status:?}");
+            assert!(
+                status.message.contains("a decided CodeFixDDS cannot be edited"),
+                "{}",
+                status.message
+            );
+        }
+        other => panic!("a decided order was edited: {other:?}"),
+    }
 
     let message = "approval cannot be changed or removed once a decision has been made";
     for (what, patch) in [
@@ -440,6 +462,18 @@ fn heal_run_cases() -> Vec<Case> {
             vec![("/spec/cancel", json!(true))],
             vec![("/spec/cancel", json!(false))],
             &["cancel cannot be undone"],
+        ),
+        update_case(
+            "the DDS id changed",
+            vec![("/spec/ddsId", json!("DDS-20260202-CODE-001"))],
+            vec![("/spec/ddsId", json!("DDS-20260202-CODE-002"))],
+            &["ddsId cannot change"],
+        ),
+        update_case(
+            "the work order changed",
+            vec![("/spec/workOrder", json!("fix-a"))],
+            vec![("/spec/workOrder", json!("fix-b"))],
+            &["workOrder cannot change"],
         ),
     ]
 }
@@ -551,6 +585,7 @@ fn every_cel_rule_in_the_crds_has_a_case_above() {
     }
     // Tested by their own two-step tests above.
     covered.push("approval cannot be changed or removed once a decision has been made");
+    covered.push("a decided CodeFixDDS cannot be edited");
     covered.push("decision cannot be changed or removed once it has been made");
     let mut uncovered = Vec::new();
     for crd in [HealRun::crd(), CodeFixDDS::crd(), HealerTicket::crd()] {

@@ -27,18 +27,18 @@ use crate::support::cluster::{ControlPlane, Process, TestNamespace, control_plan
 use crate::support::git::git;
 use crate::support::node::{Hold, kubelet, run_node_held};
 
-const RUN: &str = "calc";
+pub(crate) const RUN: &str = "calc";
 
 /// One end-to-end test: its namespace, repository, node, healer and operator.
-struct Heal {
-    plane: &'static ControlPlane,
-    ns: TestNamespace,
-    client: kube::Client,
+pub(crate) struct Heal {
+    pub(crate) plane: &'static ControlPlane,
+    pub(crate) ns: TestNamespace,
+    pub(crate) client: kube::Client,
     /// The bare repository the HealRun heals (`file://` URL).
-    origin: PathBuf,
+    pub(crate) origin: PathBuf,
     _dirs: Vec<tempfile::TempDir>,
-    work: tempfile::TempDir,
-    operator: Option<Process>,
+    pub(crate) work: tempfile::TempDir,
+    pub(crate) operator: Option<Process>,
     /// Variables the operator is started with (as its Deployment would set them).
     operator_env: Vec<(String, String)>,
     metrics: SocketAddr,
@@ -49,7 +49,7 @@ struct Heal {
 impl Heal {
     /// A namespace, a bare repository holding `files`, and the test node; the operator is
     /// started by [`Heal::start_operator`].
-    async fn new(test: &str, files: &[(&str, &str)], hold: Hold) -> Heal {
+    pub(crate) async fn new(test: &str, files: &[(&str, &str)], hold: Hold) -> Heal {
         Heal::with_links(test, files, &[], hold).await
     }
 
@@ -99,13 +99,13 @@ impl Heal {
         }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("file://{}", self.origin.display())
     }
 
     /// Starts `kubeheal operator` for this test's namespace, allowing the `file://` source and
     /// the loopback healer the tests use.
-    fn start_operator(&mut self) {
+    pub(crate) fn start_operator(&mut self) {
         self.start_operator_with(&["--allow-file-sources", "--allow-cluster-internal-healers"]);
     }
 
@@ -138,13 +138,13 @@ impl Heal {
     }
 
     /// Kills the operator with SIGKILL: a crash at whatever point it was.
-    fn kill_operator(&mut self) {
+    pub(crate) fn kill_operator(&mut self) {
         if let Some(mut process) = self.operator.take() {
             process.kill();
         }
     }
 
-    fn apply(&self, spec: serde_json::Value) {
+    pub(crate) fn apply(&self, spec: serde_json::Value) {
         let manifest = json!({"apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealRun",
                               "metadata": {"name": RUN}, "spec": spec});
         let file = self.work.path().join("healrun.json");
@@ -156,7 +156,7 @@ impl Heal {
     }
 
     /// A HealRun spec for this repository with a Python build and the healer at `healer`.
-    fn spec(&self, healer: &str, extra: serde_json::Value) -> serde_json::Value {
+    pub(crate) fn spec(&self, healer: &str, extra: serde_json::Value) -> serde_json::Value {
         let mut spec = json!({
             "source": {"url": self.url(), "revision": "main"},
             "executor": {"projectType": "python", "image": "python:3.12-slim",
@@ -176,7 +176,7 @@ impl Heal {
     }
 
     /// Waits until the HealRun satisfies `done`; fails with its status and the operator's log.
-    async fn wait(&self, what: &str, done: impl Fn(&HealRun) -> bool) -> HealRun {
+    pub(crate) async fn wait(&self, what: &str, done: impl Fn(&HealRun) -> bool) -> HealRun {
         let deadline = Instant::now() + Duration::from_secs(150);
         loop {
             if let Ok(Some(run)) = self.runs().get_opt(RUN).await
@@ -196,14 +196,14 @@ impl Heal {
         }
     }
 
-    async fn wait_phase(&self, phase: HealRunPhase) -> HealRun {
+    pub(crate) async fn wait_phase(&self, phase: HealRunPhase) -> HealRun {
         self.wait(&format!("{phase:?}"), |r| {
             r.status.as_ref().and_then(|s| s.phase) == Some(phase)
         })
         .await
     }
 
-    async fn jobs(&self) -> Vec<String> {
+    pub(crate) async fn jobs(&self) -> Vec<String> {
         let jobs: Api<Job> = Api::namespaced(self.client.clone(), &self.ns.name);
         let mut names: Vec<String> = jobs
             .list(&ListParams::default())
@@ -230,7 +230,7 @@ impl Heal {
     }
 
     /// `git log` of the heal branch in the bare repository: (sha, subject) newest first.
-    fn branch_log(&self, branch: &str) -> Vec<(String, String)> {
+    pub(crate) fn branch_log(&self, branch: &str) -> Vec<(String, String)> {
         let out = Command::new("git")
             .args(["log", "--format=%H %s", branch, "--"])
             .current_dir(&self.origin)
@@ -243,7 +243,7 @@ impl Heal {
             .collect()
     }
 
-    fn file_on_branch(&self, branch: &str, path: &str) -> String {
+    pub(crate) fn file_on_branch(&self, branch: &str, path: &str) -> String {
         git(&self.origin, &["show", &format!("{branch}:{path}")])
     }
 
@@ -290,7 +290,7 @@ impl Drop for Heal {
     }
 }
 
-fn free_port() -> SocketAddr {
+pub(crate) fn free_port() -> SocketAddr {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
     listener.local_addr().expect("an address")
 }
@@ -341,10 +341,10 @@ async fn counting_healer(files: serde_json::Value) -> (String, Arc<AtomicUsize>)
 
 /// A logic bug no built-in fixer can fix, and the service's fix for it: only the Code Healer API
 /// heals this project.
-const LOGIC_CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return x * 2\n";
-const LOGIC_FIXED: &str = "def add(a, b):\n    return a + b\n\n\ndef double(x):\n    return x * 2\n";
+pub(crate) const LOGIC_CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return x * 2\n";
+pub(crate) const LOGIC_FIXED: &str = "def add(a, b):\n    return a + b\n\n\ndef double(x):\n    return x * 2\n";
 
-fn logic_project() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn logic_project() -> Vec<(&'static str, &'static str)> {
     vec![("calc.py", LOGIC_CALC), ("test_calc.py", REGRESS_TEST)]
 }
 
@@ -360,7 +360,7 @@ fn syntax_project() -> Vec<(&'static str, &'static str)> {
     vec![("calc.py", SYNTAX_CALC), ("test_calc.py", SYNTAX_TEST)]
 }
 
-fn status(run: &HealRun) -> &kubeheal::api::heal_run::HealRunStatus {
+pub(crate) fn status(run: &HealRun) -> &kubeheal::api::heal_run::HealRunStatus {
     run.status.as_ref().expect("a status")
 }
 
@@ -581,6 +581,26 @@ async fn with_manual_approval_the_fix_waits_for_a_kubectl_patch_of_its_codefixdd
     assert_eq!(patch.approved_by.as_deref(), Some("alice"));
     let message = git(&heal.origin, &["log", "-1", "--format=%B", "kubeheal/calc"]);
     assert!(message.contains("Approved-by: alice"), "{message}");
+    // The work order tells the same story: its execution is the run's commit of that cycle.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let order = loop {
+        let order = orders.get(&name).await.expect("the CodeFixDDS");
+        let phase = order.status.as_ref().and_then(|s| s.phase);
+        if phase == Some(kubeheal::api::code_fix_dds::CodeFixPhase::Executed) || Instant::now() > deadline {
+            break order;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    let order_status = order.status.expect("the order's status");
+    assert_eq!(
+        order_status.phase,
+        Some(kubeheal::api::code_fix_dds::CodeFixPhase::Executed),
+        "{order_status:?}"
+    );
+    assert_eq!(order_status.approved_by.as_deref(), Some("alice"));
+    let execution = order_status.execution.expect("an execution");
+    assert_eq!(execution.commit, patch.commit);
+    assert_eq!(execution.heal_run.as_deref(), Some(RUN));
     let reasons: Vec<String> = heal.events().await.into_iter().map(|(_, r)| r).collect();
     assert!(reasons.contains(&"ApprovalRequested".to_owned()) && reasons.contains(&"Approved".to_owned()));
 }
@@ -628,7 +648,7 @@ async fn a_rejected_approval_fails_the_run_and_commits_nothing() {
 }
 
 const REGRESS_CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef double(x):\n    return x * 2\n";
-const REGRESS_TEST: &str = "from calc import add, double\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_double():\n    assert double(4) == 8\n";
+pub(crate) const REGRESS_TEST: &str = "from calc import add, double\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_double():\n    assert double(4) == 8\n";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_fix_that_breaks_a_passing_test_is_reverted_and_the_run_regresses() {
@@ -1189,7 +1209,7 @@ fn bind(plane: &ControlPlane) {
 
 /// Lets the `kubeheal:approvers` group (the harness user alice) decide on CodeFixDDS in the
 /// test's namespace — what a platform team grants its reviewers.
-fn grant_approvers(heal: &Heal) {
+pub(crate) fn grant_approvers(heal: &Heal) {
     let rbac = json!({"apiVersion": "v1", "kind": "List", "items": [
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
          "metadata": {"name": "kubeheal-approver"},

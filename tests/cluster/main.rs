@@ -6,6 +6,7 @@ mod support;
 
 mod api_served;
 mod cel_rules;
+mod code_fix_dds;
 mod controller_manager;
 mod executor_job;
 mod heal_run;
