@@ -5,6 +5,7 @@
 mod support;
 
 mod api_served;
+mod approval_policy;
 mod cel_rules;
 mod controller_manager;
 mod executor_job;
