@@ -214,6 +214,8 @@ fn a_decision_without_the_approve_verb_is_refused_by_the_api_server_and_says_why
                 &out,
                 &format!("{decision} on {resource} by bob without the approve verb"),
                 &[
+                    "(Forbidden)",
+                    "ValidatingAdmissionPolicy 'kubeheal-approval' with binding 'kubeheal-approval' denied request",
                     &format!("bob may not {verb} {resource}/{name} in namespace {}", ns.name),
                     &format!("needs the 'approve' verb on {resource}.kubeheal.dev"),
                     &format!("bind the {APPROVER_ROLE} ClusterRole"),
