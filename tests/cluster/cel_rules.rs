@@ -76,8 +76,10 @@ fn with(base: &Value, changes: &[(&'static str, Value)], name: &str) -> Value {
     object
 }
 
+/// A decision as the test's requester writes it: these tests act as the control plane's admin,
+/// and the chart's approval policy admits a decision only under the requester's own name.
 fn approval(decision: &str, digest: Option<&str>) -> Value {
-    let mut value = json!({"decision": decision, "approvedBy": "alice", "reason": "reviewed"});
+    let mut value = json!({"decision": decision, "approvedBy": "admin", "reason": "reviewed"});
     if let Some(digest) = digest {
         value["patchDigest"] = json!(digest);
     }

@@ -23,7 +23,7 @@ use kubeheal::healer::builtin::Builtin;
 use kubeheal::healer::server::{ServerState, router};
 use serde_json::json;
 
-use crate::support::cluster::{ControlPlane, Process, TestNamespace, control_plane, spawn_watched};
+use crate::support::cluster::{ControlPlane, Process, RELEASE_NAMESPACE, TestNamespace, control_plane, spawn_watched};
 use crate::support::git::git;
 use crate::support::node::{Hold, kubelet, run_node_held};
 
@@ -1056,16 +1056,30 @@ async fn of_two_operators_only_the_lease_holder_reconciles_and_the_other_takes_o
     let (healer, calls) = logic_healer().await;
     let hold = Hold::new(&["calc-c0-"]);
     let heal = Heal::new("healrun-leader", &logic_project(), hold).await;
-    let role = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("charts/kubeheal/templates/operator-leader-election-role.yaml");
+    // The chart's Lease Role (and its binding of the chart's ServiceAccount), rendered for the
+    // test's namespace as a release with leader election would install it.
+    let role = heal
+        .plane
+        .helm_template(
+            &heal.ns.name,
+            &[
+                "--set",
+                "replicas=2",
+                "--show-only",
+                "templates/operator-leader-election-role.yaml",
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let file = heal.work.path().join("leader-election-role.yaml");
+    std::fs::write(&file, role).expect("write the Lease Role");
     let out = heal
         .plane
-        .kubectl(["apply", "-n", &heal.ns.name, "-f", &role.display().to_string()]);
+        .kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = heal.plane.kubectl([
         "create",
         "rolebinding",
-        "kubeheal-operator-leader-election",
+        "kubeheal-operator-leader-election-test",
         "-n",
         &heal.ns.name,
         "--role=kubeheal-operator-leader-election",
@@ -1193,9 +1207,15 @@ fn bind_operator_role(plane: &'static ControlPlane) {
 }
 
 fn bind(plane: &ControlPlane) {
-    let role =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("charts/kubeheal/templates/operator-clusterrole.yaml");
-    let out = plane.kubectl(["apply", "-f", &role.display().to_string()]);
+    let role = plane
+        .helm_template(
+            RELEASE_NAMESPACE,
+            &["--show-only", "templates/operator-clusterrole.yaml"],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let file = std::env::temp_dir().join(format!("kubeheal-operator-role-{}.yaml", std::process::id()));
+    std::fs::write(&file, role).expect("write the operator's ClusterRole");
+    let out = plane.kubectl(["apply", "-f", &file.display().to_string()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
         "metadata": {"name": "kubeheal-operator-test"},

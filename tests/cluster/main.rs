@@ -5,6 +5,7 @@
 mod support;
 
 mod api_served;
+mod approval_policy;
 mod cel_rules;
 mod code_fix_dds;
 mod controller_manager;

@@ -6,6 +6,9 @@
 #   tests/control-plane/build.sh            # build or reuse, print the folder
 #   KUBEHEAL_K8S_VERSION=v1.34.4 tests/control-plane/build.sh
 #
+# The folder also holds `helm` (KUBEHEAL_HELM_VERSION, helm.sh/helm/v3's cmd/helm), which the chart
+# tests run: a cache built before helm was added gets helm added without rebuilding the rest.
+#
 # Why a wrapper module: `go install k8s.io/kubernetes/cmd/...@vX` is refused because the
 # kubernetes module replaces its staging modules with local paths. A module of our own that
 # requires k8s.io/kubernetes and replaces each staging module with its published v0.Y.Z builds the
@@ -16,6 +19,7 @@ K8S_VERSION="${KUBEHEAL_K8S_VERSION:-v1.35.4}"
 CACHE_ROOT="${KUBEHEAL_CACHE:-$HOME/.cache/kubeheal}"
 ASSETS="$CACHE_ROOT/k8s/$K8S_VERSION"
 STAMP="$ASSETS/.complete"
+HELM_VERSION="${KUBEHEAL_HELM_VERSION:-v3.22.0}"
 BINARIES=(etcd kube-apiserver kube-controller-manager kubectl)
 
 log() { printf 'control-plane: %s\n' "$*" >&2; }
@@ -26,18 +30,60 @@ mkdir -p "$CACHE_ROOT/k8s"
 exec 9>"$CACHE_ROOT/k8s/.$K8S_VERSION.lock"
 flock 9
 
-cache_is_complete() {
+control_plane_is_complete() {
   [[ -f "$STAMP" ]] || return 1
   for b in "${BINARIES[@]}"; do [[ -x "$ASSETS/$b" ]] || return 1; done
 }
 
-if cache_is_complete; then
+helm_is_complete() {
+  [[ -x "$ASSETS/helm" ]] && grep -qx "helm=$HELM_VERSION" "$STAMP"
+}
+
+# helm has no replace directives, so `go install` builds it from the module proxy as its Makefile
+# would, with the same version stamps (`helm version`, and the Kubernetes version `helm template`
+# renders for, taken from the client-go helm is built with).
+build_helm() {
+  local dest="$1" gomod k8s_minor
+  log "building helm $HELM_VERSION"
+  gomod="$(cd "$CACHE_ROOT" && go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  [[ -f "$gomod" ]] || { log "could not download helm.sh/helm/v3@$HELM_VERSION from the module proxy"; exit 1; }
+  k8s_minor="$(sed -n 's#^[[:space:]]*k8s.io/client-go v0\.\([0-9]*\)\..*#\1#p' "$gomod" | head -n1)"
+  [[ -n "$k8s_minor" ]] || { log "helm $HELM_VERSION names no client-go version"; exit 1; }
+  local ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION"
+  ldflags+=" -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+    ldflags+=" -X $pkg.k8sVersionMajor=1 -X $pkg.k8sVersionMinor=$k8s_minor"
+  done
+  local bin="$CACHE_ROOT/build/helm-$HELM_VERSION"
+  rm -rf "$bin"
+  mkdir -p "$bin"
+  (
+    cd "$CACHE_ROOT"
+    export GOFLAGS= CGO_ENABLED=0 GOBIN="$bin"
+    go install -trimpath -ldflags "$ldflags" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" >&2
+  )
+  "$bin/helm" version --short | grep -q "^$HELM_VERSION" || { log "helm is not stamped $HELM_VERSION"; exit 1; }
+  mv "$bin/helm" "$dest/helm"
+  rm -rf "$bin"
+}
+
+if control_plane_is_complete && helm_is_complete; then
   log "reusing $ASSETS ($(tr '\n' ' ' <"$STAMP"))"
   echo "$ASSETS"
   exit 0
 fi
 
 command -v go >/dev/null || { log "go is not installed; it is needed once to build the control plane"; exit 1; }
+
+if control_plane_is_complete; then
+  # A cache from before helm was part of it (or of another helm version): add helm only.
+  build_helm "$ASSETS"
+  sed -i '/^helm=/d' "$STAMP"
+  echo "helm=$HELM_VERSION" >>"$STAMP"
+  log "added helm $HELM_VERSION to $ASSETS"
+  echo "$ASSETS"
+  exit 0
+fi
 
 # Staging modules are published as v0.<minor>.<patch> for kubernetes v1.<minor>.<patch>.
 STAGING_VERSION="v0.${K8S_VERSION#v1.}"
@@ -118,9 +164,11 @@ GOMOD
 "$ASSETS.partial/kube-apiserver" --version | grep -q "$K8S_VERSION" || { log "kube-apiserver is not stamped $K8S_VERSION"; exit 1; }
 "$ASSETS.partial/etcd" --version | grep -q "${ETCD_VERSION#v}" || { log "etcd is not $ETCD_VERSION"; exit 1; }
 
+build_helm "$ASSETS.partial"
+
 rm -rf "$ASSETS"
 mv "$ASSETS.partial" "$ASSETS"
-printf 'kubernetes=%s\netcd=%s\n' "$K8S_VERSION" "$ETCD_VERSION" >"$STAMP"
+printf 'kubernetes=%s\netcd=%s\nhelm=%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$HELM_VERSION" >"$STAMP"
 rm -rf "$WORK"
 log "built $ASSETS"
 echo "$ASSETS"

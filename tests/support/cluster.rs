@@ -42,10 +42,32 @@ pub const TEST_USERS: [(&str, &str, &str); 3] = [
     ),
 ];
 
+/// The namespace the chart is installed in on every test control plane (as `helm template
+/// kubeheal charts/kubeheal -n kubeheal-system` applied), so the chart's admission policy judges
+/// every test's approvals, as it would a user's.
+pub const RELEASE_NAMESPACE: &str = "kubeheal-system";
+
+/// A GitOps applier the installed chart names in `approval.gitopsIdentities`: Argo CD's
+/// application controller, a ServiceAccount (tests get its token with `kubectl create token`).
+pub const GITOPS_NAMESPACE: &str = "argocd";
+pub const GITOPS_SERVICE_ACCOUNT: &str = "argocd-application-controller";
+
+/// The values the test control plane's chart is rendered with: the operator's test identity may
+/// never approve, and Argo CD applies decisions from Git.
+pub fn chart_test_values() -> Vec<String> {
+    vec![
+        "--set-json".to_owned(),
+        r#"approval.neverApprove=["kubeheal-operator"]"#.to_owned(),
+        "--set-json".to_owned(),
+        format!(r#"approval.gitopsIdentities=["system:serviceaccount:{GITOPS_NAMESPACE}:{GITOPS_SERVICE_ACCOUNT}"]"#),
+    ]
+}
+
 static CONTROL_PLANE: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
 
 /// The shared control plane of this test binary, started on first use with the CRDs in `crds/`
-/// installed and Established. Panics with the reason when it cannot start: a cluster test
+/// installed and Established, and the chart (`charts/kubeheal`, rendered by `helm template` with
+/// [`chart_test_values`]) applied in [`RELEASE_NAMESPACE`] with its approval policy enforced. Panics with the reason when it cannot start: a cluster test
 /// never passes by skipping.
 pub fn control_plane() -> &'static ControlPlane {
     match CONTROL_PLANE.get_or_init(ControlPlane::start) {
@@ -146,6 +168,7 @@ impl ControlPlane {
         };
         plane.wait_ready()?;
         plane.install_crds()?;
+        plane.install_chart()?;
         Ok(plane)
     }
 
@@ -195,6 +218,89 @@ impl ControlPlane {
             ));
         }
         Ok(())
+    }
+
+    /// Applies the chart as a user gets it (`helm template` of `charts/kubeheal`, CRDs aside) and
+    /// waits until the API server enforces its approval policy.
+    fn install_chart(&self) -> Result<(), String> {
+        let out = self.kubectl(["create", "namespace", RELEASE_NAMESPACE]);
+        if !out.status.success() {
+            return Err(format!(
+                "cannot create namespace {RELEASE_NAMESPACE}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let rendered = self.helm_template(RELEASE_NAMESPACE, &chart_test_values())?;
+        let file = self.dir.join("chart.yaml");
+        write(&file, &rendered)?;
+        let out = self.kubectl(["apply", "-f", &file.display().to_string()]);
+        if !out.status.success() {
+            return Err(format!(
+                "kubectl apply of the rendered chart failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        self.wait_approval_policy_enforced()
+    }
+
+    /// A ValidatingAdmissionPolicy is enforced only once the API server has loaded it and its
+    /// binding, a moment after they are created. Polls with a server-side dry run of a decision
+    /// under another person's name until it is refused with the policy's message.
+    fn wait_approval_policy_enforced(&self) -> Result<(), String> {
+        let example = repo_root().join("examples/codefixdds.yaml");
+        let out = self.kubectl(["apply", "-n", RELEASE_NAMESPACE, "-f", &example.display().to_string()]);
+        if !out.status.success() {
+            return Err(format!(
+                "cannot create the CodeFixDDS that probes the approval policy: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let decision = r#"{"spec":{"approval":{"decision":"Rejected","approvedBy":"policy-probe"}}}"#;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let out = self.kubectl([
+                "patch",
+                "codefixdds",
+                "dds-fix-20260202-001",
+                "-n",
+                RELEASE_NAMESPACE,
+                "--dry-run=server",
+                "--type=merge",
+                "-p",
+                decision,
+            ]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if !out.status.success() && stderr.contains("approvedBy must be your own user name") {
+                // No controller under test should ever see the probe.
+                self.kubectl([
+                    "delete",
+                    "codefixdds",
+                    "dds-fix-20260202-001",
+                    "-n",
+                    RELEASE_NAMESPACE,
+                    "--wait=false",
+                ]);
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "the chart's approval policy was not enforced 60 s after it was applied: a decision \
+                     by admin under the name policy-probe was {}",
+                    if out.status.success() {
+                        "admitted".to_owned()
+                    } else {
+                        format!("refused otherwise: {stderr}")
+                    }
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// Renders `charts/kubeheal` as release `kubeheal` in `namespace` with extra `helm template`
+    /// arguments (`--set`, `--show-only`…).
+    pub fn helm_template<S: AsRef<std::ffi::OsStr>>(&self, namespace: &str, args: &[S]) -> Result<String, String> {
+        render_chart(&self.assets, &self.dir, namespace, args)
     }
 
     /// Starts kube-controller-manager (Job, garbage-collector, namespace and service-account
@@ -344,13 +450,47 @@ impl Drop for TestNamespace {
     }
 }
 
-/// The folder with etcd, kube-apiserver, kube-controller-manager and kubectl.
-fn assets_dir() -> Result<PathBuf, String> {
+/// `helm template kubeheal charts/kubeheal --namespace NS ARGS…` with the `helm` of `assets`,
+/// its config and cache kept under `scratch` (never the user's own). The rendered YAML, or what
+/// helm said when it failed.
+pub fn render_chart<S: AsRef<std::ffi::OsStr>>(
+    assets: &Path,
+    scratch: &Path,
+    namespace: &str,
+    args: &[S],
+) -> Result<String, String> {
+    let home = scratch.join("helm-home");
+    let out = Command::new(assets.join("helm"))
+        .env("HELM_CONFIG_HOME", home.join("config"))
+        .env("HELM_CACHE_HOME", home.join("cache"))
+        .env("HELM_DATA_HOME", home.join("data"))
+        .args(["template", "kubeheal"])
+        .arg(repo_root().join("charts/kubeheal"))
+        .args(["--namespace", namespace])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", assets.join("helm").display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "helm template failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| format!("helm template printed something else than UTF-8: {e}"))
+}
+
+/// The folder with etcd, kube-apiserver, kube-controller-manager, kubectl and helm.
+pub fn assets_dir() -> Result<PathBuf, String> {
     if let Some(dir) = std::env::var_os("KUBEBUILDER_ASSETS") {
         let dir = PathBuf::from(dir);
-        for bin in ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl"] {
+        for bin in ["etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "helm"] {
             if !dir.join(bin).is_file() {
-                return Err(format!("KUBEBUILDER_ASSETS={} has no {bin}", dir.display()));
+                return Err(format!(
+                    "KUBEBUILDER_ASSETS={} has no {bin}; tests/control-plane/build.sh builds it there",
+                    dir.display()
+                ));
             }
         }
         return Ok(dir);
