@@ -51,6 +51,9 @@ use super::shared::{BugReport, Decision, GitSource, RunEnvelope};
     validation = Rule::new("!has(oldSelf.approval) || (has(self.approval) && self.approval == oldSelf.approval)")
         .message("approval cannot be changed or removed once a decision has been made; create a new CodeFixDDS for a different decision")
         .field_path(".approval"),
+    validation = Rule::new("!has(self.target) || !has(self.target.secretRef)")
+        .message("target.secretRef is not allowed on a CodeFixDDS: an order never names credentials; the HealRun that executes it uses its source run's credentials for the same repository")
+        .field_path(".target.secretRef"),
     validation = Rule::new("!has(oldSelf.approval) || self == oldSelf")
         .message("a decided CodeFixDDS cannot be edited: the decision is about exactly this order; create a new CodeFixDDS instead"),
     validation = Rule::new("!has(self.approval) || !has(self.proposal) || self.approval.decision != 'Approved' || (has(self.approval.patchDigest) && self.approval.patchDigest == self.proposal.digest)")

@@ -32,6 +32,9 @@ use super::shared::{BugReport, GitSource, HealerSpec, RunEnvelope};
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("has(oldSelf.ddsId) == has(self.ddsId) && (!has(self.ddsId) || self.ddsId == oldSelf.ddsId)")
+    .message("ddsId cannot be set, changed or removed after creation: create a new HealRun for another DDS")
+    .field_path(".ddsId"))]
 pub struct HealRunSpec {
     /// The repository and revision to heal. Required.
     pub source: GitSource,
@@ -84,16 +87,15 @@ pub struct HealRunSpec {
     /// CodeFixDDS can always name the run itself as `HealRun/<name>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("ddsId cannot change: create a new HealRun for another DDS"))]
     pub dds_id: Option<String>,
 
     /// The approved CodeFixDDS, in this namespace, that this run executes: its goal,
     /// instructions and error context are the healer's task, and its id and approver go into
     /// the commit's trailers. The operator sets it on the runs it creates to execute an order;
     /// a run naming an order that is not approved (or is not valid) fails without executing.
+    /// Only the operator may set it (the chart's admission policy).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
-    #[x_kube(validation = Rule::new("self == oldSelf").message("workOrder cannot change: create a new HealRun for another work order"))]
     pub work_order: Option<String>,
 }
 

@@ -80,7 +80,7 @@ impl Order<'_> {
     }
 }
 
-/// A Go-style or friendly duration (`24h`, `1h30m`, `90m`, `2 days`).
+/// A Go-style or friendly duration (`24h`, `1h30m`, `90m`).
 pub fn parse_duration(text: &str) -> Result<SignedDuration, String> {
     let duration: SignedDuration = text
         .parse()
@@ -345,9 +345,14 @@ fn standing(order: &Order<'_>, rivals: &[Rival]) -> Result<(), String> {
 pub fn decide(order: &Order<'_>, facts: &Facts<'_>, now: Timestamp) -> Decision {
     let previous = order.status;
     let mut status = previous.clone();
-    let validation = validate(order, facts);
-    let broken = validation.iter().find(|r| !r.passed).cloned();
-    status.validation = validation;
+    // Once approved work is under way, the verdict the approval was given on stands: objects
+    // changing around a running execution (another run declaring the same DDS id, a source
+    // narrowed afterwards) do not turn it invalid half-way.
+    let started = matches!(previous.phase, Some(CodeFixPhase::Approved | CodeFixPhase::Executing));
+    if !started {
+        status.validation = validate(order, facts);
+    }
+    let broken = status.validation.iter().find(|r| !r.passed).cloned();
     let mut next = Next::Wait;
     let terminal = matches!(
         previous.phase,
@@ -402,6 +407,9 @@ pub fn decide(order: &Order<'_>, facts: &Facts<'_>, now: Timestamp) -> Decision 
     } else if let Err(why) = &deadline {
         (CodeFixPhase::Invalid, "ApprovalDeadline".into(), why.clone())
     } else if let Some(rule) = &broken {
+        if let Ok(Some(at)) = deadline {
+            next = Next::At(at);
+        }
         invalid(rule, "")
     } else {
         if let Ok(Some(at)) = deadline {
@@ -431,6 +439,20 @@ pub fn decide(order: &Order<'_>, facts: &Facts<'_>, now: Timestamp) -> Decision 
     Decision { status, next, note }
 }
 
+/// Ends an approved order `Failed` for a reason only the driver can find (e.g. nothing to
+/// execute on), with its conditions and the Event to publish.
+pub fn fail(status: &mut CodeFixDDSStatus, reason: &str, message: String, now: Timestamp) -> Note {
+    status.phase = Some(CodeFixPhase::Failed);
+    status.reason = Some(reason.to_owned());
+    status.message = Some(message.clone());
+    set_conditions(status, CodeFixPhase::Failed, reason, &message, now);
+    Note {
+        warning: true,
+        reason: phase_reason(CodeFixPhase::Failed),
+        message,
+    }
+}
+
 fn past(deadline: &Result<Option<Timestamp>, String>, now: Timestamp) -> bool {
     matches!(deadline, Ok(Some(at)) if now >= *at)
 }
@@ -455,6 +477,15 @@ fn executed(
     status: &mut CodeFixDDSStatus,
 ) -> (CodeFixPhase, String, String, bool) {
     let Some(run) = facts.execution else {
+        if let Some(gone) = status.execution.as_ref().and_then(|e| e.heal_run.clone()) {
+            // Executed once already: a deleted run is not replaced by a second execution.
+            return (
+                CodeFixPhase::Failed,
+                "ExecutionGone".into(),
+                format!("HealRun {gone}, which was executing the order, no longer exists; an order is executed once — create a new order to try again"),
+                false,
+            );
+        }
         return match order.asked_by() {
             Some((name, _)) => (
                 CodeFixPhase::Failed,
@@ -639,13 +670,12 @@ pub fn execution_run(order: &Order<'_>, base: Option<&HealRunSpec>) -> Result<He
         spec.delivery.author = base.delivery.author.clone();
         spec.policy.change_window_lines = base.policy.change_window_lines;
         spec.policy.protected_paths = base.policy.protected_paths.clone();
-        // The order's target drops the run's credentials (an order does not hand them out);
-        // the run that executes it, in the same namespace, uses them again for the same
-        // repository.
-        if spec.source.url == base.source.url && spec.source.secret_ref.is_none() {
-            spec.source.secret_ref = base.source.secret_ref.clone();
-        }
     }
+    // An order never names credentials (its author is not the source run's owner): the run
+    // that executes it borrows the source run's, and only for that run's own repository.
+    spec.source.secret_ref = base
+        .filter(|b| b.source.url == spec.source.url)
+        .and_then(|b| b.source.secret_ref.clone());
     spec.max_cycles = 1;
     spec.work_order = Some(order.name.to_owned());
     spec.policy.approval = ApprovalMode::Automatic;
@@ -653,7 +683,7 @@ pub fn execution_run(order: &Order<'_>, base: Option<&HealRunSpec>) -> Result<He
     spec.policy.max_files_changed =
         u32::try_from(order.spec.constraints.max_files_changed.clamp(1, MAX_FILES)).unwrap_or(1);
     spec.policy.no_new_dependencies = true;
-    spec.policy.allow_test_changes = order.spec.allowed_paths.iter().any(|p| p.contains("test"));
+    spec.policy.allow_test_changes = order.spec.allowed_paths.iter().any(|p| crate::core::gate::is_test_file(p));
     spec.delivery.branch = Some(format!(
         "kubeheal/{}",
         crate::parse::truncate_bytes(order.name, 200).trim_end_matches('-')

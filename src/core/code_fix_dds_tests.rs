@@ -477,3 +477,69 @@ fn the_task_carries_the_goal_the_instructions_and_the_error() {
     assert!(text.contains("- Identify type mismatch between int and str operands"));
     assert!(text.contains("unsupported operand type(s)"));
 }
+
+#[test]
+fn a_deleted_execution_run_is_not_replaced_by_a_second_execution() {
+    let mut world = World::seed();
+    world.order.spec.tool = HEALER_TOOL.into();
+    world.approve("alice");
+    world.decide(at(1));
+    let running = executing(
+        HealRunPhase::Running,
+        GateVerdict {
+            accepted: true,
+            reasons: Vec::new(),
+        },
+        None,
+    );
+    let mut facts = world.facts();
+    facts.execution = Some(Execution {
+        name: "dds-fix-20260202-001-exec",
+        status: Some(&running),
+    });
+    let decision = decide(&world.order(), &facts, at(2));
+    assert_eq!(decision.status.phase, Some(CodeFixPhase::Executing));
+    world.status = decision.status;
+    // The run is deleted mid-execution.
+    let decision = world.decide(at(3));
+    assert_eq!(decision.status.phase, Some(CodeFixPhase::Failed));
+    assert_eq!(decision.status.reason.as_deref(), Some("ExecutionGone"));
+    assert_eq!(decision.next, Next::Wait);
+}
+
+#[test]
+fn rules_are_not_judged_again_while_approved_work_runs() {
+    let mut world = World::seed();
+    world.order.spec.tool = HEALER_TOOL.into();
+    world.approve("alice");
+    assert_eq!(world.decide(at(1)).next, Next::Execute);
+    // A second run declares the same DDS id afterwards: the source is now ambiguous, but the
+    // execution the approval started goes on.
+    let mut facts = world.facts();
+    facts.sources.push(facts.sources[0].clone());
+    let decision = decide(&world.order(), &facts, at(2));
+    assert_eq!(decision.status.phase, Some(CodeFixPhase::Approved));
+    assert!(broken(&decision).is_empty());
+}
+
+#[test]
+fn an_invalid_order_with_a_deadline_is_woken_at_it() {
+    let mut world = World::seed();
+    world.order.spec.approval_deadline = Some("2h".into());
+    world.run.status.as_mut().expect("a status").phase = Some(HealRunPhase::Running);
+    let decision = world.decide(at(1));
+    assert_eq!(decision.status.phase, Some(CodeFixPhase::Invalid));
+    assert_eq!(decision.next, Next::At(at(7200)));
+    assert_eq!(world.decide(at(7200)).status.phase, Some(CodeFixPhase::Expired));
+}
+
+#[test]
+fn the_execution_run_never_uses_credentials_for_another_repository() {
+    let mut world = World::seed();
+    world.run.spec.source.secret_ref = Some(crate::api::shared::LocalSecretRef { name: "git".into() });
+    world.order.spec.target = Some(
+        serde_json::from_value(serde_json::json!({"url": "https://evil.example.com/x.git"})).expect("a source"),
+    );
+    let spec = execution_run(&world.order(), Some(&world.run.spec)).expect("a spec");
+    assert_eq!(spec.source.secret_ref, None);
+}

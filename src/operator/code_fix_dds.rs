@@ -22,11 +22,11 @@ use super::Context;
 use crate::api::code_fix_dds::{CodeFixDDS, CodeFixPhase, SourceKind};
 use crate::api::heal_run::HealRun;
 use crate::api::shared::MANAGED_BY;
-use crate::core::code_fix_dds::{Execution, Facts, Next, Order, RECHECK, Rival, Source, decide, execution_run};
+use crate::core::code_fix_dds::{Execution, Facts, Next, Order, RECHECK, Rival, Source, decide, execution_run, fail};
 use crate::core::redact::redact;
 use crate::parse::truncate_bytes;
 
-/// The field manager of the CodeFixDDS status and of the HealRuns the controller creates.
+/// The field manager of the CodeFixDDS status.
 pub const FIELD_MANAGER: &str = "kubeheal-codefixdds";
 /// The label naming the CodeFixDDS a HealRun executes.
 pub const WORK_ORDER_LABEL: &str = "kubeheal.dev/codefixdds";
@@ -169,6 +169,7 @@ async fn reconcile_order(order: &CodeFixDDS, ctx: &Context) -> Result<Requeue, E
     let decision = decide(&view, &facts, now);
     let mut written = decision.status.clone();
     written.observed_generation = order.metadata.generation;
+    let mut note = decision.note.clone();
 
     if decision.next == Next::Execute {
         // The HealRun the source leads to lends its build and healer to the execution.
@@ -182,13 +183,11 @@ async fn reconcile_order(order: &CodeFixDDS, ctx: &Context) -> Result<Requeue, E
         };
         match execution_run(&view, base.as_ref()) {
             Ok(spec) => {
-                create_execution_run(&runs, order, spec).await?;
+                if let Err(why) = create_execution_run(&runs, order, spec).await? {
+                    note = Some(fail(&mut written, "NameTaken", why, now));
+                }
             }
-            Err(why) => {
-                written.phase = Some(CodeFixPhase::Failed);
-                written.reason = Some("NoTarget".into());
-                written.message = Some(why);
-            }
+            Err(why) => note = Some(fail(&mut written, "NoTarget", why, now)),
         }
     }
 
@@ -202,7 +201,7 @@ async fn reconcile_order(order: &CodeFixDDS, ctx: &Context) -> Result<Requeue, E
             .patch_status(&name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&patch))
             .await?;
     }
-    if let Some(note) = &decision.note {
+    if let Some(note) = &note {
         let event = Event {
             type_: if note.warning {
                 EventType::Warning
@@ -244,12 +243,13 @@ fn is_owned_by(run: &HealRun, order: &CodeFixDDS) -> bool {
     run.owner_references().iter().any(|o| Some(o.uid.as_str()) == uid)
 }
 
-/// Creates the HealRun that executes `order`, owned by it; one that exists already is kept.
+/// Creates the HealRun that executes `order`, owned by it; one of ours that exists already (a
+/// retry) is kept. `Ok(Err(why))`: the name is taken by a run that is not the order's.
 async fn create_execution_run(
     runs: &Api<HealRun>,
     order: &CodeFixDDS,
     spec: crate::api::heal_run::HealRunSpec,
-) -> Result<(), Error> {
+) -> Result<Result<(), String>, Error> {
     let name = execution_run_name(&order.name_any());
     let mut run = HealRun::new(&name, spec);
     // The order's labels go on (a sharded operator's selector matches its executions too).
@@ -259,8 +259,13 @@ async fn create_execution_run(
     run.metadata.labels = Some(labels);
     run.metadata.owner_references = order.controller_owner_ref(&()).map(|o| vec![o]);
     match runs.create(&PostParams::default(), &run).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(e)) if e.code == 409 => Ok(()),
+        Ok(_) => Ok(Ok(())),
+        Err(kube::Error::Api(e)) if e.code == 409 => match runs.get_opt(&name).await? {
+            Some(existing) if !is_owned_by(&existing, order) => Ok(Err(format!(
+                "a HealRun named {name} exists and is not this order's; the order's execution needs that name — delete that run and create a new order"
+            ))),
+            _ => Ok(Ok(())),
+        },
         Err(e) => Err(e.into()),
     }
 }

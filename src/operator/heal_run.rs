@@ -708,15 +708,32 @@ impl Effects for ClusterWorld {
         Ok(Input::ApprovalRequested { cycle, name })
     }
 
+    /// A rejection counts at once; an approval only once the CodeFixDDS controller has judged
+    /// the order valid and in time (an invalid or expired order is never executed).
     async fn await_approval(&mut self, cycle: u32, name: &str) -> Result<Ready<Input>, Error> {
-        let decision = self
-            .api::<CodeFixDDS>()
-            .get_opt(name)
-            .await?
-            .and_then(|cfd| cfd.spec.approval);
-        Ok(match decision {
-            Some(decision) => Ready::Now(Input::Decided { cycle, decision }),
-            None => Ready::Later(APPROVAL_RECHECK),
+        let Some(order) = self.api::<CodeFixDDS>().get_opt(name).await? else {
+            return Ok(Ready::Later(APPROVAL_RECHECK));
+        };
+        let judged = order
+            .status
+            .as_ref()
+            .filter(|s| s.observed_generation == order.metadata.generation)
+            .and_then(|s| s.phase);
+        Ok(match (order.spec.approval, judged) {
+            (Some(decision), _) if decision.decision == Verdict::Rejected => {
+                Ready::Now(Input::Decided { cycle, decision })
+            }
+            (
+                Some(decision),
+                Some(CodeFixPhase::Approved | CodeFixPhase::Executing | CodeFixPhase::Executed),
+            ) => Ready::Now(Input::Decided { cycle, decision }),
+            // Expired: the decision came too late; the run stops as if it were rejected.
+            (Some(mut decision), Some(CodeFixPhase::Expired)) => {
+                decision.decision = Verdict::Rejected;
+                decision.reason = Some(format!("CodeFixDDS {name} expired before it was decided"));
+                Ready::Now(Input::Decided { cycle, decision })
+            }
+            _ => Ready::Later(APPROVAL_RECHECK),
         })
     }
 

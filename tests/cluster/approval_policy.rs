@@ -196,7 +196,7 @@ fn service_account_token(plane: &ControlPlane, ns: &str, name: &str) -> String {
 fn setup(test: &str) -> (&'static ControlPlane, TestNamespace) {
     let plane = control_plane();
     let ns = plane.namespace(test);
-    apply_example(plane, &ns.name, "codefixdds.yaml");
+    apply_example(plane, &ns.name, "seed-002/codefixdds.yaml");
     apply_example(plane, &ns.name, "healerticket.yaml");
     (plane, ns)
 }
@@ -276,7 +276,7 @@ fn an_approver_is_refused_under_another_name_and_admitted_under_her_own_and_the_
 fn approval_rights_can_be_scoped_to_single_objects_by_resource_names() {
     let plane = control_plane();
     let ns = plane.namespace("policy-resource-names");
-    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/codefixdds.yaml");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-002/codefixdds.yaml");
     let manifest = std::fs::read_to_string(&example).expect("the example is readable");
     for name in ["fix-a", "fix-b"] {
         let file = std::env::temp_dir().join(format!("{}-{name}.yaml", ns.name));
@@ -384,7 +384,7 @@ fn a_gitops_identity_named_in_the_values_may_apply_a_decision_carrying_a_persons
     // The manifest as committed to Git, with the reviewer's decision in it, applied as Argo CD
     // applies it (server-side apply of the whole object).
     for (file, resource, name, field) in [
-        ("codefixdds.yaml", "codefixdds", FIX, "approval"),
+        ("seed-002/codefixdds.yaml", "codefixdds", FIX, "approval"),
         ("healerticket.yaml", "healertickets", TICKET, "decision"),
     ] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -393,7 +393,7 @@ fn a_gitops_identity_named_in_the_values_may_apply_a_decision_carrying_a_persons
         let mut object: Value =
             serde_yaml_ng::from_str(&std::fs::read_to_string(&path).expect("the example is readable")).expect("YAML");
         object["spec"][field] = json!({"decision": "Approved", "approvedBy": "alice", "reason": "approved in PR 42"});
-        let committed = std::env::temp_dir().join(format!("{}-{file}.json", ns.name));
+        let committed = std::env::temp_dir().join(format!("{}-{}.json", ns.name, file.replace('/', "-")));
         std::fs::write(&committed, object.to_string()).expect("write the committed manifest");
         ok(&kubectl(
             plane,
@@ -416,7 +416,7 @@ fn a_gitops_identity_named_in_the_values_may_apply_a_decision_carrying_a_persons
     // carry alice's name even with the approve verb.
     let bob = Who::User("bob");
     let ns2 = plane.namespace("policy-gitops-not-bob");
-    apply_example(plane, &ns2.name, "codefixdds.yaml");
+    apply_example(plane, &ns2.name, "seed-002/codefixdds.yaml");
     grant_approver(plane, &ns2.name, "bob-approves", "--user=bob", &bob);
     refused(
         &decide(plane, &bob, &ns2.name, "codefixdds", FIX, "Approved", "alice"),

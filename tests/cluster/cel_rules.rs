@@ -295,6 +295,11 @@ fn code_fix_cases() -> Vec<Case> {
             &["an approval must carry patchDigest equal to proposal.digest"],
         ),
         case(
+            "credentials named by an order",
+            vec![("/spec/target/secretRef", json!({"name": "git"}))],
+            &["target.secretRef is not allowed on a CodeFixDDS"],
+        ),
+        case(
             "a deadline that is not positive",
             vec![("/spec/approvalDeadline", json!("-1h"))],
             &["approvalDeadline must be a positive duration"],
@@ -469,13 +474,13 @@ fn heal_run_cases() -> Vec<Case> {
             "the DDS id changed",
             vec![("/spec/ddsId", json!("DDS-20260202-CODE-001"))],
             vec![("/spec/ddsId", json!("DDS-20260202-CODE-002"))],
-            &["ddsId cannot change"],
+            &["ddsId cannot be set, changed or removed"],
         ),
         update_case(
-            "the work order changed",
-            vec![("/spec/workOrder", json!("fix-a"))],
-            vec![("/spec/workOrder", json!("fix-b"))],
-            &["workOrder cannot change"],
+            "a DDS id added after creation",
+            vec![],
+            vec![("/spec/ddsId", json!("DDS-20260202-CODE-001"))],
+            &["ddsId cannot be set, changed or removed"],
         ),
     ]
 }

@@ -130,6 +130,9 @@ impl Heal {
             .arg("--work-dir")
             .arg(self.work.path().join("cache"))
             .env("KUBECONFIG", self.plane.kubeconfig_as("kubeheal-operator"))
+            // Many operators run at once here: none takes the /healer API's default port (a
+            // test that needs it passes --healer-listen).
+            .env("KUBEHEAL_HEALER_LISTEN", "off")
             .env("RUST_LOG", "info,kube=warn")
             .env_remove("CODE_HEALER_URL")
             .envs(self.operator_env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -1188,6 +1191,7 @@ fn a_selector_the_api_server_refuses_stops_the_operator_with_what_is_wrong() {
         ])
         .args(["--watch-label-selector", "kubeheal.dev/shard in a"])
         .env("KUBECONFIG", plane.kubeconfig_as("kubeheal-operator"))
+        .env("KUBEHEAL_HEALER_LISTEN", "off")
         .output()
         .expect("the operator runs");
     assert!(!out.status.success());

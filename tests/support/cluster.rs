@@ -57,7 +57,7 @@ pub const GITOPS_SERVICE_ACCOUNT: &str = "argocd-application-controller";
 pub fn chart_test_values() -> Vec<String> {
     vec![
         "--set-json".to_owned(),
-        r#"approval.neverApprove=["kubeheal-operator"]"#.to_owned(),
+        r#"approval.operatorIdentities=["kubeheal-operator"]"#.to_owned(),
         "--set-json".to_owned(),
         format!(r#"approval.gitopsIdentities=["system:serviceaccount:{GITOPS_NAMESPACE}:{GITOPS_SERVICE_ACCOUNT}"]"#),
     ]
@@ -247,7 +247,7 @@ impl ControlPlane {
     /// binding, a moment after they are created. Polls with a server-side dry run of a decision
     /// under another person's name until it is refused with the policy's message.
     fn wait_approval_policy_enforced(&self) -> Result<(), String> {
-        let example = repo_root().join("examples/codefixdds.yaml");
+        let example = repo_root().join("examples/seed-002/codefixdds.yaml");
         let out = self.kubectl(["apply", "-n", RELEASE_NAMESPACE, "-f", &example.display().to_string()]);
         if !out.status.success() {
             return Err(format!(

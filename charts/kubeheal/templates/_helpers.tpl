@@ -92,6 +92,14 @@ human's decision (seed 002: the worker has no approval authority). The admission
 - apiGroups: ["kubeheal.dev"]
   resources: ["codefixdds/finalizers"]
   verbs: ["update"]
+# The /healer API files ingested errors as HealerTickets and counts their occurrences; the
+# HealerTicket controller writes the rest of their status. Never their spec.decision.
+- apiGroups: ["kubeheal.dev"]
+  resources: ["healertickets"]
+  verbs: ["get", "list", "watch", "create"]
+- apiGroups: ["kubeheal.dev"]
+  resources: ["healertickets/status"]
+  verbs: ["get", "patch", "update"]
 - apiGroups: ["batch"]
   resources: ["jobs"]
   verbs: ["get", "list", "watch", "create", "patch"]
