@@ -167,6 +167,18 @@ enum Command {
         /// cluster).
         #[arg(long, env = "KUBEHEAL_ALLOW_CLUSTER_INTERNAL_HEALERS")]
         allow_cluster_internal_healers: bool,
+        /// Address of seed 004's /healer API (POST /healer/ingest, GET /healer/status,
+        /// /healer/tickets ...); `off` serves none.
+        #[arg(long, env = "KUBEHEAL_HEALER_LISTEN", default_value = "0.0.0.0:8083")]
+        healer_listen: String,
+        /// The namespace ingested errors become HealerTickets in (default: --namespace, else
+        /// POD_NAMESPACE, else default).
+        #[arg(long, env = "KUBEHEAL_TICKET_NAMESPACE")]
+        ticket_namespace: Option<String>,
+        /// Accept ingests and reads without a bearer token (only inside a NetworkPolicy);
+        /// otherwise callers send `Authorization: Bearer $KUBEHEAL_INGEST_TOKEN`.
+        #[arg(long, env = "KUBEHEAL_INGEST_ALLOW_ANONYMOUS")]
+        ingest_allow_anonymous: bool,
     },
     /// Approve a CodeFixDDS as the current kubeconfig user (with its proposal's digest). The
     /// API server decides whether you may: you need the `approve` verb on codefixdds.
@@ -272,30 +284,41 @@ fn main() -> ExitCode {
             lease_namespace,
             lease_seconds,
             watch_label_selector,
-        } => operator(kubeheal::operator::Settings {
-            watch_label_selector: watch_label_selector.filter(|s| !s.trim().is_empty()),
-            leader_election: leader_elect.then(|| kubeheal::operator::leader::Election {
-                lease: lease_name,
-                namespace: lease_namespace
-                    .or_else(|| std::env::var("POD_NAMESPACE").ok().filter(|n| !n.is_empty()))
-                    .or_else(|| namespace.clone())
-                    .unwrap_or_else(|| "default".into()),
-                identity: std::env::var("POD_NAME")
-                    .ok()
-                    .filter(|n| !n.is_empty())
-                    .unwrap_or_else(replica_name),
-                duration: std::time::Duration::from_secs(lease_seconds),
-            }),
-            max_concurrent_reconciles,
-            namespace,
-            work_dir,
-            listen,
-            healer_url: healer_url.filter(|u| !u.is_empty()),
-            healer_token: std::env::var("CODE_HEALER_TOKEN").ok().filter(|t| !t.is_empty()),
-            url_policy: kubeheal::operator::url_policy::UrlPolicy {
-                allow_file_sources,
-                allow_internal_healers: allow_cluster_internal_healers,
-            },
+            healer_listen,
+            ticket_namespace,
+            ingest_allow_anonymous,
+        } => ingest_settings(
+            &healer_listen,
+            ticket_namespace.or_else(|| namespace.clone()),
+            ingest_allow_anonymous,
+        )
+        .and_then(|ingest| {
+            operator(kubeheal::operator::Settings {
+                ingest,
+                watch_label_selector: watch_label_selector.filter(|s| !s.trim().is_empty()),
+                leader_election: leader_elect.then(|| kubeheal::operator::leader::Election {
+                    lease: lease_name,
+                    namespace: lease_namespace
+                        .or_else(|| std::env::var("POD_NAMESPACE").ok().filter(|n| !n.is_empty()))
+                        .or_else(|| namespace.clone())
+                        .unwrap_or_else(|| "default".into()),
+                    identity: std::env::var("POD_NAME")
+                        .ok()
+                        .filter(|n| !n.is_empty())
+                        .unwrap_or_else(replica_name),
+                    duration: std::time::Duration::from_secs(lease_seconds),
+                }),
+                max_concurrent_reconciles,
+                namespace,
+                work_dir,
+                listen,
+                healer_url: healer_url.filter(|u| !u.is_empty()),
+                healer_token: std::env::var("CODE_HEALER_TOKEN").ok().filter(|t| !t.is_empty()),
+                url_policy: kubeheal::operator::url_policy::UrlPolicy {
+                    allow_file_sources,
+                    allow_internal_healers: allow_cluster_internal_healers,
+                },
+            })
         }),
         Command::Parse {
             file,
@@ -372,6 +395,31 @@ fn decide(args: &DecideArgs, verdict: kubeheal::decide::Verdict) -> Result<(), S
     ))?;
     println!("{done}");
     Ok(())
+}
+
+/// The /healer API's settings from the flags: `off`, or an address; the token from
+/// `KUBEHEAL_INGEST_TOKEN`.
+fn ingest_settings(
+    listen: &str,
+    namespace: Option<String>,
+    allow_anonymous: bool,
+) -> Result<Option<kubeheal::operator::ingest::IngestSettings>, String> {
+    if listen == "off" {
+        return Ok(None);
+    }
+    let listen = listen
+        .parse()
+        .map_err(|e| format!("--healer-listen {listen:?} is not an address such as 0.0.0.0:8083 (or off): {e}"))?;
+    Ok(Some(kubeheal::operator::ingest::IngestSettings {
+        listen,
+        namespace: namespace
+            .or_else(|| std::env::var("POD_NAMESPACE").ok().filter(|n| !n.is_empty()))
+            .unwrap_or_else(|| "default".into()),
+        token: std::env::var("KUBEHEAL_INGEST_TOKEN")
+            .ok()
+            .filter(|t| !t.trim().is_empty()),
+        allow_anonymous,
+    }))
 }
 
 fn operator(settings: kubeheal::operator::Settings) -> Result<(), String> {

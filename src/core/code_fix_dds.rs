@@ -482,7 +482,9 @@ fn executed(
             return (
                 CodeFixPhase::Failed,
                 "ExecutionGone".into(),
-                format!("HealRun {gone}, which was executing the order, no longer exists; an order is executed once — create a new order to try again"),
+                format!(
+                    "HealRun {gone}, which was executing the order, no longer exists; an order is executed once — create a new order to try again"
+                ),
                 false,
             );
         }
@@ -683,7 +685,11 @@ pub fn execution_run(order: &Order<'_>, base: Option<&HealRunSpec>) -> Result<He
     spec.policy.max_files_changed =
         u32::try_from(order.spec.constraints.max_files_changed.clamp(1, MAX_FILES)).unwrap_or(1);
     spec.policy.no_new_dependencies = true;
-    spec.policy.allow_test_changes = order.spec.allowed_paths.iter().any(|p| crate::core::gate::is_test_file(p));
+    spec.policy.allow_test_changes = order
+        .spec
+        .allowed_paths
+        .iter()
+        .any(|p| crate::core::gate::is_test_file(p));
     spec.delivery.branch = Some(format!(
         "kubeheal/{}",
         crate::parse::truncate_bytes(order.name, 200).trim_end_matches('-')

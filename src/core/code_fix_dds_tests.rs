@@ -537,9 +537,8 @@ fn an_invalid_order_with_a_deadline_is_woken_at_it() {
 fn the_execution_run_never_uses_credentials_for_another_repository() {
     let mut world = World::seed();
     world.run.spec.source.secret_ref = Some(crate::api::shared::LocalSecretRef { name: "git".into() });
-    world.order.spec.target = Some(
-        serde_json::from_value(serde_json::json!({"url": "https://evil.example.com/x.git"})).expect("a source"),
-    );
+    world.order.spec.target =
+        Some(serde_json::from_value(serde_json::json!({"url": "https://evil.example.com/x.git"})).expect("a source"));
     let spec = execution_run(&world.order(), Some(&world.run.spec)).expect("a spec");
     assert_eq!(spec.source.secret_ref, None);
 }

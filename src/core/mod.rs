@@ -8,13 +8,15 @@
 //! - `gate`: whether a patch may be committed; `patch`: a healer's answer as a diff and digest;
 //! - `code_fix_dds`: the CodeFixDDS work orders' rules and phases;
 //! - `proposal`: the CodeFixDDS a run writes; `monitor`: how an execution is judged;
-//! - `redact`: the one rule for what secrets look like, applied wherever text leaves.
+//! - `redact`: the one rule for what secrets look like, applied wherever text leaves;
+//! - `healer_ticket`: a HealerTicket's intake — classification, fingerprint, name, queue order.
 
 pub mod code_fix_dds;
 pub mod drive;
 pub mod format;
 pub mod gate;
 pub mod heal_run;
+pub mod healer_ticket;
 pub mod monitor;
 pub mod patch;
 pub mod proposal;

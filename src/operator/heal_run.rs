@@ -723,10 +723,9 @@ impl Effects for ClusterWorld {
             (Some(decision), _) if decision.decision == Verdict::Rejected => {
                 Ready::Now(Input::Decided { cycle, decision })
             }
-            (
-                Some(decision),
-                Some(CodeFixPhase::Approved | CodeFixPhase::Executing | CodeFixPhase::Executed),
-            ) => Ready::Now(Input::Decided { cycle, decision }),
+            (Some(decision), Some(CodeFixPhase::Approved | CodeFixPhase::Executing | CodeFixPhase::Executed)) => {
+                Ready::Now(Input::Decided { cycle, decision })
+            }
             // Expired: the decision came too late; the run stops as if it were rejected.
             (Some(mut decision), Some(CodeFixPhase::Expired)) => {
                 decision.decision = Verdict::Rejected;

@@ -5,6 +5,8 @@
 
 pub mod code_fix_dds;
 pub mod heal_run;
+pub mod healer_ticket;
+pub mod ingest;
 pub mod leader;
 pub mod metrics;
 pub mod url_policy;
@@ -27,7 +29,7 @@ use kube::{Api, Client};
 use tracing::{info, warn};
 
 use crate::api::shared::{HEAL_RUN_LABEL, MANAGED_BY};
-use crate::api::{CodeFixDDS, HealRun};
+use crate::api::{CodeFixDDS, HealRun, HealerTicket};
 use crate::executor::job::JobExecutor;
 use metrics::Metrics;
 
@@ -53,6 +55,8 @@ pub struct Settings {
     pub leader_election: Option<leader::Election>,
     /// Reconcile only the HealRuns this label selector matches (a shard); `None`: all of them.
     pub watch_label_selector: Option<String>,
+    /// Seed 004's `/healer` API (ingest and reads); `None`: not served.
+    pub ingest: Option<ingest::IngestSettings>,
 }
 
 /// How many reconciles of each object failed in a row: the error policy backs off by it.
@@ -143,6 +147,11 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
             "cannot list HealRuns (are the CRDs installed? `kubeheal crdgen --stdout | kubectl apply -f -`): {e}"
         ),
     })?;
+    // Every replica serves the /healer API: ingests from several replicas add up (see ingest).
+    if let Some(ingest) = &settings.ingest {
+        let bound = ingest::start(client.clone(), ingest.clone()).await?;
+        info!(listen = %bound, namespace = %ingest.namespace, "ingesting errors into HealerTickets");
+    }
     ready.store(true, Ordering::Relaxed);
     let mut terminated = std::pin::pin!(terminated);
     let mut leadership = match &settings.leader_election {
@@ -205,7 +214,24 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
                 warn!(%error, "CodeFixDDS reconcile error");
             }
         });
-    let controller = futures::future::join(controller, order_controller).map(|_| ());
+    // The tickets: classified and queued as they arrive, however they arrive.
+    let (ticket_stop, ticket_stopped) = tokio::sync::oneshot::channel::<()>();
+    let tickets_all: Api<HealerTicket> = match &settings.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let ticket_controller = Controller::new(tickets_all, selected.clone())
+        .with_config(controller::Config::default().concurrency(settings.max_concurrent_reconciles))
+        .graceful_shutdown_on(async move {
+            let _ = ticket_stopped.await;
+        })
+        .run(healer_ticket::reconcile, healer_ticket::error_policy, ctx.clone())
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                warn!(%error, "HealerTicket reconcile error");
+            }
+        });
+    let controller = futures::future::join3(controller, order_controller, ticket_controller).map(|_| ());
     let mut controller = std::pin::pin!(controller);
     let lost = async {
         match leadership.as_mut() {
@@ -220,6 +246,7 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
     };
     let _ = stop.send(());
     let _ = order_stop.send(());
+    let _ = ticket_stop.send(());
     // On SIGTERM the reconciles in flight finish before the Lease is released. A replica that
     // lost the Lease stops at once instead: another one already reconciles, and the steps it
     // drops are found again from the status (every effect is idempotent).

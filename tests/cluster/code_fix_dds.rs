@@ -333,8 +333,17 @@ async fn an_approved_order_is_executed_gated_on_its_real_diff_and_committed_with
         .await
         .expect("list");
     assert_eq!(owned.items.len(), 1, "one execution run");
-    let jobs: Vec<String> = heal.jobs().await.into_iter().filter(|j| j.starts_with("fix-add-exec-")).collect();
-    assert_eq!(jobs.len(), 2, "the baseline and the verifying build, once each: {jobs:?}");
+    let jobs: Vec<String> = heal
+        .jobs()
+        .await
+        .into_iter()
+        .filter(|j| j.starts_with("fix-add-exec-"))
+        .collect();
+    assert_eq!(
+        jobs.len(),
+        2,
+        "the baseline and the verifying build, once each: {jobs:?}"
+    );
     // The healer was given the order as its task.
     let bodies = seen.lock().expect("the record").clone();
     assert!(
@@ -495,13 +504,21 @@ async fn rejected_expired_and_unknown_tool_orders_never_run() {
     // order claiming a run asked it, is refused by the API server — even from a cluster admin.
     let borrowed = failing_example_run()
         .replace("name: dds-20260202-code-001", "name: borrowed")
-        .replace("  ddsId: DDS-20260202-CODE-001\n", "  workOrder: dds-fix-20260202-001\n");
+        .replace(
+            "  ddsId: DDS-20260202-CODE-001\n",
+            "  workOrder: dds-fix-20260202-001\n",
+        );
     let file = heal.work.path().join("borrowed.yaml");
     std::fs::write(&file, &borrowed).expect("write");
-    let out = heal.plane.kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
+    let out = heal
+        .plane
+        .kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a HealRun borrowed an approval");
-    assert!(stderr.contains("spec.workOrder is written by kubeheal's operator only"), "{stderr}");
+    assert!(
+        stderr.contains("spec.workOrder is written by kubeheal's operator only"),
+        "{stderr}"
+    );
     let forged = human_order(
         "forged",
         "DDS-FIX-20261122-005",
@@ -510,8 +527,13 @@ async fn rejected_expired_and_unknown_tool_orders_never_run() {
     );
     let file = heal.work.path().join("forged.json");
     std::fs::write(&file, &forged).expect("write");
-    let out = heal.plane.kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
+    let out = heal
+        .plane
+        .kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "an order claimed a run asked it");
-    assert!(stderr.contains("spec.sourceRef is written by kubeheal's operator only"), "{stderr}");
+    assert!(
+        stderr.contains("spec.sourceRef is written by kubeheal's operator only"),
+        "{stderr}"
+    );
 }

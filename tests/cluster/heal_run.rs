@@ -110,7 +110,7 @@ impl Heal {
     }
 
     /// Starts `kubeheal operator` for this test's namespace with `flags`.
-    fn start_operator_with(&mut self, flags: &[&str]) {
+    pub(crate) fn start_operator_with(&mut self, flags: &[&str]) {
         self.operator = Some(self.operator_process(flags, self.metrics));
     }
 

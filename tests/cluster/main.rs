@@ -11,3 +11,4 @@ mod code_fix_dds;
 mod controller_manager;
 mod executor_job;
 mod heal_run;
+mod healer_ticket;

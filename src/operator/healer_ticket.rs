@@ -1,0 +1,129 @@
+//! The HealerTicket controller, intake half (seed 004): classifies each ticket, however it
+//! arrived (`POST /healer/ingest`, `kubectl apply`, `kubeheal ticket ingest`), gives it its
+//! fingerprint and phase, and announces each transition as an Event. The decisions are
+//! `core::healer_ticket`'s; this module reads the ticket and writes what was decided.
+//!
+//! Status fields have two writers that never overwrite each other: this controller (phase,
+//! classification, fingerprint, conditions, resolution) and the ingest (`occurrences`,
+//! `firstSeen`, `lastSeen`, see `operator::ingest`). A ticket applied by hand is counted here
+//! once.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::Action as Requeue;
+use kube::runtime::events::{Event, EventType};
+use kube::{Resource, ResourceExt};
+use serde_json::json;
+use tracing::{instrument, warn};
+
+use super::Context;
+use crate::api::healer_ticket::HealerTicket;
+use crate::core::healer_ticket::{Report, decide};
+use crate::core::redact::redact;
+use crate::parse::truncate_bytes;
+
+/// The annotation the ingest puts on the tickets it creates: it counts their occurrences.
+pub const INGESTED: &str = "kubeheal.dev/ingested";
+
+/// One reconcile of one HealerTicket.
+#[instrument(skip_all, fields(name = %ticket.name_any(), namespace = ticket.namespace().unwrap_or_default()))]
+pub async fn reconcile(ticket: Arc<HealerTicket>, ctx: Arc<Context>) -> Result<Requeue, kube::Error> {
+    let started = Instant::now();
+    let result = reconcile_ticket(&ticket, &ctx).await;
+    ctx.metrics.reconciled(
+        "HealerTicket",
+        started.elapsed(),
+        result.as_ref().err().map(|_| "ApiError"),
+    );
+    result
+}
+
+/// A failed reconcile (the API server) is retried after a short, growing wait.
+pub fn error_policy(ticket: Arc<HealerTicket>, error: &kube::Error, ctx: Arc<Context>) -> Requeue {
+    warn!(%error, name = %ticket.name_any(), "HealerTicket reconcile failed");
+    let key = format!(
+        "HealerTicket/{}/{}",
+        ticket.namespace().unwrap_or_default(),
+        ticket.name_any()
+    );
+    let failures = ctx.failures.record(&key);
+    Requeue::requeue(Duration::from_secs(
+        (5u64 << failures.saturating_sub(1).min(7)).min(600),
+    ))
+}
+
+/// The report a ticket's spec makes.
+pub fn report(ticket: &HealerTicket) -> Report<'_> {
+    let spec = &ticket.spec;
+    Report {
+        source: spec.source,
+        error: &spec.error,
+        stacktrace: spec.stacktrace.as_deref(),
+        context: &spec.context,
+        contract_fqn: spec.target.contract_fqn.as_deref(),
+        path: spec.target.path.as_deref(),
+        targets_code: spec.target.heal_run.is_some(),
+        priority: spec.priority,
+    }
+}
+
+async fn reconcile_ticket(ticket: &HealerTicket, ctx: &Context) -> Result<Requeue, kube::Error> {
+    let namespace = ticket.namespace().unwrap_or_else(|| "default".into());
+    let tickets: Api<HealerTicket> = Api::namespaced(ctx.client.clone(), &namespace);
+    let previous = ticket.status.clone().unwrap_or_default();
+    let now = Timestamp::now();
+    let (status, note) = decide(&report(ticket), &previous, now);
+    let mut written = json!({
+        "observedGeneration": ticket.metadata.generation,
+        "phase": status.phase,
+        "classification": status.classification,
+        "fingerprint": status.fingerprint,
+        "conditions": status.conditions,
+        "resolvedAt": status.resolved_at,
+        "resolutionNote": status.resolution_note,
+    });
+    // A ticket applied by hand is one occurrence; the ingest counts its own.
+    let ingested = ticket.annotations().contains_key(INGESTED);
+    if previous.occurrences == 0 && !ingested {
+        let created = ticket.metadata.creation_timestamp.clone().unwrap_or(Time(now));
+        written["occurrences"] = json!(1);
+        written["firstSeen"] = json!(created);
+        written["lastSeen"] = json!(created);
+    }
+    let unchanged = previous.phase == status.phase
+        && previous.classification == status.classification
+        && previous.fingerprint == status.fingerprint
+        && previous.conditions == status.conditions
+        && previous.observed_generation == ticket.metadata.generation
+        && written.get("occurrences").is_none();
+    if !unchanged {
+        tickets
+            .patch_status(
+                &ticket.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(&json!({ "status": written })),
+            )
+            .await?;
+    }
+    if let Some(note) = note {
+        let event = Event {
+            type_: if note.warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
+            reason: note.reason.to_owned(),
+            note: Some(truncate_bytes(&redact(&note.message, &[]).0, 1024).to_owned()),
+            action: "Classify".into(),
+            secondary: None,
+        };
+        if let Err(error) = ctx.recorder.publish(&event, &ticket.object_ref(&())).await {
+            warn!(%error, "failed to publish an event");
+        }
+    }
+    Ok(Requeue::await_change())
+}

@@ -1,0 +1,288 @@
+//! HealerTicket intake end to end (seed 004): errors posted to the operator's `/healer` API
+//! become classified, deduplicated tickets that `kubectl`, `/healer/tickets` and
+//! `/healer/status` all show; a storm of one error is one ticket counted exactly; errors kubeheal
+//! cannot fix by a contract fail at once with a diagnostic; bad input is refused saying why.
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kube::api::{Api, ListParams};
+use kubeheal::api::healer_ticket::{FixableBy, HealerTicket, Priority, TicketPhase};
+use serde_json::{Value, json};
+
+use crate::heal_run::{Heal, free_port, logic_project};
+use crate::support::http::client;
+use crate::support::node::Hold;
+
+/// An operator serving the /healer API on loopback without a token.
+async fn intake(test: &str) -> (Heal, String) {
+    let mut heal = Heal::new(test, &logic_project(), Hold::default()).await;
+    let addr = free_port().to_string();
+    heal.start_operator_with(&["--healer-listen", &addr, "--ingest-allow-anonymous"]);
+    let base = format!("http://{addr}/healer");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while client().get(format!("{base}/health")).send().await.is_err() {
+        assert!(Instant::now() < deadline, "the /healer API never came up");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    (heal, base)
+}
+
+fn tickets(heal: &Heal) -> Api<HealerTicket> {
+    Api::namespaced(heal.client.clone(), &heal.ns.name)
+}
+
+async fn post(base: &str, body: &Value) -> (u16, Value) {
+    post_with(&client(), base, body).await
+}
+
+/// [`post`] on a client of the caller's (a storm reuses its connections, as an application does).
+async fn post_with(client: &reqwest::Client, base: &str, body: &Value) -> (u16, Value) {
+    let response = client
+        .post(format!("{base}/ingest"))
+        .json(body)
+        .send()
+        .await
+        .expect("the ingest answers");
+    let code = response.status().as_u16();
+    (code, response.json().await.unwrap_or(Value::Null))
+}
+
+/// Waits until ticket `name` satisfies `done`.
+async fn wait_ticket(heal: &Heal, name: &str, what: &str, done: impl Fn(&HealerTicket) -> bool) -> HealerTicket {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let ticket = tickets(heal).get_opt(name).await.ok().flatten();
+        if let Some(ticket) = &ticket
+            && done(ticket)
+        {
+            return ticket.clone();
+        }
+        if Instant::now() > deadline {
+            panic!(
+                "ticket {name} never became {what}: {}\noperator log:\n{}",
+                serde_json::to_string_pretty(&ticket.and_then(|t| t.status)).unwrap_or_default(),
+                heal.operator.as_ref().map(|p| p.log_tail(60)).unwrap_or_default()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn seed_error(id: &str) -> Value {
+    json!({
+        "source": "runtime",
+        "contract_fqn": "entity/helpdesk/ticket",
+        "error": "KeyError: 'resolution'",
+        "stacktrace": format!("Traceback (most recent call last):\n  File \"backend/routes/tickets.py\", line 88, in patch_ticket\n    ticket[\"resolution\"] = body[\"resolution\"]\nKeyError: 'resolution'\n"),
+        "context": {"request_path": format!("/tickets/{id}"), "method": "PATCH", "status_code": 500}
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seed_004s_example_error_becomes_one_classified_ticket_that_every_view_shows() {
+    let (heal, base) = intake("ticket-intake").await;
+    let (code, answer) = post(&base, &seed_error("abc")).await;
+    assert_eq!(code, 202, "{answer}");
+    let id = answer["ticket_id"].as_str().expect("a ticket id").to_owned();
+    assert_eq!(answer["status"], "queued");
+    let ticket = wait_ticket(&heal, &id, "classified and counted", |t| {
+        t.status
+            .as_ref()
+            .is_some_and(|s| s.classification.is_some() && s.occurrences == 1)
+    })
+    .await;
+    let status = ticket.status.expect("a status");
+    let c = status.classification.expect("a classification");
+    assert_eq!(c.error_type, "runtime_500");
+    assert_eq!(c.tier, 3);
+    assert_eq!(c.fixable_by, FixableBy::Contract);
+    assert_eq!(c.priority, Priority::Critical);
+    assert_eq!(status.phase, Some(TicketPhase::Queued));
+
+    // The same error for another ticket id is the same ticket; another error is another one.
+    let (_, again) = post(&base, &seed_error("def-42")).await;
+    assert_eq!(again["ticket_id"], id.as_str());
+    let mut other = seed_error("abc");
+    other["error"] = json!("KeyError: 'assignee'");
+    let (_, other) = post(&base, &other).await;
+    assert_ne!(other["ticket_id"], id.as_str());
+    wait_ticket(&heal, &id, "counted twice", |t| {
+        t.status.as_ref().is_some_and(|s| s.occurrences == 2)
+    })
+    .await;
+
+    // kubectl, /healer/tickets, /healer/tickets/{id} and /healer/status agree.
+    let table = heal.plane.kubectl(["get", "ht", "-n", &heal.ns.name]);
+    let table = String::from_utf8_lossy(&table.stdout).into_owned();
+    assert!(
+        table.contains(&id) && table.contains("Queued") && table.contains("critical"),
+        "{table}"
+    );
+    let listed: Value = client()
+        .get(format!(
+            "{base}/tickets?priority=critical&contract_fqn=entity/helpdesk/ticket"
+        ))
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("JSON");
+    let listed = listed.as_array().expect("an array");
+    assert!(
+        listed
+            .iter()
+            .any(|t| t["id"] == id.as_str() && t["error_type"] == "runtime_500"),
+        "{listed:?}"
+    );
+    let none: Value = client()
+        .get(format!("{base}/tickets?priority=low"))
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(none, json!([]));
+    let shown: Value = client()
+        .get(format!("{base}/tickets/{id}"))
+        .send()
+        .await
+        .expect("show")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(shown["raw_error"], "KeyError: 'resolution'");
+    assert_eq!(shown["occurrences"], 2);
+    let stats: Value = client()
+        .get(format!("{base}/status"))
+        .send()
+        .await
+        .expect("status")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(stats["queue"]["queued"], 2, "{stats}");
+    assert!(
+        stats["recurring"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|e| e["error_type"] == "runtime_500" && e["count"] == 3)),
+        "{stats}"
+    );
+    let missing = client()
+        .get(format!("{base}/tickets/ht-nope"))
+        .send()
+        .await
+        .expect("show");
+    assert_eq!(missing.status().as_u16(), 404);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_storm_of_one_error_is_one_ticket_counted_exactly() {
+    let (heal, base) = intake("ticket-storm").await;
+    const STORM: usize = 10_000;
+    let started = Instant::now();
+    let http = client();
+    let answers: Vec<(u16, Value)> = futures::stream::iter(0..STORM)
+        .map(|n| {
+            let (base, http) = (base.clone(), http.clone());
+            async move { post_with(&http, &base, &seed_error(&format!("t-{n}"))).await }
+        })
+        .buffer_unordered(64)
+        .collect()
+        .await;
+    let took = started.elapsed();
+    assert!(answers.iter().all(|(code, _)| *code == 202), "every ingest is accepted");
+    let id = answers[0].1["ticket_id"].as_str().expect("an id").to_owned();
+    assert!(answers.iter().all(|(_, a)| a["ticket_id"] == id.as_str()), "one ticket");
+    wait_ticket(&heal, &id, &format!("counted {STORM} times"), |t| {
+        t.status.as_ref().is_some_and(|s| s.occurrences as usize == STORM)
+    })
+    .await;
+    let all = tickets(&heal).list(&ListParams::default()).await.expect("list");
+    assert_eq!(all.items.len(), 1);
+    eprintln!("{STORM} ingests in {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn errors_no_contract_can_fix_fail_at_once_with_a_diagnostic_and_bad_input_is_refused() {
+    let (heal, base) = intake("ticket-unfixable").await;
+    let generator = json!({"source": "runtime", "contract_fqn": "entity/helpdesk/incident",
+        "error": "column \"severity\" does not exist", "context": {"status_code": 500}});
+    let (code, answer) = post(&base, &generator).await;
+    assert_eq!(code, 202, "{answer}");
+    let id = answer["ticket_id"].as_str().expect("an id").to_owned();
+    let ticket = wait_ticket(&heal, &id, "Failed", |t| {
+        t.status.as_ref().and_then(|s| s.phase) == Some(TicketPhase::Failed)
+    })
+    .await;
+    let status = ticket.status.expect("a status");
+    assert_eq!(
+        status.classification.expect("classified").fixable_by,
+        FixableBy::Generator
+    );
+    assert!(status.resolution_note.is_some_and(|n| !n.is_empty()));
+    assert!(status.resolved_at.is_some());
+
+    for (body, expected) in [
+        ("not json".to_owned(), "not JSON"),
+        (
+            json!({"source": "cosmic", "error": "x"}).to_string(),
+            "source \"cosmic\" is not one of",
+        ),
+        (json!({"source": "runtime"}).to_string(), "error is required"),
+        (
+            json!({"source": "runtime", "error": 5}).to_string(),
+            "error must be a string",
+        ),
+        (
+            json!({"source": "runtime", "error": "x", "extra": 1}).to_string(),
+            "unknown field \"extra\"",
+        ),
+        (
+            json!({"source": "runtime", "error": "x", "contract_fqn": "no slash"}).to_string(),
+            "contract_fqn",
+        ),
+    ] {
+        let response = client()
+            .post(format!("{base}/ingest"))
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(response.status().as_u16(), 422, "{body}");
+        let detail: Value = response.json().await.expect("JSON");
+        assert!(
+            detail["detail"].as_str().is_some_and(|d| d.contains(expected)),
+            "{body}: {detail}"
+        );
+    }
+    let huge = json!({"source": "runtime", "error": "x".repeat(300 * 1024)}).to_string();
+    let response = client()
+        .post(format!("{base}/ingest"))
+        .body(huge)
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(response.status().as_u16(), 413);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let all = tickets(&heal).list(&ListParams::default()).await.expect("list");
+    assert_eq!(all.items.len(), 1, "nothing was created from bad input");
+
+    // A ticket applied with kubectl is classified and counted like an ingested one.
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/healerticket.yaml");
+    let out = heal
+        .plane
+        .kubectl(["apply", "-n", &heal.ns.name, "-f", &example.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ticket = wait_ticket(&heal, "helpdesk-ticket-keyerror-resolution", "classified", |t| {
+        t.status
+            .as_ref()
+            .is_some_and(|s| s.classification.is_some() && s.occurrences == 1)
+    })
+    .await;
+    let c = ticket.status.and_then(|s| s.classification).expect("classified");
+    assert_eq!((c.error_type.as_str(), c.priority), ("runtime_500", Priority::Critical));
+}
