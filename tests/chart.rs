@@ -472,6 +472,40 @@ fn the_healer_token_comes_from_a_secret_and_optional_objects_render_when_asked()
 }
 
 #[test]
+fn every_replica_serves_the_healer_api_behind_its_service_with_the_token_from_a_secret() {
+    let objects = render(&[
+        "--set",
+        "tickets.tokenSecret.name=ingest",
+        "--set",
+        "networkPolicy.enabled=true",
+        "--set-json",
+        r#"networkPolicy.ticketsFrom=[{"namespaceSelector":{"matchLabels":{"team":"payments"}}}]"#,
+    ]);
+    let flags = args(&objects);
+    assert!(flags.contains(&"--healer-listen=0.0.0.0:8083".to_owned()), "{flags:?}");
+    assert!(flags.iter().any(|a| a.starts_with("--ticket-namespace=")), "{flags:?}");
+    assert!(!flags.contains(&"--ingest-allow-anonymous".to_owned()));
+    assert_eq!(
+        env_var(&objects, "KUBEHEAL_INGEST_TOKEN").expect("the token")["valueFrom"],
+        json!({"secretKeyRef": {"name": "ingest", "key": "token"}})
+    );
+    let service = find(&objects, "Service", "kubeheal-healer");
+    assert_eq!(service["spec"]["ports"][0]["port"], 8083);
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], "tickets");
+    let ports = &container(&objects)["ports"];
+    assert!(
+        ports.as_array().is_some_and(|p| p.iter().any(|p| p["name"] == "tickets" && p["containerPort"] == 8083)),
+        "{ports}"
+    );
+    let policy = find(&objects, "NetworkPolicy", "kubeheal");
+    assert_eq!(policy["spec"]["ingress"][0]["ports"][0]["port"], "tickets");
+
+    let off = render(&["--set", "tickets.enabled=false"]);
+    assert!(args(&off).contains(&"--healer-listen=off".to_owned()));
+    assert!(!has(&off, "Service", "kubeheal-healer"));
+}
+
+#[test]
 fn the_values_schema_refuses_wrong_values_and_says_which() {
     for (args, says) in [
         (vec!["--set", "replicas=0"], "at '/replicas': minimum: got 0, want 1"),
