@@ -494,7 +494,9 @@ fn every_replica_serves_the_healer_api_behind_its_service_with_the_token_from_a_
     assert_eq!(service["spec"]["ports"][0]["targetPort"], "tickets");
     let ports = &container(&objects)["ports"];
     assert!(
-        ports.as_array().is_some_and(|p| p.iter().any(|p| p["name"] == "tickets" && p["containerPort"] == 8083)),
+        ports
+            .as_array()
+            .is_some_and(|p| p.iter().any(|p| p["name"] == "tickets" && p["containerPort"] == 8083)),
         "{ports}"
     );
     let policy = find(&objects, "NetworkPolicy", "kubeheal");
