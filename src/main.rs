@@ -179,6 +179,15 @@ enum Command {
         /// otherwise callers send `Authorization: Bearer $KUBEHEAL_INGEST_TOKEN`.
         #[arg(long, env = "KUBEHEAL_INGEST_ALLOW_ANONYMOUS")]
         ingest_allow_anonymous: bool,
+        /// Announce HealerTicket transitions (proposed, applied, failed, rejected) to the webhooks
+        /// in this Secret (keys `slack`, `discord`, `teams`, `json`, each optional), in the ticket
+        /// namespace (--ticket-namespace, else --namespace, else POD_NAMESPACE). Default: none.
+        #[arg(long, env = "KUBEHEAL_NOTIFY_SECRET", value_name = "NAME")]
+        notify_secret: Option<String>,
+        /// Base URL of the ticket pages, for the notifications' links
+        /// (`{BASE}/healer/tickets/{id}/view`). Default: no link.
+        #[arg(long, env = "KUBEHEAL_TICKET_PAGE_URL", value_name = "BASE")]
+        ticket_page_url: Option<String>,
     },
     /// Approve a CodeFixDDS as the current kubeconfig user (with its proposal's digest). The
     /// API server decides whether you may: you need the `approve` verb on codefixdds.
@@ -287,14 +296,22 @@ fn main() -> ExitCode {
             healer_listen,
             ticket_namespace,
             ingest_allow_anonymous,
+            notify_secret,
+            ticket_page_url,
         } => ingest_settings(
             &healer_listen,
-            ticket_namespace.or_else(|| namespace.clone()),
+            ticket_namespace.clone().or_else(|| namespace.clone()),
             ingest_allow_anonymous,
         )
         .and_then(|ingest| {
+            let notify = notify_settings(
+                notify_secret,
+                ticket_page_url,
+                ticket_namespace.or_else(|| namespace.clone()),
+            )?;
             operator(kubeheal::operator::Settings {
                 ingest,
+                notify,
                 watch_label_selector: watch_label_selector.filter(|s| !s.trim().is_empty()),
                 leader_election: leader_elect.then(|| kubeheal::operator::leader::Election {
                     lease: lease_name,
@@ -419,6 +436,33 @@ fn ingest_settings(
             .ok()
             .filter(|t| !t.trim().is_empty()),
         allow_anonymous,
+    }))
+}
+
+/// The notifications' settings from the flags: none without a Secret; the Secret in the ticket
+/// namespace, else `POD_NAMESPACE`, else `default`.
+fn notify_settings(
+    secret: Option<String>,
+    ticket_page_url: Option<String>,
+    namespace: Option<String>,
+) -> Result<Option<kubeheal::operator::notify::NotifySettings>, String> {
+    let Some(secret) = secret.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()) else {
+        return Ok(None);
+    };
+    let ticket_page_url = ticket_page_url.map(|u| u.trim().to_owned()).filter(|u| !u.is_empty());
+    if let Some(url) = &ticket_page_url
+        && !(url.starts_with("https://") || url.starts_with("http://"))
+    {
+        return Err(format!(
+            "--ticket-page-url {url:?} is not an http(s) URL such as https://kubeheal.example.com"
+        ));
+    }
+    Ok(Some(kubeheal::operator::notify::NotifySettings {
+        secret,
+        namespace: namespace
+            .or_else(|| std::env::var("POD_NAMESPACE").ok().filter(|n| !n.is_empty()))
+            .unwrap_or_else(|| "default".into()),
+        ticket_page_url,
     }))
 }
 

@@ -172,6 +172,26 @@ pub struct HealerTicketStatus {
     /// How it ended, for people.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution_note: Option<String>,
+    /// The transitions already announced to the notification receivers (`--notify-secret`), each
+    /// at most once: written in the same status update that queues the announcement, so a
+    /// restarted operator does not announce it again. At most the four events, each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 4))]
+    pub notified: Vec<TicketEvent>,
+}
+
+/// A transition the notification receivers hear about (seed 004's table of events).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TicketEvent {
+    /// A fix has been proposed and awaits approval.
+    Proposed,
+    /// A fix was applied and the code regenerated.
+    Applied,
+    /// Classification, proposal or apply failed.
+    Failed,
+    /// A human rejected the proposed fix.
+    Rejected,
 }
 
 /// Where a HealerTicket is in the pipeline.

@@ -570,7 +570,7 @@ pub fn project_frame(stacktrace: Option<&str>) -> Option<Frame> {
 
 /// The line of the error that says what it is: the first, or for a Python traceback pasted into
 /// the message, the exception line at its end.
-fn headline(error: &str) -> &str {
+pub fn headline(error: &str) -> &str {
     let mut lines = error.lines().map(str::trim).filter(|line| !line.is_empty());
     match lines.next() {
         Some(first) if first.starts_with("Traceback (most recent call last)") => lines.next_back().unwrap_or(first),

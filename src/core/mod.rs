@@ -10,6 +10,7 @@
 //! - `proposal`: the CodeFixDDS a run writes; `monitor`: how an execution is judged;
 //! - `redact`: the one rule for what secrets look like, applied wherever text leaves;
 //! - `healer_ticket`: a HealerTicket's intake — classification, fingerprint, name, queue order.
+//! - `notify`: the payloads announcing a ticket's transitions (Slack, Discord, Teams, JSON).
 
 pub mod code_fix_dds;
 pub mod drive;
@@ -18,6 +19,7 @@ pub mod gate;
 pub mod heal_run;
 pub mod healer_ticket;
 pub mod monitor;
+pub mod notify;
 pub mod patch;
 pub mod proposal;
 pub mod redact;

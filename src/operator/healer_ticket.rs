@@ -3,6 +3,11 @@
 //! fingerprint and phase, and announces each transition as an Event. The decisions are
 //! `core::healer_ticket`'s; this module reads the ticket and writes what was decided.
 //!
+//! A transition to one of seed 004's announced phases is also handed to `operator::notify`; the
+//! status write that records the phase records it in `notified` too, so each is announced once,
+//! across restarts (at most once: a crash between the write and the send loses it, which is
+//! preferred to announcing twice).
+//!
 //! Status fields have two writers that never overwrite each other: this controller (phase,
 //! classification, fingerprint, conditions, resolution) and the ingest (`occurrences`,
 //! `firstSeen`, `lastSeen`, see `operator::ingest`). A ticket applied by hand is counted here
@@ -23,6 +28,7 @@ use tracing::{instrument, warn};
 use super::Context;
 use crate::api::healer_ticket::HealerTicket;
 use crate::core::healer_ticket::{Report, decide};
+use crate::core::notify;
 use crate::core::redact::redact;
 use crate::parse::truncate_bytes;
 
@@ -76,7 +82,14 @@ async fn reconcile_ticket(ticket: &HealerTicket, ctx: &Context) -> Result<Requeu
     let tickets: Api<HealerTicket> = Api::namespaced(ctx.client.clone(), &namespace);
     let previous = ticket.status.clone().unwrap_or_default();
     let now = Timestamp::now();
-    let (status, note) = decide(&report(ticket), &previous, now);
+    let (mut status, note) = decide(&report(ticket), &previous, now);
+    // Announced only where a receiver is configured: a ticket failed before notifications were
+    // set up is not marked as announced.
+    let announce = ctx.notifier.as_ref().and_then(|notifier| {
+        let event = notify::to_announce(&status)?;
+        status.notified = notify::with_notified(&status.notified, event);
+        Some((notifier, event))
+    });
     let mut written = json!({
         "observedGeneration": ticket.metadata.generation,
         "phase": status.phase,
@@ -86,6 +99,9 @@ async fn reconcile_ticket(ticket: &HealerTicket, ctx: &Context) -> Result<Requeu
         "resolvedAt": status.resolved_at,
         "resolutionNote": status.resolution_note,
     });
+    if announce.is_some() {
+        written["notified"] = json!(status.notified);
+    }
     // A ticket applied by hand is one occurrence; the ingest counts its own.
     let ingested = ticket.annotations().contains_key(INGESTED);
     if previous.occurrences == 0 && !ingested {
@@ -99,15 +115,36 @@ async fn reconcile_ticket(ticket: &HealerTicket, ctx: &Context) -> Result<Requeu
         && previous.fingerprint == status.fingerprint
         && previous.conditions == status.conditions
         && previous.observed_generation == ticket.metadata.generation
-        && written.get("occurrences").is_none();
+        && written.get("occurrences").is_none()
+        && announce.is_none();
     if !unchanged {
-        tickets
-            .patch_status(
-                &ticket.name_any(),
-                &PatchParams::default(),
-                &Patch::Merge(&json!({ "status": written })),
-            )
-            .await?;
+        let mut patch = json!({ "status": written });
+        // An announcement is written only over the status it was decided from: a reconcile that
+        // started from a cache not yet showing the previous write's `notified` gets a conflict
+        // instead of announcing a second time, and runs again on the fresh object.
+        if announce.is_some() {
+            patch["metadata"] = json!({ "resourceVersion": ticket.resource_version() });
+        }
+        let written = tickets
+            .patch_status(&ticket.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
+            .await;
+        match written {
+            Err(kube::Error::Api(status)) if announce.is_some() && status.code == 409 => {
+                return Ok(Requeue::requeue(Duration::from_secs(1)));
+            }
+            written => {
+                written?;
+            }
+        }
+    }
+    // Only once the status says it was announced: a failed write is retried, and announced then.
+    if let Some((notifier, event)) = announce {
+        notifier.enqueue(notify::Transition::of(
+            ticket,
+            &status,
+            event,
+            notifier.ticket_page_url(),
+        ));
     }
     if let Some(note) = note {
         let event = Event {

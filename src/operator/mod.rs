@@ -1,7 +1,8 @@
 //! `kubeheal operator`: the controllers on kube-runtime, and the operator's HTTP endpoints
 //! (`/metrics`, `/healthz`, `/readyz`). `heal_run` drives the HealRun state machine with
 //! executor Jobs, the configured healer, the Git agent and CodeFixDDS approvals;
-//! `code_fix_dds` validates work orders and has the approved ones executed by HealRuns.
+//! `code_fix_dds` validates work orders and has the approved ones executed by HealRuns;
+//! `healer_ticket` classifies HealerTickets and `notify` announces their transitions to webhooks.
 
 pub mod code_fix_dds;
 pub mod heal_run;
@@ -9,6 +10,7 @@ pub mod healer_ticket;
 pub mod ingest;
 pub mod leader;
 pub mod metrics;
+pub mod notify;
 pub mod url_policy;
 
 use std::future::Future;
@@ -57,6 +59,8 @@ pub struct Settings {
     pub watch_label_selector: Option<String>,
     /// Seed 004's `/healer` API (ingest and reads); `None`: not served.
     pub ingest: Option<ingest::IngestSettings>,
+    /// Webhook notifications of HealerTicket transitions (`--notify-secret`); `None`: Events only.
+    pub notify: Option<notify::NotifySettings>,
 }
 
 /// How many reconciles of each object failed in a row: the error policy backs off by it.
@@ -86,6 +90,8 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     pub settings: Settings,
     pub jobs: JobExecutor,
+    /// Where HealerTicket transitions are announced; `None` when no `--notify-secret` is set.
+    pub notifier: Option<notify::Notifier>,
 }
 
 /// Serves the endpoints and, while this replica leads, runs the controllers — until `terminated`
@@ -109,7 +115,12 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         controller: "kubeheal".into(),
         instance: std::env::var("POD_NAME").ok(),
     };
+    let notifier = match &settings.notify {
+        Some(notify) => Some(notify::Notifier::start(client.clone(), notify.clone())?),
+        None => None,
+    };
     let ctx = Arc::new(Context {
+        notifier,
         failures: Failures::default(),
         recorder: Recorder::new(client.clone(), reporter),
         jobs: JobExecutor::new(client.clone()),

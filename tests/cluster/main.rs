@@ -12,3 +12,4 @@ mod controller_manager;
 mod executor_job;
 mod heal_run;
 mod healer_ticket;
+mod notify;
