@@ -490,7 +490,10 @@ fn every_replica_serves_the_healer_api_behind_its_service_with_the_token_from_a_
     assert!(flags.iter().any(|a| a.starts_with("--ticket-namespace=")), "{flags:?}");
     assert!(!flags.contains(&"--ingest-allow-anonymous".to_owned()));
     assert!(flags.contains(&"--notify-secret=webhooks".to_owned()), "{flags:?}");
-    assert!(flags.contains(&"--ticket-page-url=https://kubeheal.example.com".to_owned()), "{flags:?}");
+    assert!(
+        flags.contains(&"--ticket-page-url=https://kubeheal.example.com".to_owned()),
+        "{flags:?}"
+    );
     assert_eq!(
         env_var(&objects, "KUBEHEAL_INGEST_TOKEN").expect("the token")["valueFrom"],
         json!({"secretKeyRef": {"name": "ingest", "key": "token"}})
