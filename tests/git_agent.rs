@@ -45,6 +45,20 @@ fn message(cycle: u32) -> String {
 }
 
 #[tokio::test]
+async fn a_clone_left_half_made_by_a_crash_is_repaired_by_the_next_sync() {
+    let (root, start) = origin();
+    let url = format!("file://{}", root.path().join("origin.git").display());
+    // What a process killed between `git init` and adding the remote leaves behind.
+    let dir = root.path().join("cache");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    git(&dir, &["init", "-q"]);
+    let repo = Repo::at(&dir);
+    repo.sync(&url).await.expect("the next sync repairs the clone");
+    assert_eq!(repo.resolve(Some("main")).await.expect("main"), start);
+    assert_eq!(git(&dir, &["remote", "get-url", "origin"]), url);
+}
+
+#[tokio::test]
 async fn a_commit_pushed_before_a_crash_is_found_again_by_its_trailers_from_a_fresh_clone() {
     let (root, start) = origin();
     let url = format!("file://{}", root.path().join("origin.git").display());

@@ -200,9 +200,14 @@ impl Repo {
             }
             std::fs::create_dir_all(&self.dir).map_err(|e| io_error(&self.dir, e))?;
             self.git(&["init", "--quiet"]).await?;
-            self.git(&["remote", "add", "origin", url]).await?;
         }
-        self.git(&["remote", "set-url", "origin", url]).await?;
+        // A process killed between `init` and adding the remote leaves a clone without one: the
+        // remote is added when missing, set otherwise, so the next sync repairs it.
+        if self.git(&["remote", "get-url", "origin"]).await.is_err() {
+            self.git(&["remote", "add", "origin", url]).await?;
+        } else {
+            self.git(&["remote", "set-url", "origin", url]).await?;
+        }
         self.git(&[
             "fetch",
             "--quiet",
