@@ -124,7 +124,7 @@ fn helm(args: &[&str]) -> std::process::Output {
         .expect("helm runs")
 }
 
-const VALUE_SETS: [&[&str]; 4] = [
+const VALUE_SETS: [&[&str]; 5] = [
     &[],
     &["--set-json", r#"watchNamespaces=["team-a"]"#],
     &["--set", "replicas=3"],
@@ -132,6 +132,7 @@ const VALUE_SETS: [&[&str]; 4] = [
         "--set-json",
         r#"approval.gitopsIdentities=["system:serviceaccount:argocd:argocd-application-controller"]"#,
     ],
+    &["--set-json", r#"shards=[{"name":"a"},{"name":"b","replicas":2}]"#],
 ];
 
 #[test]
@@ -514,6 +515,71 @@ fn every_replica_serves_the_healer_api_behind_its_service_with_the_token_from_a_
     let off = render(&["--set", "tickets.enabled=false"]);
     assert!(args(&off).contains(&"--healer-listen=off".to_owned()));
     assert!(!has(&off, "Service", "kubeheal-healer"));
+}
+
+/// The args of Deployment `name`'s operator container.
+fn deployment_args(objects: &[Value], name: &str) -> Vec<String> {
+    find(objects, "Deployment", name)["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .expect("the operator has args")
+        .iter()
+        .map(|a| a.as_str().expect("string args").to_owned())
+        .collect()
+}
+
+#[test]
+fn shards_are_deployments_of_their_own_that_split_the_objects_by_label_without_overlap() {
+    let objects = render(&["--set-json", r#"shards=[{"name":"a"},{"name":"b","replicas":2}]"#]);
+    let deployments: Vec<&Value> = objects.iter().filter(|o| o["kind"] == "Deployment").collect();
+    assert_eq!(deployments.len(), 3, "{:?}", names(&objects));
+    let main = deployment_args(&objects, "kubeheal");
+    let a = deployment_args(&objects, "kubeheal-shard-a");
+    let b = deployment_args(&objects, "kubeheal-shard-b");
+    assert!(
+        main.contains(&"--watch-label-selector=kubeheal.dev/shard notin (a,b)".to_owned()),
+        "{main:?}"
+    );
+    assert!(
+        a.contains(&"--watch-label-selector=kubeheal.dev/shard in (a)".to_owned()),
+        "{a:?}"
+    );
+    assert!(
+        b.contains(&"--watch-label-selector=kubeheal.dev/shard in (b)".to_owned()),
+        "{b:?}"
+    );
+    // Each holds a Lease of its own, in the namespace the Lease Role is for.
+    let leases: Vec<&String> = [&main, &a, &b]
+        .iter()
+        .map(|args| args.iter().find(|x| x.starts_with("--lease-name=")).expect("a Lease"))
+        .collect();
+    assert_eq!(leases.len(), 3);
+    assert!(
+        leases[0] != leases[1] && leases[1] != leases[2] && leases[0] != leases[2],
+        "{leases:?}"
+    );
+    assert!(has(&objects, "Role", "kubeheal-operator-leader-election"));
+    // Only the main Deployment serves the /healer API behind its Service.
+    assert!(main.contains(&"--healer-listen=0.0.0.0:8083".to_owned()));
+    assert!(a.contains(&"--healer-listen=off".to_owned()) && b.contains(&"--healer-listen=off".to_owned()));
+    // No Deployment's selector matches another's Pods (ReplicaSets would fight over them).
+    for one in &deployments {
+        let selector = one["spec"]["selector"]["matchLabels"].as_object().expect("a selector");
+        for other in &deployments {
+            let labels = &other["spec"]["template"]["metadata"]["labels"];
+            let matches = selector.iter().all(|(k, v)| &labels[k] == v);
+            assert_eq!(
+                matches,
+                one["metadata"]["name"] == other["metadata"]["name"],
+                "{} selects the Pods of {}",
+                one["metadata"]["name"],
+                other["metadata"]["name"]
+            );
+        }
+    }
+    assert_eq!(find(&objects, "Deployment", "kubeheal-shard-b")["spec"]["replicas"], 2);
+    // A shard name that is not a label value is refused by the schema.
+    let refused = try_render(&["--set-json", r#"shards=[{"name":"Not A Label"}]"#]).expect_err("refused");
+    assert!(refused.contains("shards"), "{refused}");
 }
 
 #[test]

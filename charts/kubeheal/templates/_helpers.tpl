@@ -41,9 +41,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 system:serviceaccount:{{ .Release.Namespace }}:{{ include "kubeheal.serviceAccountName" . }}
 {{- end -}}
 
-{{/* Whether the replicas compete for a Lease: always with more than one replica. */}}
+{{/* Whether the replicas compete for a Lease: always with more than one replica, and whenever
+the operator is sharded (every shard holds a Lease of its own). */}}
 {{- define "kubeheal.leaderElect" -}}
-{{- if or (gt (int .Values.replicas) 1) .Values.leaderElection.enabled -}}true{{- end -}}
+{{- if or (gt (int .Values.replicas) 1) .Values.leaderElection.enabled .Values.shards -}}true{{- end -}}
 {{- end -}}
 
 {{- define "kubeheal.leaseName" -}}
