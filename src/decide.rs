@@ -5,8 +5,9 @@
 
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::{Client, ResourceExt};
-use serde_json::json;
+use kube::{Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
 
 use crate::api::CodeFixDDS;
 
@@ -25,10 +26,7 @@ pub async fn decide(
     verdict: Verdict,
     reason: Option<&str>,
 ) -> Result<String, String> {
-    let client = Client::try_default()
-        .await
-        .map_err(|e| format!("cannot reach the Kubernetes API (kubeconfig): {e}"))?;
-    let namespace = namespace.map_or_else(|| client.default_namespace().to_owned(), str::to_owned);
+    let (client, namespace) = connect(namespace).await?;
     let user = whoami(&client).await?;
     let orders: Api<CodeFixDDS> = Api::namespaced(client, &namespace);
     let order = orders
@@ -63,32 +61,13 @@ pub async fn decide(
             }
         ));
     }
-    let mut approval = json!({
-        "decision": match verdict { Verdict::Approve => "Approved", Verdict::Reject => "Rejected" },
-        "approvedBy": user,
-    });
-    if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
-        approval["reason"] = json!(reason);
-    }
-    if let Some(proposal) = &order.spec.proposal {
-        approval["patchDigest"] = json!(proposal.digest);
-    }
-    // The resourceVersion makes the write conditional: an order edited since it was read (a
-    // new proposal) is not decided on the strength of the old one.
-    let patch = json!({
-        "metadata": {"resourceVersion": order.resource_version()},
-        "spec": {"approval": approval},
-    });
-    orders
-        .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|e| match e {
-            kube::Error::Api(status) if status.code == 409 => format!(
-                "codefixdds/{name} changed while it was being decided; look at it again (kubectl describe cfd {name}) and retry"
-            ),
-            kube::Error::Api(status) => format!("the API server refused the decision: {}", status.message),
-            other => format!("cannot write the decision: {other}"),
-        })?;
+    let approval = decision(
+        verdict,
+        &user,
+        reason,
+        order.spec.proposal.as_ref().map(|p| p.digest.as_str()),
+    );
+    write(&orders, &format!("codefixdds/{name}"), &order, "approval", approval).await?;
     Ok(format!(
         "codefixdds/{name} {} by {user}{}",
         match verdict {
@@ -104,8 +83,56 @@ pub async fn decide(
     ))
 }
 
+/// A client for the current kubeconfig, and `namespace` or else the kubeconfig context's.
+pub async fn connect(namespace: Option<&str>) -> Result<(Client, String), String> {
+    let client = Client::try_default()
+        .await
+        .map_err(|e| format!("cannot reach the Kubernetes API (kubeconfig): {e}"))?;
+    let namespace = namespace.map_or_else(|| client.default_namespace().to_owned(), str::to_owned);
+    Ok((client, namespace))
+}
+
+/// A decision (`spec.approval` of a CodeFixDDS, `spec.decision` of a HealerTicket): the
+/// verdict, who took it, why, and the digest of the patch it is about.
+pub fn decision(verdict: Verdict, user: &str, reason: Option<&str>, patch_digest: Option<&str>) -> Value {
+    let mut decision = json!({
+        "decision": match verdict { Verdict::Approve => "Approved", Verdict::Reject => "Rejected" },
+        "approvedBy": user,
+    });
+    if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
+        decision["reason"] = json!(reason);
+    }
+    if let Some(digest) = patch_digest {
+        decision["patchDigest"] = json!(digest);
+    }
+    decision
+}
+
+/// Writes `decision` at `spec.<field>` of `object` (called `what`, e.g. `codefixdds/x`), on
+/// condition that it has not changed since it was read: an object edited since (a new proposal)
+/// is not decided on the strength of the old one.
+pub async fn write<K>(api: &Api<K>, what: &str, object: &K, field: &str, decision: Value) -> Result<(), String>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    let patch = json!({
+        "metadata": {"resourceVersion": object.resource_version()},
+        "spec": {field: decision},
+    });
+    api.patch(&object.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| match e {
+            kube::Error::Api(status) if status.code == 409 => format!(
+                "{what} changed while it was being decided; look at it again (kubectl describe {what}) and retry"
+            ),
+            kube::Error::Api(status) => format!("the API server refused the decision: {}", status.message),
+            other => format!("cannot write the decision: {other}"),
+        })?;
+    Ok(())
+}
+
 /// The user name the API server knows the caller by.
-async fn whoami(client: &Client) -> Result<String, String> {
+pub async fn whoami(client: &Client) -> Result<String, String> {
     let reviews: Api<SelfSubjectReview> = Api::all(client.clone());
     let review = reviews
         .create(&PostParams::default(), &SelfSubjectReview::default())

@@ -198,6 +198,12 @@ enum Command {
         #[command(flatten)]
         args: DecideArgs,
     },
+    /// HealerTickets (seed 004's `specora healer` commands) through the Kubernetes API with the
+    /// current kubeconfig: ingest an error, list, show, status, approve or reject.
+    Ticket {
+        #[command(subcommand)]
+        command: TicketCommand,
+    },
     /// Write the CustomResourceDefinitions to crds/ and charts/kubeheal/crds/.
     Crdgen {
         /// Repository root to write into.
@@ -227,6 +233,100 @@ struct DecideArgs {
     /// Why: shown in the order's status, its Events and the commit's audit trail.
     #[arg(long)]
     reason: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum TicketCommand {
+    /// Report an error: validated, classified and filed under its fingerprint's ticket exactly
+    /// as `POST /healer/ingest` does (a repeat counts an occurrence). Prints
+    /// `{"ticket_id": ..., "status": ...}`.
+    Ingest {
+        #[command(flatten)]
+        ns: TicketNamespace,
+        /// A JSON file in seed 004's IngestRequest shape (source, error, contract_fqn,
+        /// stacktrace, context).
+        #[arg(long, conflicts_with_all = ["source", "error", "contract_fqn", "stacktrace_file", "context"])]
+        file: Option<String>,
+        /// validation, compilation, runtime or manual.
+        #[arg(long, required_unless_present = "file")]
+        source: Option<String>,
+        /// The error message.
+        #[arg(long, required_unless_present = "file")]
+        error: Option<String>,
+        /// The contract it points at, e.g. entity/helpdesk/ticket.
+        #[arg(long)]
+        contract_fqn: Option<String>,
+        /// A file holding the stack trace.
+        #[arg(long)]
+        stacktrace_file: Option<PathBuf>,
+        /// More context, e.g. status_code=500 (repeatable).
+        #[arg(long, value_name = "KEY=VALUE", value_parser = key_value)]
+        context: Vec<(String, String)>,
+    },
+    /// List tickets in queue order (critical first, oldest first), filtered as
+    /// `GET /healer/tickets` is.
+    List {
+        #[command(flatten)]
+        ns: TicketNamespace,
+        /// Only this status: queued, analyzing, proposed, approved, applied, failed, rejected.
+        #[arg(long)]
+        status: Option<String>,
+        /// Only this priority: critical, high, medium, low.
+        #[arg(long)]
+        priority: Option<String>,
+        /// Only tickets about this contract.
+        #[arg(long)]
+        contract_fqn: Option<String>,
+        /// table or json.
+        #[arg(short, long, default_value = "table", value_parser = ["table", "json"])]
+        output: String,
+    },
+    /// One ticket in seed 004's fields, with occurrences, fingerprint, classification and
+    /// resolution.
+    Show {
+        /// The ticket id (its object name, ht-...).
+        id: String,
+        #[command(flatten)]
+        ns: TicketNamespace,
+        /// text or json.
+        #[arg(short, long, default_value = "text", value_parser = ["text", "json"])]
+        output: String,
+    },
+    /// What `GET /healer/status` answers: counts by status, success rate per tier, recurring
+    /// errors, the newest tickets.
+    Status {
+        #[command(flatten)]
+        ns: TicketNamespace,
+    },
+    /// Approve a ticket's proposed fix as the current kubeconfig user (with its digest).
+    Approve {
+        id: String,
+        #[command(flatten)]
+        ns: TicketNamespace,
+    },
+    /// Reject a ticket's proposed fix as the current kubeconfig user, with a reason.
+    Reject {
+        id: String,
+        #[command(flatten)]
+        ns: TicketNamespace,
+        /// Why: shown in notifications and the audit trail.
+        #[arg(long)]
+        reason: String,
+    },
+}
+
+/// The namespace of the tickets.
+#[derive(Debug, clap::Args)]
+struct TicketNamespace {
+    /// Default: the kubeconfig context's.
+    #[arg(short, long)]
+    namespace: Option<String>,
+}
+
+fn key_value(pair: &str) -> Result<(String, String), String> {
+    pair.split_once('=')
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .ok_or_else(|| format!("{pair:?} is not KEY=VALUE"))
 }
 
 #[derive(Debug, Subcommand)]
@@ -275,6 +375,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Crdgen { root, check, stdout } => crdgen(&root, check, stdout),
+        Command::Ticket { command } => ticket(command),
         Command::Approve(args) => decide(&args, kubeheal::decide::Verdict::Approve),
         Command::Reject { args } => match args.reason.as_deref().map(str::trim) {
             None | Some("") => Err("reject needs --reason: say why, so the people who proposed it know".into()),
@@ -411,6 +512,89 @@ fn decide(args: &DecideArgs, verdict: kubeheal::decide::Verdict) -> Result<(), S
         args.reason.as_deref(),
     ))?;
     println!("{done}");
+    Ok(())
+}
+
+fn ticket(command: TicketCommand) -> Result<(), String> {
+    use kubeheal::decide::Verdict;
+    use kubeheal::ticket;
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let json = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    match command {
+        TicketCommand::Ingest {
+            ns,
+            file,
+            source,
+            error,
+            contract_fqn,
+            stacktrace_file,
+            context,
+        } => {
+            let stacktrace = match stacktrace_file {
+                Some(path) => Some(
+                    std::fs::read_to_string(&path)
+                        .map_err(|e| format!("cannot read --stacktrace-file {}: {e}", path.display()))?,
+                ),
+                None => None,
+            };
+            let fields = ticket::Ingest {
+                file,
+                source,
+                error,
+                contract_fqn,
+                stacktrace,
+                context,
+            };
+            let answer = runtime.block_on(ticket::ingest(ns.namespace.as_deref(), &fields))?;
+            println!("{answer}");
+        }
+        TicketCommand::List {
+            ns,
+            status,
+            priority,
+            contract_fqn,
+            output,
+        } => {
+            let filters = kubeheal::core::ticket_api::Filters {
+                status,
+                priority,
+                contract_fqn,
+            };
+            let listed = runtime.block_on(ticket::list(ns.namespace.as_deref(), &filters))?;
+            if output == "json" {
+                println!("{}", json(&serde_json::Value::Array(listed)));
+            } else {
+                print!("{}", ticket::table(&listed, k8s_openapi::jiff::Timestamp::now()));
+            }
+        }
+        TicketCommand::Show { id, ns, output } => {
+            let shown = runtime.block_on(ticket::show(ns.namespace.as_deref(), &id))?;
+            if output == "json" {
+                println!("{}", json(&shown));
+            } else {
+                print!("{}", ticket::text(&shown));
+            }
+        }
+        TicketCommand::Status { ns } => {
+            println!("{}", json(&runtime.block_on(ticket::status(ns.namespace.as_deref()))?));
+        }
+        TicketCommand::Approve { id, ns } => {
+            let done = runtime.block_on(ticket::decide(ns.namespace.as_deref(), &id, Verdict::Approve, None))?;
+            println!("{done}");
+        }
+        TicketCommand::Reject { id, ns, reason } => {
+            if reason.trim().is_empty() {
+                return Err("reject needs --reason: say why, so the people who proposed it know".into());
+            }
+            let done = runtime.block_on(ticket::decide(
+                ns.namespace.as_deref(),
+                &id,
+                Verdict::Reject,
+                Some(&reason),
+            ))?;
+            println!("{done}");
+        }
+    }
     Ok(())
 }
 

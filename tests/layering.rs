@@ -1,5 +1,5 @@
 //! The layers only look down: `api` ← `parse` ← `core` ← `healer` / `executor` / `git` /
-//! `probe` ← `operator` / `local` / `decide` ← `main` (with `confined`, the one door to repository
+//! `probe` / `intake` ← `operator` / `local` / `decide` / `ticket` ← `main` (with `confined`, the one door to repository
 //! files, beside `api` at the bottom). A `use` of a layer above fails this test with the file and line.
 
 use std::path::Path;
@@ -32,10 +32,22 @@ const RULES: &[(&str, &[&str])] = &[
     ("executor", &["healer", "git", "operator", "local"]),
     ("git", &["healer", "executor", "operator", "local"]),
     ("probe", &["healer", "executor", "git", "operator", "local"]),
-    ("local", &["operator", "decide"]),
-    ("operator", &["local", "decide"]),
+    // The one write of an ingested error, shared by the operator's /healer API and `kubeheal ticket`.
+    (
+        "intake",
+        &[
+            "healer", "executor", "git", "operator", "local", "probe", "decide", "ticket",
+        ],
+    ),
+    ("local", &["operator", "decide", "ticket"]),
+    ("operator", &["local", "decide", "ticket"]),
     // `kubeheal approve|reject`: a client of the API, nothing of the operator's.
-    ("decide", &["healer", "executor", "git", "operator", "local", "probe"]),
+    (
+        "decide",
+        &["healer", "executor", "git", "operator", "local", "probe", "ticket"],
+    ),
+    // `kubeheal ticket`: the same, over HealerTickets.
+    ("ticket", &["healer", "executor", "git", "operator", "local", "probe"]),
 ];
 
 fn sources(path: &Path, out: &mut Vec<std::path::PathBuf>) {

@@ -26,7 +26,9 @@ use sha2::{Digest, Sha256};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::api::healer_ticket::{Classification, FixableBy, HealerTicketStatus, Priority, TicketPhase, TicketSource};
+use crate::api::healer_ticket::{
+    Classification, FixableBy, HealerTicket, HealerTicketStatus, Priority, TicketPhase, TicketSource,
+};
 use crate::api::shared::condition;
 use crate::core::heal_run::{Note, upsert_condition};
 
@@ -44,6 +46,21 @@ pub struct Report<'a> {
     pub targets_code: bool,
     /// `spec.priority`: overrides the classifier's priority.
     pub priority: Option<Priority>,
+}
+
+/// The report a ticket's spec makes.
+pub fn report(ticket: &HealerTicket) -> Report<'_> {
+    let spec = &ticket.spec;
+    Report {
+        source: spec.source,
+        error: &spec.error,
+        stacktrace: spec.stacktrace.as_deref(),
+        context: &spec.context,
+        contract_fqn: spec.target.contract_fqn.as_deref(),
+        path: spec.target.path.as_deref(),
+        targets_code: spec.target.heal_run.is_some(),
+        priority: spec.priority,
+    }
 }
 
 /// When a row of [`RULES`] applies to a report (besides its sources).

@@ -10,6 +10,7 @@
 //! - `proposal`: the CodeFixDDS a run writes; `monitor`: how an execution is judged;
 //! - `redact`: the one rule for what secrets look like, applied wherever text leaves;
 //! - `healer_ticket`: a HealerTicket's intake — classification, fingerprint, name, queue order.
+//! - `ticket_api`: seed 004's API over tickets (ingest body, name, description, filters, status summary);
 //! - `notify`: the payloads announcing a ticket's transitions (Slack, Discord, Teams, JSON).
 
 pub mod code_fix_dds;
@@ -24,3 +25,4 @@ pub mod patch;
 pub mod proposal;
 pub mod redact;
 pub mod step;
+pub mod ticket_api;

@@ -27,13 +27,14 @@ use tracing::{instrument, warn};
 
 use super::Context;
 use crate::api::healer_ticket::HealerTicket;
-use crate::core::healer_ticket::{Report, decide};
+use crate::core::healer_ticket::decide;
+pub use crate::core::healer_ticket::report;
 use crate::core::notify;
 use crate::core::redact::redact;
 use crate::parse::truncate_bytes;
 
 /// The annotation the ingest puts on the tickets it creates: it counts their occurrences.
-pub const INGESTED: &str = "kubeheal.dev/ingested";
+pub use crate::core::ticket_api::INGESTED;
 
 /// One reconcile of one HealerTicket.
 #[instrument(skip_all, fields(name = %ticket.name_any(), namespace = ticket.namespace().unwrap_or_default()))]
@@ -60,21 +61,6 @@ pub fn error_policy(ticket: Arc<HealerTicket>, error: &kube::Error, ctx: Arc<Con
     Requeue::requeue(Duration::from_secs(
         (5u64 << failures.saturating_sub(1).min(7)).min(600),
     ))
-}
-
-/// The report a ticket's spec makes.
-pub fn report(ticket: &HealerTicket) -> Report<'_> {
-    let spec = &ticket.spec;
-    Report {
-        source: spec.source,
-        error: &spec.error,
-        stacktrace: spec.stacktrace.as_deref(),
-        context: &spec.context,
-        contract_fqn: spec.target.contract_fqn.as_deref(),
-        path: spec.target.path.as_deref(),
-        targets_code: spec.target.heal_run.is_some(),
-        priority: spec.priority,
-    }
 }
 
 async fn reconcile_ticket(ticket: &HealerTicket, ctx: &Context) -> Result<Requeue, kube::Error> {

@@ -15,7 +15,7 @@ use crate::support::http::client;
 use crate::support::node::Hold;
 
 /// An operator serving the /healer API on loopback without a token.
-async fn intake(test: &str) -> (Heal, String) {
+pub(crate) async fn intake(test: &str) -> (Heal, String) {
     let mut heal = Heal::new(test, &logic_project(), Hold::default()).await;
     let addr = free_port().to_string();
     heal.start_operator_with(&["--healer-listen", &addr, "--ingest-allow-anonymous"]);
@@ -28,11 +28,11 @@ async fn intake(test: &str) -> (Heal, String) {
     (heal, base)
 }
 
-fn tickets(heal: &Heal) -> Api<HealerTicket> {
+pub(crate) fn tickets(heal: &Heal) -> Api<HealerTicket> {
     Api::namespaced(heal.client.clone(), &heal.ns.name)
 }
 
-async fn post(base: &str, body: &Value) -> (u16, Value) {
+pub(crate) async fn post(base: &str, body: &Value) -> (u16, Value) {
     post_with(&client(), base, body).await
 }
 
@@ -48,8 +48,25 @@ async fn post_with(client: &reqwest::Client, base: &str, body: &Value) -> (u16, 
     (code, response.json().await.unwrap_or(Value::Null))
 }
 
+/// The JSON a GET of `url` answers.
+pub(crate) async fn get_json(url: String) -> Value {
+    client()
+        .get(&url)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"))
+        .json()
+        .await
+        .unwrap_or_else(|e| panic!("GET {url} is not JSON: {e}"))
+}
+
 /// Waits until ticket `name` satisfies `done`.
-async fn wait_ticket(heal: &Heal, name: &str, what: &str, done: impl Fn(&HealerTicket) -> bool) -> HealerTicket {
+pub(crate) async fn wait_ticket(
+    heal: &Heal,
+    name: &str,
+    what: &str,
+    done: impl Fn(&HealerTicket) -> bool,
+) -> HealerTicket {
     let deadline = Instant::now() + Duration::from_secs(90);
     loop {
         let ticket = tickets(heal).get_opt(name).await.ok().flatten();
@@ -69,7 +86,7 @@ async fn wait_ticket(heal: &Heal, name: &str, what: &str, done: impl Fn(&HealerT
     }
 }
 
-fn seed_error(id: &str) -> Value {
+pub(crate) fn seed_error(id: &str) -> Value {
     json!({
         "source": "runtime",
         "contract_fqn": "entity/helpdesk/ticket",
@@ -119,16 +136,10 @@ async fn seed_004s_example_error_becomes_one_classified_ticket_that_every_view_s
         table.contains(&id) && table.contains("Queued") && table.contains("critical"),
         "{table}"
     );
-    let listed: Value = client()
-        .get(format!(
-            "{base}/tickets?priority=critical&contract_fqn=entity/helpdesk/ticket"
-        ))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("JSON");
+    let listed: Value = get_json(format!(
+        "{base}/tickets?priority=critical&contract_fqn=entity/helpdesk/ticket"
+    ))
+    .await;
     let listed = listed.as_array().expect("an array");
     assert!(
         listed
@@ -136,33 +147,12 @@ async fn seed_004s_example_error_becomes_one_classified_ticket_that_every_view_s
             .any(|t| t["id"] == id.as_str() && t["error_type"] == "runtime_500"),
         "{listed:?}"
     );
-    let none: Value = client()
-        .get(format!("{base}/tickets?priority=low"))
-        .send()
-        .await
-        .expect("list")
-        .json()
-        .await
-        .expect("JSON");
+    let none: Value = get_json(format!("{base}/tickets?priority=low")).await;
     assert_eq!(none, json!([]));
-    let shown: Value = client()
-        .get(format!("{base}/tickets/{id}"))
-        .send()
-        .await
-        .expect("show")
-        .json()
-        .await
-        .expect("JSON");
+    let shown: Value = get_json(format!("{base}/tickets/{id}")).await;
     assert_eq!(shown["raw_error"], "KeyError: 'resolution'");
     assert_eq!(shown["occurrences"], 2);
-    let stats: Value = client()
-        .get(format!("{base}/status"))
-        .send()
-        .await
-        .expect("status")
-        .json()
-        .await
-        .expect("JSON");
+    let stats: Value = get_json(format!("{base}/status")).await;
     assert_eq!(stats["queue"]["queued"], 2, "{stats}");
     assert!(
         stats["recurring"]

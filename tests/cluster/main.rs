@@ -13,3 +13,4 @@ mod executor_job;
 mod heal_run;
 mod healer_ticket;
 mod notify;
+mod ticket_cli;

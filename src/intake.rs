@@ -1,0 +1,90 @@
+//! The one write of an ingested error, for both doors — the operator's `POST /healer/ingest`
+//! and `kubeheal ticket ingest`: create the ticket under its fingerprint's name if it is new,
+//! then add the occurrences to its status with the object's resourceVersion, so writers that
+//! count the same error at the same time add up instead of overwriting each other.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::ResourceExt;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use crate::api::healer_ticket::{HealerTicket, HealerTicketSpec};
+use crate::api::shared::MANAGED_BY;
+use crate::core::ticket_api::INGESTED;
+
+/// Occurrences of one error not yet written: how many, first and last seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Occurrences {
+    pub count: u32,
+    pub first: Timestamp,
+    pub last: Timestamp,
+}
+
+impl Occurrences {
+    /// One occurrence, now.
+    pub fn once() -> Self {
+        let now = Timestamp::now();
+        Self {
+            count: 1,
+            first: now,
+            last: now,
+        }
+    }
+
+    /// Both counts as one.
+    pub fn merge(self, other: Self) -> Self {
+        Self {
+            count: self.count.saturating_add(other.count),
+            first: self.first.min(other.first),
+            last: self.last.max(other.last),
+        }
+    }
+}
+
+/// Creates ticket `name` from `spec` if it is new, then adds `seen` to its occurrences with the
+/// object's resourceVersion (a conflict reads it again); returns the ticket as written.
+pub async fn record(
+    api: &Api<HealerTicket>,
+    name: &str,
+    spec: &HealerTicketSpec,
+    seen: Occurrences,
+) -> Result<HealerTicket, String> {
+    for _ in 0..8 {
+        let current = match api.get_opt(name).await.map_err(|e| e.to_string())? {
+            Some(ticket) => ticket,
+            None => {
+                let mut ticket = HealerTicket::new(name, spec.clone());
+                ticket.metadata.annotations = Some(BTreeMap::from([(INGESTED.to_owned(), "true".to_owned())]));
+                ticket.metadata.labels = Some(BTreeMap::from([(MANAGED_BY.0.to_owned(), MANAGED_BY.1.to_owned())]));
+                match api.create(&PostParams::default(), &ticket).await {
+                    Ok(created) => created,
+                    Err(kube::Error::Api(e)) if e.code == 409 => continue,
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        };
+        let status = current.status.clone().unwrap_or_default();
+        let patch = json!({
+            "metadata": {"resourceVersion": current.resource_version()},
+            "status": {
+                "occurrences": status.occurrences.saturating_add(seen.count),
+                "firstSeen": status.first_seen.clone().unwrap_or(Time(seen.first)),
+                "lastSeen": Time(status.last_seen.as_ref().map_or(seen.last, |t| t.0.max(seen.last))),
+            }
+        });
+        match api
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(written) => return Ok(written),
+            Err(kube::Error::Api(e)) if e.code == 409 => continue,
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err(format!(
+        "ticket {name} kept changing while its occurrences were written"
+    ))
+}
