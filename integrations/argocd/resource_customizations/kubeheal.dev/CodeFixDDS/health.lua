@@ -1,6 +1,6 @@
 -- Argo CD health of a kubeheal CodeFixDDS work order: Suspended while it waits for a human
 -- decision, Progressing while it is validated or executed, Healthy once executed (or rejected:
--- a decision people made), Degraded when it is invalid or its execution failed.
+-- a decision people made), Degraded when it is invalid, expired or its execution failed.
 local hs = {}
 if obj.status == nil or obj.status.phase == nil then
   hs.status = "Progressing"
@@ -19,6 +19,9 @@ elseif phase == "Executed" then
 elseif phase == "Rejected" then
   hs.status = "Healthy"
   hs.message = "Rejected by " .. (obj.status.approvedBy or "a reviewer")
+elseif phase == "Expired" then
+  hs.status = "Degraded"
+  hs.message = "Expired: " .. (obj.status.message or "not decided before spec.approvalDeadline")
 elseif phase == "Invalid" or phase == "Failed" then
   hs.status = "Degraded"
   if obj.status.validation ~= nil then
