@@ -577,6 +577,12 @@ fn shards_are_deployments_of_their_own_that_split_the_objects_by_label_without_o
         }
     }
     assert_eq!(find(&objects, "Deployment", "kubeheal-shard-b")["spec"]["replicas"], 2);
+    // Each Deployment's Pods have a disruption budget of their own.
+    for name in ["kubeheal", "kubeheal-shard-a", "kubeheal-shard-b"] {
+        let budget = &find(&objects, "PodDisruptionBudget", name)["spec"]["selector"]["matchLabels"];
+        let deployment = &find(&objects, "Deployment", name)["spec"]["selector"]["matchLabels"];
+        assert_eq!(budget, deployment, "{name}");
+    }
     // A shard name that is not a label value is refused by the schema.
     let refused = try_render(&["--set-json", r#"shards=[{"name":"Not A Label"}]"#]).expect_err("refused");
     assert!(refused.contains("shards"), "{refused}");
