@@ -44,6 +44,37 @@ impl Occurrences {
     }
 }
 
+/// Why occurrences were not written.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The API server will never take this write (invalid, forbidden): trying again only fills
+    /// memory.
+    #[error("the API server refused ticket {name}: {message}")]
+    Refused { name: String, message: String },
+    /// The API server could not be reached or kept changing the ticket: worth another try.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl RecordError {
+    fn of(name: &str, error: kube::Error) -> Self {
+        match error {
+            kube::Error::Api(status) if (400..500).contains(&status.code) && status.code != 429 => {
+                RecordError::Refused {
+                    name: name.to_owned(),
+                    message: status.message.clone(),
+                }
+            }
+            other => RecordError::Failed(other.to_string()),
+        }
+    }
+
+    /// Whether another try may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, RecordError::Failed(_))
+    }
+}
+
 /// Creates ticket `name` from `spec` if it is new, then adds `seen` to its occurrences with the
 /// object's resourceVersion (a conflict reads it again); returns the ticket as written.
 pub async fn record(
@@ -51,9 +82,9 @@ pub async fn record(
     name: &str,
     spec: &HealerTicketSpec,
     seen: Occurrences,
-) -> Result<HealerTicket, String> {
+) -> Result<HealerTicket, RecordError> {
     for _ in 0..8 {
-        let current = match api.get_opt(name).await.map_err(|e| e.to_string())? {
+        let current = match api.get_opt(name).await.map_err(|e| RecordError::of(name, e))? {
             Some(ticket) => ticket,
             None => {
                 let mut ticket = HealerTicket::new(name, spec.clone());
@@ -62,7 +93,7 @@ pub async fn record(
                 match api.create(&PostParams::default(), &ticket).await {
                     Ok(created) => created,
                     Err(kube::Error::Api(e)) if e.code == 409 => continue,
-                    Err(e) => return Err(e.to_string()),
+                    Err(e) => return Err(RecordError::of(name, e)),
                 }
             }
         };
@@ -81,10 +112,10 @@ pub async fn record(
         {
             Ok(written) => return Ok(written),
             Err(kube::Error::Api(e)) if e.code == 409 => continue,
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(RecordError::of(name, e)),
         }
     }
-    Err(format!(
+    Err(RecordError::Failed(format!(
         "ticket {name} kept changing while its occurrences were written"
-    ))
+    )))
 }

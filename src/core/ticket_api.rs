@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::api::healer_ticket::{HealerTicket, HealerTicketSpec, Priority, TicketPhase, TicketSource, TicketTarget};
 use crate::api::shared::wire_name;
 use crate::core::healer_ticket::{classify, fingerprint, queue_key, report, ticket_name};
+use crate::core::redact::redact;
 
 /// The annotation of a ticket created by an ingest: its occurrences are counted by the ingest,
 /// not set by the controller.
@@ -57,7 +58,9 @@ pub fn ingest_spec(body: &[u8]) -> Result<HealerTicketSpec, String> {
     };
     let error = text("error", 8192, true)?.unwrap_or_default();
     let stacktrace = text("stacktrace", 65536, false)?;
-    let contract_fqn = text("contract_fqn", 253, false)?;
+    // Required: a ticket names what its error points at (the CRD refuses one that names
+    // nothing), and an ingest accepted now must not be refused by the API server later.
+    let contract_fqn = text("contract_fqn", 253, true)?;
     if let Some(fqn) = &contract_fqn
         && (fqn.split('/').count() < 2 || fqn.split('/').any(|p| p.is_empty() || p.contains(char::is_whitespace)))
     {
@@ -170,8 +173,10 @@ pub fn describe(ticket: &HealerTicket) -> Value {
         "source": wire_name(&ticket.spec.source),
         "contract_fqn": ticket.spec.target.contract_fqn,
         "error_type": classification.map(|c| c.error_type.clone()),
-        "raw_error": ticket.spec.error,
-        "context": ticket.spec.context,
+        // Error texts and context come from applications: credentials in them are redacted
+        // before anyone reads them back.
+        "raw_error": redact(&ticket.spec.error, &[]).0,
+        "context": ticket.spec.context.iter().map(|(k, v)| (k.clone(), redact(v, &[]).0)).collect::<BTreeMap<_, _>>(),
         "status": status.phase.map(phase_name).unwrap_or_else(|| "queued".into()),
         "tier": classification.map(|c| c.tier),
         "fixable_by": classification.map(|c| wire_name(&c.fixable_by)),
@@ -183,7 +188,7 @@ pub fn describe(ticket: &HealerTicket) -> Value {
         "first_seen": status.first_seen,
         "last_seen": status.last_seen,
         "resolved_at": status.resolved_at,
-        "resolution_note": status.resolution_note,
+        "resolution_note": status.resolution_note.map(|n| redact(&n, &[]).0),
     })
 }
 

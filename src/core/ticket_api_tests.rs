@@ -64,9 +64,11 @@ fn a_bad_body_is_refused_naming_the_field() {
             "contract_fqn \"ticket\"",
         ),
         (
-            r#"{"source": "runtime", "error": "x", "context": {"a": []}}"#,
+            r#"{"source": "runtime", "error": "x", "contract_fqn": "entity/a/b", "context": {"a": []}}"#,
             "context.a must be",
         ),
+        // A ticket must name what its error points at, or the API server would refuse it later.
+        (r#"{"source": "runtime", "error": "x"}"#, "contract_fqn is required"),
     ] {
         let why = ingest_spec(body.as_bytes()).expect_err(body);
         assert!(why.contains(says), "{body}: {why}");
@@ -166,4 +168,15 @@ fn the_status_summary_counts_phases_rates_recurrences_and_the_newest() {
         .map(|i| ticket(&format!("ht-{i:02}"), i, Priority::Medium, 2, TicketPhase::Queued, 1))
         .collect();
     assert_eq!(summary(&many)["recent"].as_array().map(Vec::len), Some(10));
+}
+
+#[test]
+fn credentials_in_an_applications_error_are_redacted_before_anyone_reads_them_back() {
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789AB";
+    let mut t = ticket("leaky", 1, Priority::High, 3, TicketPhase::Queued, 1);
+    t.spec.error = format!("auth failed with token={token}");
+    t.spec.context.insert("authorization".into(), format!("token {token}"));
+    let described = describe(&t).to_string();
+    assert!(!described.contains(token), "{described}");
+    assert!(described.contains("auth failed"), "{described}");
 }

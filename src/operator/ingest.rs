@@ -38,6 +38,13 @@ use crate::intake::{Occurrences, record};
 const MAX_BODY: usize = 256 * 1024;
 /// Most distinct tickets waiting to be written; beyond it an ingest is answered 503.
 const MAX_PENDING: usize = 10_000;
+/// Most bytes of error text waiting to be written (a distinct error may carry 256 KiB): the
+/// operator's memory limit, not the count of errors, is what a flood of large ones would hit.
+const MAX_PENDING_BYTES: usize = 64 * 1024 * 1024;
+/// Tickets written at once by a flush, and how long one write may take: a hung call delays only
+/// its own ticket.
+const FLUSH_CONCURRENCY: usize = 8;
+const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the counts are written.
 const FLUSH_EVERY: Duration = Duration::from_millis(500);
 
@@ -59,10 +66,41 @@ struct Pending {
     seen: Occurrences,
 }
 
+impl Pending {
+    /// What the entry holds in memory, about.
+    fn size(&self) -> usize {
+        let spec = &self.spec;
+        spec.error.len()
+            + spec.stacktrace.as_ref().map_or(0, String::len)
+            + spec.context.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()
+            + 256
+    }
+}
+
+/// The tickets waiting to be written, and their size.
+#[derive(Default)]
+struct Waiting {
+    tickets: HashMap<String, Pending>,
+    bytes: usize,
+}
+
+impl Waiting {
+    /// Puts `entry` back after a failed write, merging it with what arrived meanwhile.
+    fn put_back(&mut self, name: String, entry: Pending) {
+        match self.tickets.get_mut(&name) {
+            Some(slot) => slot.seen = slot.seen.merge(entry.seen),
+            None => {
+                self.bytes += entry.size();
+                self.tickets.insert(name, entry);
+            }
+        }
+    }
+}
+
 struct Shared {
     settings: IngestSettings,
     tickets: Store<HealerTicket>,
-    pending: Mutex<HashMap<String, Pending>>,
+    pending: Mutex<Waiting>,
 }
 
 /// Binds the listener and serves until the process ends; the counts are flushed by a task of
@@ -83,7 +121,7 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<SocketAdd
     let shared = Arc::new(Shared {
         settings,
         tickets,
-        pending: Mutex::new(HashMap::new()),
+        pending: Mutex::new(Waiting::default()),
     });
     tokio::spawn(flush_forever(api, shared.clone()));
     let app = Router::new()
@@ -153,13 +191,13 @@ async fn ingest(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: axu
     let now = Timestamp::now();
     {
         let mut pending = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let waiting = pending.len();
-        match pending.get_mut(&name) {
+        let full = pending.tickets.len() >= MAX_PENDING || pending.bytes >= MAX_PENDING_BYTES;
+        match pending.tickets.get_mut(&name) {
             Some(entry) => {
                 entry.seen.count = entry.seen.count.saturating_add(1);
                 entry.seen.last = now;
             }
-            None if waiting >= MAX_PENDING => {
+            None if full => {
                 return (
                     StatusCode::SERVICE_UNAVAILABLE,
                     [(header::RETRY_AFTER, "1")],
@@ -168,17 +206,16 @@ async fn ingest(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: axu
                     .into_response();
             }
             None => {
-                pending.insert(
-                    name.clone(),
-                    Pending {
-                        spec,
-                        seen: Occurrences {
-                            count: 1,
-                            first: now,
-                            last: now,
-                        },
+                let entry = Pending {
+                    spec,
+                    seen: Occurrences {
+                        count: 1,
+                        first: now,
+                        last: now,
                     },
-                );
+                };
+                pending.bytes += entry.size();
+                pending.tickets.insert(name.clone(), entry);
             }
         }
     }
@@ -194,7 +231,8 @@ async fn ingest(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: axu
         .into_response()
 }
 
-/// Writes the counts, forever; a write that fails is counted again in the next round.
+/// Writes the counts, forever, several tickets at a time; a write that fails is counted again
+/// in the next round, unless the API server refused it for good (it is dropped, said once).
 async fn flush_forever(api: Api<HealerTicket>, shared: Arc<Shared>) {
     let mut tick = tokio::time::interval(FLUSH_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -202,20 +240,33 @@ async fn flush_forever(api: Api<HealerTicket>, shared: Arc<Shared>) {
         tick.tick().await;
         let batch: Vec<(String, Pending)> = {
             let mut pending = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
-            pending.drain().collect()
+            pending.bytes = 0;
+            pending.tickets.drain().collect()
         };
-        for (name, entry) in batch {
-            if let Err(error) = record(&api, &name, &entry.spec, entry.seen).await {
-                warn!(%error, ticket = %name, "could not record occurrences; retrying");
-                let mut pending = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
-                match pending.get_mut(&name) {
-                    Some(slot) => slot.seen = slot.seen.merge(entry.seen),
-                    None => {
-                        pending.insert(name, entry);
-                    }
+        futures::stream::iter(batch)
+            .for_each_concurrent(FLUSH_CONCURRENCY, |(name, entry)| {
+                let (api, shared) = (&api, &shared);
+                async move {
+                    let written =
+                        tokio::time::timeout(WRITE_TIMEOUT, record(api, &name, &entry.spec, entry.seen)).await;
+                    let error = match written {
+                        Ok(Ok(_)) => return,
+                        Ok(Err(error)) if !error.is_retryable() => {
+                            warn!(%error, ticket = %name, count = entry.seen.count, "dropped occurrences the API server refuses");
+                            return;
+                        }
+                        Ok(Err(error)) => error.to_string(),
+                        Err(_) => format!("the write took longer than {WRITE_TIMEOUT:?}"),
+                    };
+                    warn!(%error, ticket = %name, "could not record occurrences; retrying");
+                    shared
+                        .pending
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .put_back(name, entry);
                 }
-            }
-        }
+            })
+            .await;
     }
 }
 

@@ -234,6 +234,10 @@ async fn errors_no_contract_can_fix_fail_at_once_with_a_diagnostic_and_bad_input
             json!({"source": "runtime", "error": "x", "contract_fqn": "no slash"}).to_string(),
             "contract_fqn",
         ),
+        (
+            json!({"source": "runtime", "error": "x"}).to_string(),
+            "contract_fqn is required",
+        ),
     ] {
         let response = client()
             .post(format!("{base}/ingest"))
