@@ -59,6 +59,22 @@ async fn a_clone_left_half_made_by_a_crash_is_repaired_by_the_next_sync() {
 }
 
 #[tokio::test]
+async fn lock_files_left_by_a_git_killed_mid_command_do_not_block_the_clone_for_ever() {
+    let (root, start) = origin();
+    let url = format!("file://{}", root.path().join("origin.git").display());
+    let repo = Repo::at(root.path().join("cache"));
+    repo.sync(&url).await.expect("clone");
+    // What `git checkout` and `git update-ref` killed half-way leave behind.
+    let git_dir = root.path().join("cache/.git");
+    std::fs::write(git_dir.join("index.lock"), "").expect("a stale index lock");
+    std::fs::create_dir_all(git_dir.join("refs/heads")).expect("refs");
+    std::fs::write(git_dir.join("refs/heads/kubeheal-calc.lock"), "").expect("a stale ref lock");
+    repo.sync(&url).await.expect("the next sync");
+    repo.checkout(&start).await.expect("a checkout after a crash");
+    assert!(!git_dir.join("index.lock").exists());
+}
+
+#[tokio::test]
 async fn a_commit_pushed_before_a_crash_is_found_again_by_its_trailers_from_a_fresh_clone() {
     let (root, start) = origin();
     let url = format!("file://{}", root.path().join("origin.git").display());

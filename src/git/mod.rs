@@ -194,6 +194,7 @@ impl Repo {
     /// Clones `url` into this repository's folder unless it is already a clone, then fetches
     /// every branch and tag, so that any commit the run recorded can be checked out.
     pub async fn sync(&self, url: &str) -> Result<(), GitError> {
+        self.clear_stale_locks()?;
         if !self.dir.join(".git").exists() {
             if self.dir.exists() {
                 std::fs::remove_dir_all(&self.dir).map_err(|e| io_error(&self.dir, e))?;
@@ -218,6 +219,33 @@ impl Repo {
         ])
         .await
         .map(|_| ())
+    }
+
+    /// Removes the lock files a git process killed mid-command leaves behind (`index.lock`,
+    /// `HEAD.lock`, a ref's `.lock`): every later command would fail on them for ever. Only this
+    /// process uses its clone, and never two commands at once, so a lock seen here is stale.
+    fn clear_stale_locks(&self) -> Result<(), GitError> {
+        let git = self.dir.join(".git");
+        if !git.is_dir() {
+            return Ok(());
+        }
+        let mut stack = vec![git];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let Ok(kind) = entry.file_type() else { continue };
+                if kind.is_dir() {
+                    // Objects never carry locks worth a walk; refs and the rest are small.
+                    if path.file_name().is_none_or(|n| n != "objects") {
+                        stack.push(path);
+                    }
+                } else if path.extension().is_some_and(|e| e == "lock") {
+                    std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The commit `revision` names: a remote branch, a tag or a commit; the remote's default

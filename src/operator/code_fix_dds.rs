@@ -19,7 +19,7 @@ use thiserror::Error;
 use tracing::{instrument, warn};
 
 use super::Context;
-use crate::api::code_fix_dds::{CodeFixDDS, CodeFixPhase, SourceKind};
+use crate::api::code_fix_dds::{CodeFixDDS, CodeFixDDSStatus, CodeFixPhase, SourceKind};
 use crate::api::heal_run::HealRun;
 use crate::api::shared::MANAGED_BY;
 use crate::core::code_fix_dds::{Execution, Facts, Next, Order, RECHECK, Rival, Source, decide, execution_run, fail};
@@ -171,6 +171,11 @@ async fn reconcile_order(order: &CodeFixDDS, ctx: &Context) -> Result<Requeue, E
     written.observed_generation = order.metadata.generation;
     let mut note = decision.note.clone();
 
+    if order.status.as_ref() != Some(&written) {
+        write_status(&orders, &name, &written).await?;
+    }
+    // Created only once the status says Approved: the run checks that phase before it
+    // executes anything, and a crash in between creates it on the next reconcile.
     if decision.next == Next::Execute {
         // The HealRun the source leads to lends its build and healer to the execution.
         let base = match facts.sources.first() {
@@ -181,26 +186,19 @@ async fn reconcile_order(order: &CodeFixDDS, ctx: &Context) -> Result<Requeue, E
             },
             None => None,
         };
-        match execution_run(&view, base.as_ref()) {
-            Ok(spec) => {
-                if let Err(why) = create_execution_run(&runs, order, spec).await? {
-                    note = Some(fail(&mut written, "NameTaken", why, now));
-                }
-            }
-            Err(why) => note = Some(fail(&mut written, "NoTarget", why, now)),
+        let failed = match execution_run(&view, base.as_ref()) {
+            Ok(spec) => create_execution_run(&runs, order, spec)
+                .await?
+                .err()
+                .map(|why| ("NameTaken", why)),
+            Err(why) => Some(("NoTarget", why)),
+        };
+        if let Some((reason, why)) = failed {
+            note = Some(fail(&mut written, reason, why, now));
+            write_status(&orders, &name, &written).await?;
         }
     }
 
-    if order.status.as_ref() != Some(&written) {
-        let patch = json!({
-            "apiVersion": "kubeheal.dev/v1alpha1",
-            "kind": "CodeFixDDS",
-            "status": written,
-        });
-        orders
-            .patch_status(&name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&patch))
-            .await?;
-    }
     if let Some(note) = &note {
         let event = Event {
             type_: if note.warning {
@@ -231,6 +229,19 @@ async fn reconcile_order(order: &CodeFixDDS, ctx: &Context) -> Result<Requeue, E
             _ => Requeue::requeue(RECHECK),
         },
     })
+}
+
+/// Writes the order's status by server-side apply.
+async fn write_status(orders: &Api<CodeFixDDS>, name: &str, status: &CodeFixDDSStatus) -> Result<(), Error> {
+    let patch = json!({
+        "apiVersion": "kubeheal.dev/v1alpha1",
+        "kind": "CodeFixDDS",
+        "status": status,
+    });
+    orders
+        .patch_status(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&patch))
+        .await?;
+    Ok(())
 }
 
 /// The name of the HealRun that executes the order `order`.
