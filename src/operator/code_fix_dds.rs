@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action as Requeue;
-use kube::runtime::events::{Event, EventType};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
@@ -23,7 +22,6 @@ use crate::api::code_fix_dds::{CodeFixDDS, CodeFixDDSStatus, CodeFixPhase, Sourc
 use crate::api::heal_run::HealRun;
 use crate::api::shared::MANAGED_BY;
 use crate::core::code_fix_dds::{Execution, Facts, Next, Order, RECHECK, Rival, Source, decide, execution_run, fail};
-use crate::core::redact::redact;
 use crate::parse::truncate_bytes;
 
 /// The field manager of the CodeFixDDS status.
@@ -83,12 +81,7 @@ async fn reconcile_order(order: &CodeFixDDS, ctx: &Context) -> Result<Requeue, E
     let view = Order {
         name: &name,
         spec: &order.spec,
-        created: order
-            .metadata
-            .creation_timestamp
-            .as_ref()
-            .map(|t| t.0)
-            .unwrap_or_else(Timestamp::now),
+        created: created(order).unwrap_or_else(Timestamp::now),
         status: &status,
     };
 
@@ -148,12 +141,7 @@ async fn reconcile_order(order: &CodeFixDDS, ctx: &Context) -> Result<Requeue, E
         })
         .map(|o| Rival {
             name: o.name_any(),
-            created: o
-                .metadata
-                .creation_timestamp
-                .as_ref()
-                .map(|t| t.0)
-                .unwrap_or(Timestamp::UNIX_EPOCH),
+            created: created(o).unwrap_or(Timestamp::UNIX_EPOCH),
         })
         .collect();
     let executor_name = executor.as_ref().map(ResourceExt::name_any).unwrap_or_default();
@@ -200,20 +188,7 @@ async fn reconcile_order(order: &CodeFixDDS, ctx: &Context) -> Result<Requeue, E
     }
 
     if let Some(note) = &note {
-        let event = Event {
-            type_: if note.warning {
-                EventType::Warning
-            } else {
-                EventType::Normal
-            },
-            reason: note.reason.to_owned(),
-            note: Some(truncate_bytes(&redact(&note.message, &[]).0, 1024).to_owned()),
-            action: "Validate".into(),
-            secondary: None,
-        };
-        if let Err(error) = ctx.recorder.publish(&event, &order.object_ref(&())).await {
-            warn!(%error, "failed to publish an event");
-        }
+        ctx.publish(note, "Validate", &order.object_ref(&())).await;
     }
     Ok(match decision.next {
         Next::Execute => Requeue::requeue(Duration::from_secs(1)),
@@ -229,6 +204,11 @@ async fn reconcile_order(order: &CodeFixDDS, ctx: &Context) -> Result<Requeue, E
             _ => Requeue::requeue(RECHECK),
         },
     })
+}
+
+/// When `order` was created.
+fn created(order: &CodeFixDDS) -> Option<Timestamp> {
+    order.metadata.creation_timestamp.as_ref().map(|t| t.0)
 }
 
 /// Writes the order's status by server-side apply.

@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action as Requeue;
-use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{self, Event as Finalizer};
 use kube::{Resource, ResourceExt};
 use serde::{Deserialize, Serialize};
@@ -221,22 +220,7 @@ impl ClusterWorld {
     }
 
     async fn publish(&self, note: &Note) {
-        let event = Event {
-            type_: if note.warning {
-                EventType::Warning
-            } else {
-                EventType::Normal
-            },
-            reason: note.reason.to_owned(),
-            // Messages carry git's and the healer's words, which may quote a URL with a password
-            // in it: redacted here, the one door every Event goes through.
-            note: Some(truncate_bytes(&redact(&note.message, &[]).0, 1024).to_owned()),
-            action: "Heal".into(),
-            secondary: None,
-        };
-        if let Err(error) = self.ctx.recorder.publish(&event, &self.run.object_ref(&())).await {
-            warn!(%error, "failed to publish an event");
-        }
+        self.ctx.publish(note, "Heal", &self.run.object_ref(&())).await;
     }
 
     /// The status as it is written: the loop's, with what only the cluster has (where the logs

@@ -20,7 +20,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action as Requeue;
-use kube::runtime::events::{Event, EventType};
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 use tracing::{instrument, warn};
@@ -30,8 +29,6 @@ use crate::api::healer_ticket::HealerTicket;
 use crate::core::healer_ticket::decide;
 pub use crate::core::healer_ticket::report;
 use crate::core::notify;
-use crate::core::redact::redact;
-use crate::parse::truncate_bytes;
 
 /// The annotation the ingest puts on the tickets it creates: it counts their occurrences.
 pub use crate::core::ticket_api::INGESTED;
@@ -133,20 +130,7 @@ async fn reconcile_ticket(ticket: &HealerTicket, ctx: &Context) -> Result<Requeu
         ));
     }
     if let Some(note) = note {
-        let event = Event {
-            type_: if note.warning {
-                EventType::Warning
-            } else {
-                EventType::Normal
-            },
-            reason: note.reason.to_owned(),
-            note: Some(truncate_bytes(&redact(&note.message, &[]).0, 1024).to_owned()),
-            action: "Classify".into(),
-            secondary: None,
-        };
-        if let Err(error) = ctx.recorder.publish(&event, &ticket.object_ref(&())).await {
-            warn!(%error, "failed to publish an event");
-        }
+        ctx.publish(&note, "Classify", &ticket.object_ref(&())).await;
     }
     Ok(Requeue::await_change())
 }

@@ -21,10 +21,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::runtime::controller::{self, Controller};
-use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client};
@@ -32,7 +33,10 @@ use tracing::{info, warn};
 
 use crate::api::shared::{HEAL_RUN_LABEL, MANAGED_BY};
 use crate::api::{CodeFixDDS, HealRun, HealerTicket};
+use crate::core::heal_run::Note;
+use crate::core::redact::redact;
 use crate::executor::job::JobExecutor;
+use crate::parse::truncate_bytes;
 use metrics::Metrics;
 
 /// How the operator was started.
@@ -92,6 +96,28 @@ pub struct Context {
     pub jobs: JobExecutor,
     /// Where HealerTicket transitions are announced; `None` when no `--notify-secret` is set.
     pub notifier: Option<notify::Notifier>,
+}
+
+impl Context {
+    /// Publishes `note` as an Event about `object`, `action` saying which controller acted.
+    /// Messages carry git's, a healer's and applications' words, which may quote a credential:
+    /// redacted and cut to the API's size here, the one door every Event goes through.
+    pub async fn publish(&self, note: &Note, action: &str, object: &ObjectReference) {
+        let event = Event {
+            type_: if note.warning {
+                EventType::Warning
+            } else {
+                EventType::Normal
+            },
+            reason: note.reason.to_owned(),
+            note: Some(truncate_bytes(&redact(&note.message, &[]).0, 1024).to_owned()),
+            action: action.into(),
+            secondary: None,
+        };
+        if let Err(error) = self.recorder.publish(&event, object).await {
+            warn!(%error, "failed to publish an event");
+        }
+    }
 }
 
 /// Serves the endpoints and, while this replica leads, runs the controllers — until `terminated`
