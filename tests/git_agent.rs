@@ -59,6 +59,17 @@ async fn a_clone_left_half_made_by_a_crash_is_repaired_by_the_next_sync() {
 }
 
 #[tokio::test]
+async fn a_git_folder_left_unfinished_by_a_crash_inside_git_init_is_made_again() {
+    let (root, start) = origin();
+    let url = format!("file://{}", root.path().join("origin.git").display());
+    let dir = root.path().join("cache");
+    std::fs::create_dir_all(dir.join(".git")).expect("an empty .git, as a killed init leaves it");
+    let repo = Repo::at(&dir);
+    repo.sync(&url).await.expect("the next sync makes the clone again");
+    assert_eq!(repo.resolve(Some("main")).await.expect("main"), start);
+}
+
+#[tokio::test]
 async fn lock_files_left_by_a_git_killed_mid_command_do_not_block_the_clone_for_ever() {
     let (root, start) = origin();
     let url = format!("file://{}", root.path().join("origin.git").display());

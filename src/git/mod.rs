@@ -195,7 +195,9 @@ impl Repo {
     /// every branch and tag, so that any commit the run recorded can be checked out.
     pub async fn sync(&self, url: &str) -> Result<(), GitError> {
         self.clear_stale_locks()?;
-        if !self.dir.join(".git").exists() {
+        // A process killed inside `git init` leaves a `.git` that is no repository: made again.
+        let usable = self.dir.join(".git").exists() && self.git(&["rev-parse", "--git-dir"]).await.is_ok();
+        if !usable {
             if self.dir.exists() {
                 std::fs::remove_dir_all(&self.dir).map_err(|e| io_error(&self.dir, e))?;
             }
