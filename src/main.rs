@@ -179,6 +179,11 @@ enum Command {
         /// otherwise callers send `Authorization: Bearer $KUBEHEAL_INGEST_TOKEN`.
         #[arg(long, env = "KUBEHEAL_INGEST_ALLOW_ANONYMOUS")]
         ingest_allow_anonymous: bool,
+        /// Ingests a second one client address may send (its burst: ten seconds' worth, so a
+        /// storm is absorbed); more are answered 429 with Retry-After. 0: no limit.
+        #[arg(long, env = "KUBEHEAL_INGEST_RATE_LIMIT", value_name = "PER_SECOND",
+              default_value_t = kubeheal::operator::ingest::DEFAULT_RATE_LIMIT)]
+        ingest_rate_limit: u32,
         /// Announce HealerTicket transitions (proposed, applied, failed, rejected) to the webhooks
         /// in this Secret (keys `slack`, `discord`, `teams`, `json`, each optional), in the ticket
         /// namespace (--ticket-namespace, else --namespace, else POD_NAMESPACE). Default: none.
@@ -188,6 +193,14 @@ enum Command {
         /// (`{BASE}/healer/tickets/{id}/view`). Default: no link.
         #[arg(long, env = "KUBEHEAL_TICKET_PAGE_URL", value_name = "BASE")]
         ticket_page_url: Option<String>,
+        /// An executor tool work orders may name (`tool: aider` in a CodeFixDDS): its image runs
+        /// with its own entrypoint in a Job over the checkout, the task in `$KUBEHEAL_TASK` and
+        /// the keys of the Secret `kubeheal-tool-NAME` (when the namespace has one) as its
+        /// environment; the files it changed are gated and committed like a healer's fix.
+        /// Repeat for several tools.
+        #[arg(long = "tool", env = "KUBEHEAL_TOOLS", value_name = "NAME=IMAGE",
+              value_delimiter = ',', value_parser = parse_tool)]
+        tools: Vec<(String, String)>,
     },
     /// Approve a CodeFixDDS as the current kubeconfig user (with its proposal's digest). The
     /// API server decides whether you may: you need the `approve` verb on codefixdds.
@@ -397,12 +410,15 @@ fn main() -> ExitCode {
             healer_listen,
             ticket_namespace,
             ingest_allow_anonymous,
+            ingest_rate_limit,
             notify_secret,
             ticket_page_url,
+            tools,
         } => ingest_settings(
             &healer_listen,
             ticket_namespace.clone().or_else(|| namespace.clone()),
             ingest_allow_anonymous,
+            ingest_rate_limit,
         )
         .and_then(|ingest| {
             let notify = notify_settings(
@@ -410,9 +426,11 @@ fn main() -> ExitCode {
                 ticket_page_url,
                 ticket_namespace.or_else(|| namespace.clone()),
             )?;
+            let tools = tool_settings(tools)?;
             operator(kubeheal::operator::Settings {
                 ingest,
                 notify,
+                tools,
                 watch_label_selector: watch_label_selector.filter(|s| !s.trim().is_empty()),
                 leader_election: leader_elect.then(|| kubeheal::operator::leader::Election {
                     lease: lease_name,
@@ -600,10 +618,50 @@ fn ticket(command: TicketCommand) -> Result<(), String> {
 
 /// The /healer API's settings from the flags: `off`, or an address; the token from
 /// `KUBEHEAL_INGEST_TOKEN`.
+/// `NAME=IMAGE`: a tool's name as work orders name it (a DNS label) and its image.
+fn parse_tool(value: &str) -> Result<(String, String), String> {
+    let (name, image) = value
+        .split_once('=')
+        .ok_or_else(|| format!("--tool {value:?} is not NAME=IMAGE (e.g. aider=registry.example/aider:0.86)"))?;
+    let label = name.len() <= 63
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !label {
+        return Err(format!(
+            "--tool {value:?}: the name {name:?} must be a DNS label (lower-case letters, digits and '-', at most 63), as work orders name it"
+        ));
+    }
+    if image.is_empty() || image.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "--tool {value:?}: the image must be an image reference without spaces"
+        ));
+    }
+    Ok((name.to_owned(), image.to_owned()))
+}
+
+/// The tools by name; a name given twice is refused (which image would run?).
+fn tool_settings(tools: Vec<(String, String)>) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let mut by_name = std::collections::BTreeMap::new();
+    for (name, image) in tools {
+        if let Some(first) = by_name.insert(name.clone(), image.clone())
+            && first != image
+        {
+            return Err(format!(
+                "--tool {name} is given twice ({first} and {image}): name each tool once"
+            ));
+        }
+    }
+    Ok(by_name)
+}
+
 fn ingest_settings(
     listen: &str,
     namespace: Option<String>,
     allow_anonymous: bool,
+    rate_limit: u32,
 ) -> Result<Option<kubeheal::operator::ingest::IngestSettings>, String> {
     if listen == "off" {
         return Ok(None);
@@ -620,6 +678,7 @@ fn ingest_settings(
             .ok()
             .filter(|t| !t.trim().is_empty()),
         allow_anonymous,
+        rate_limit: std::num::NonZeroU32::new(rate_limit),
     }))
 }
 
@@ -762,6 +821,7 @@ fn healer_spec(
             max_tokens,
         }),
         builtin: None,
+        tool: None,
     };
     let credentials = factory::Credentials {
         openai_key: from_env("OPENAI_API_KEY"),

@@ -124,7 +124,7 @@ fn helm(args: &[&str]) -> std::process::Output {
         .expect("helm runs")
 }
 
-const VALUE_SETS: [&[&str]; 5] = [
+const VALUE_SETS: [&[&str]; 6] = [
     &[],
     &["--set-json", r#"watchNamespaces=["team-a"]"#],
     &["--set", "replicas=3"],
@@ -133,6 +133,10 @@ const VALUE_SETS: [&[&str]; 5] = [
         r#"approval.gitopsIdentities=["system:serviceaccount:argocd:argocd-application-controller"]"#,
     ],
     &["--set-json", r#"shards=[{"name":"a"},{"name":"b","replicas":2}]"#],
+    &[
+        "--set-json",
+        r#"tools={"aider":"registry.example/kubeheal-aider:0.86"}"#,
+    ],
 ];
 
 #[test]
@@ -173,9 +177,16 @@ fn the_operator_runs_only_with_flags_the_binary_has() {
         "allowClusterInternalHealers=true",
         "--set-json",
         r#"watchNamespaces=["team-a"]"#,
+        "--set-json",
+        r#"tools={"aider":"registry.example/kubeheal-aider:0.86","sweep":"sweep:1"}"#,
     ];
     let objects = render(&all_on);
     let args = args(&objects);
+    assert!(
+        args.contains(&"--tool=aider=registry.example/kubeheal-aider:0.86".to_owned())
+            && args.contains(&"--tool=sweep=sweep:1".to_owned()),
+        "{args:?}"
+    );
     assert_eq!(args[0], "operator");
     for arg in &args[1..] {
         let flag = arg.split('=').next().expect("a flag");
@@ -615,6 +626,11 @@ fn the_values_schema_refuses_wrong_values_and_says_which() {
         (
             vec!["--set", "maxConcurrentReconciles=0"],
             "at '/maxConcurrentReconciles'",
+        ),
+        (vec!["--set-json", r#"tools={"Aider":"aider:1"}"#], "at '/tools'"),
+        (
+            vec!["--set-json", r#"tools={"aider":"two words"}"#],
+            "at '/tools/aider'",
         ),
     ] {
         match try_render(&args) {

@@ -69,12 +69,12 @@ fn default_secret_key() -> String {
 }
 
 /// Which code healer proposes the fixes the built-in deterministic fixers cannot make (those are
-/// always asked first). Set exactly one of `codeHealerApi`, `openAI` or `builtin` (the built-in
-/// fixers alone).
+/// always asked first, except before a `tool`). Set exactly one of `codeHealerApi`, `openAI`,
+/// `builtin` (the built-in fixers alone) or `tool`.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, KubeSchema)]
 #[serde(rename_all = "camelCase")]
-#[x_kube(validation = Rule::new("[has(self.codeHealerApi), has(self.openAI), has(self.builtin)].exists_one(x, x)")
-    .message("healer must set exactly one of codeHealerApi, openAI or builtin"))]
+#[x_kube(validation = Rule::new("[has(self.codeHealerApi), has(self.openAI), has(self.builtin), has(self.tool)].exists_one(x, x)")
+    .message("healer must set exactly one of codeHealerApi, openAI, builtin or tool"))]
 pub struct HealerSpec {
     /// A service that speaks the Code Healer API (`POST` JSON with `project_id`, `cycle`,
     /// `failed_files`, `pytest_errors`), such as SAM.
@@ -90,6 +90,20 @@ pub struct HealerSpec {
     /// imports, unused imports, contract normalisation). No LLM, no network.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub builtin: Option<BuiltinHealer>,
+
+    /// An executor tool the operator is configured with (`--tool NAME=IMAGE`, the chart's
+    /// `tools`), such as a CodeFixDDS's `tool: aider`: its image runs in a Job over the checkout,
+    /// and the files it changed are the cycle's patch, gated like any other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<ToolHealer>,
+}
+
+/// An executor tool, by the name the operator knows it under.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, KubeSchema)]
+pub struct ToolHealer {
+    /// The tool's name (`aider`), as the operator's `--tool NAME=IMAGE` gives it.
+    #[schemars(length(min = 1, max = 63), regex(pattern = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"))]
+    pub name: String,
 }
 
 /// A Code Healer API endpoint.

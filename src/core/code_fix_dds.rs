@@ -19,7 +19,7 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 
 use crate::api::code_fix_dds::{CodeFixDDSSpec, CodeFixDDSStatus, CodeFixPhase, FixExecution, RuleResult, SourceKind};
 use crate::api::heal_run::{ApprovalMode, HealRunPhase, HealRunSpec, HealRunStatus};
-use crate::api::shared::{Verdict, condition};
+use crate::api::shared::{HealerSpec, ToolHealer, Verdict, condition};
 use crate::core::heal_run::{Note, latest_observation, upsert_condition};
 
 /// The `tool` that means the operator's configured code healer.
@@ -182,6 +182,8 @@ pub struct Facts<'a> {
     /// The HealRun executing the order, when there is one: the run that asked for this
     /// approval, or the one created from the order.
     pub execution: Option<Execution<'a>>,
+    /// The executor tools the operator is configured with (`--tool`), besides the code healer.
+    pub tools: Vec<&'a str>,
 }
 
 /// The HealRun that executes an approved order.
@@ -495,11 +497,17 @@ fn executed(
                 format!("HealRun {name}, which asked for this approval and would commit the patch, no longer exists"),
                 false,
             ),
-            None if order.spec.tool != HEALER_TOOL => (
+            None if order.spec.tool != HEALER_TOOL && !facts.tools.contains(&order.spec.tool.as_str()) => (
                 CodeFixPhase::Failed,
                 "ToolUnavailable".into(),
                 format!(
-                    "tool {:?} is not an executor this operator has: it executes work orders with tool \"{HEALER_TOOL}\" (the configured code healer); create a new order with tool: {HEALER_TOOL}",
+                    "tool {:?} is not an executor this operator has (it has {}): configure it with the operator's --tool {}=IMAGE (the chart's tools), or create a new order with one of those",
+                    order.spec.tool,
+                    std::iter::once(HEALER_TOOL)
+                        .chain(facts.tools.iter().copied())
+                        .map(|t| format!("{t:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     order.spec.tool
                 ),
                 false,
@@ -678,6 +686,16 @@ pub fn execution_run(order: &Order<'_>, base: Option<&HealRunSpec>) -> Result<He
     spec.source.secret_ref = base
         .filter(|b| b.source.url == spec.source.url)
         .and_then(|b| b.source.secret_ref.clone());
+    // `tool: healer` is the source run's (or the operator's) code healer; any other tool is
+    // the executor the operator is configured with under that name.
+    if order.spec.tool != HEALER_TOOL {
+        spec.healer = Some(HealerSpec {
+            tool: Some(ToolHealer {
+                name: order.spec.tool.clone(),
+            }),
+            ..HealerSpec::default()
+        });
+    }
     spec.max_cycles = 1;
     spec.work_order = Some(order.name.to_owned());
     spec.policy.approval = ApprovalMode::Automatic;

@@ -257,13 +257,44 @@ fn an_approved_invalid_order_is_never_executed() {
 }
 
 #[test]
-fn an_approved_order_for_another_tool_fails_without_running() {
+fn an_approved_order_for_a_tool_the_operator_lacks_fails_without_running_and_names_those_it_has() {
     let mut world = World::seed();
     world.approve("alice");
-    let decision = world.decide(at(1));
+    let facts = Facts {
+        tools: vec!["sweep"],
+        ..world.facts()
+    };
+    let decision = decide(&world.order(), &facts, at(1));
     assert_eq!(decision.status.phase, Some(CodeFixPhase::Failed));
     assert_eq!(decision.status.reason.as_deref(), Some("ToolUnavailable"));
+    let message = decision.status.message.unwrap_or_default();
+    assert!(
+        message.contains(r#"tool "aider""#) && message.contains(r#""healer", "sweep""#),
+        "{message}"
+    );
+    assert!(message.contains("--tool aider=IMAGE"), "{message}");
     assert_eq!(decision.next, Next::Wait);
+}
+
+#[test]
+fn an_approved_order_for_a_configured_tool_is_executed_by_that_tool() {
+    let mut world = World::seed();
+    world.approve("alice");
+    let facts = Facts {
+        tools: vec!["aider"],
+        ..world.facts()
+    };
+    let decision = decide(&world.order(), &facts, at(1));
+    assert_eq!(decision.status.phase, Some(CodeFixPhase::Approved));
+    assert_eq!(decision.next, Next::Execute);
+    let spec = execution_run(&world.order(), Some(&world.run.spec)).expect("a spec");
+    let healer = spec.healer.expect("a healer");
+    assert_eq!(healer.tool.map(|t| t.name).as_deref(), Some("aider"));
+    assert_eq!(
+        (healer.code_healer_api, healer.open_ai, healer.builtin),
+        (None, None, None),
+        "the tool alone"
+    );
 }
 
 fn executing(phase: HealRunPhase, gate: GateVerdict, commit: Option<&str>) -> HealRunStatus {
@@ -416,6 +447,7 @@ fn a_heal_runs_approval_request_follows_the_runs_commit_of_that_cycle() {
             name: "calc",
             status: run.status.as_ref(),
         }),
+        tools: Vec::new(),
     };
     let decision = decide(&view, &facts, at(1));
     assert_eq!(

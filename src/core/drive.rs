@@ -39,12 +39,13 @@ pub trait Effects {
         order: &ExecutionOrder,
         status: &HealRunStatus,
     ) -> impl Future<Output = Result<Ready<Input>, Self::Error>> + Send;
-    /// Asks the healers for a cycle's fix (or returns the answer stored for the cycle).
+    /// Asks the healers for a cycle's fix (or returns the answer stored for the cycle). A healer
+    /// that runs as an executor Job (a tool) is launched once and waited for like an execution.
     fn ask_healers(
         &mut self,
         question: &HealerQuestion,
         status: &HealRunStatus,
-    ) -> impl Future<Output = Result<Input, Self::Error>> + Send;
+    ) -> impl Future<Output = Result<Ready<Input>, Self::Error>> + Send;
     /// Creates the CodeFixDDS that asks a human to approve `cycle`'s patch.
     fn request_approval(
         &mut self,
@@ -136,7 +137,7 @@ async fn perform<E: Effects>(effects: &mut E, step: Step, status: &HealRunStatus
         Step::Done | Step::Suspended => Ready::Now(Input::Tick),
         Step::ResolveSource => Ready::Now(effects.resolve_source().await?),
         Step::Execute(order) => effects.execute(&order, status).await?,
-        Step::AskHealers(question) => Ready::Now(effects.ask_healers(&question, status).await?),
+        Step::AskHealers(question) => effects.ask_healers(&question, status).await?,
         Step::RequestApproval { cycle } => Ready::Now(effects.request_approval(cycle, status).await?),
         Step::AwaitApproval { cycle, name } => effects.await_approval(cycle, &name).await?,
         Step::Commit(order) => Ready::Now(effects.commit(&order).await?),

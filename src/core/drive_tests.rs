@@ -219,7 +219,7 @@ impl Effects for World<'_> {
         Ok(Ready::Later(Duration::ZERO))
     }
 
-    async fn ask_healers(&mut self, question: &HealerQuestion, _status: &HealRunStatus) -> Result<Input, Crash> {
+    async fn ask_healers(&mut self, question: &HealerQuestion, _status: &HealRunStatus) -> Result<Ready<Input>, Crash> {
         let cycle = question.cycle;
         if !self.answers.contains_key(&cycle) {
             self.healer_calls.push(cycle);
@@ -254,9 +254,11 @@ impl Effects for World<'_> {
                 approved_by: None,
             });
             self.answers.insert(cycle, (call, patch));
+            // Asked now, answered at the next look: the split a tool's Job has.
+            return Ok(Ready::Later(Duration::ZERO));
         }
         let (call, patch) = self.answers[&cycle].clone();
-        Ok(Input::HealerAnswered { cycle, call, patch })
+        Ok(Ready::Now(Input::HealerAnswered { cycle, call, patch }))
     }
 
     async fn request_approval(&mut self, cycle: u32, _status: &HealRunStatus) -> Result<Input, Crash> {

@@ -35,14 +35,20 @@ pub enum HealerKind {
     CodeHealerApi,
     /// An OpenAI-compatible model: `spec.healer.openAI`.
     OpenAi,
+    /// An executor tool run in a Job over the checkout: `spec.healer.tool`.
+    Tool,
 }
 
 /// The healers each cycle asks, in order, until one proposes a fix the gate accepts: the
 /// deterministic fixers first (cheap, offline, and committed without a human under `Tiered`),
 /// then every service `spec.healer` names. A spec that names no healer uses the driver's default
-/// Code Healer API when there is one; a spec that names only `builtin` asks nothing else.
+/// Code Healer API when there is one; a spec that names only `builtin` asks nothing else. A
+/// `tool` is asked alone: it executes a work order a person approved for that tool.
 pub fn healers(named: Option<&HealerSpec>) -> Vec<HealerKind> {
     let named = named.cloned().unwrap_or_default();
+    if named.tool.is_some() {
+        return vec![HealerKind::Tool];
+    }
     let mut kinds = vec![HealerKind::Builtin];
     if named.code_healer_api.is_some() || (named.open_ai.is_none() && named.builtin.is_none()) {
         kinds.push(HealerKind::CodeHealerApi);

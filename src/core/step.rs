@@ -56,6 +56,9 @@ pub struct HealerQuestion {
     pub head: String,
     /// The key of the execution whose log and reports the healer is given.
     pub log_key: Option<String>,
+    /// The heal branch's tree as an execution fetches it (the source commit and the applied
+    /// patches), keyed `<execution key>-tool`: what a tool's Job checks out and changes.
+    pub checkout: ExecutionOrder,
 }
 
 /// A commit to make on the heal branch (a fix, or the revert of one).
@@ -120,6 +123,13 @@ pub fn next_step(run: &Run<'_>, status: &HealRunStatus) -> Step {
             healers: healers(run.spec.healer.as_ref()),
             head: head(status),
             log_key: latest_observation(status).map(|o| o.envelope.run_id.clone()),
+            checkout: ExecutionOrder {
+                cycle,
+                key: format!("{}-tool", execution_key(run.name, status, cycle)),
+                commit: source.clone(),
+                patches: applied_cycles(status, cycle),
+                project_type: status.project_type.unwrap_or(run.spec.executor.project_type),
+            },
         }),
         Action::RequestApproval { cycle } => Step::RequestApproval { cycle },
         Action::AwaitApproval { cycle, name } => Step::AwaitApproval { cycle, name },

@@ -18,8 +18,8 @@ use k8s_openapi::ByteString;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::Client;
 use kube::api::{Api, ListParams, LogParams, Patch, PatchParams};
+use kube::{Client, ResourceExt};
 use serde_json::json;
 
 use super::detect::{self, Runner};
@@ -38,6 +38,8 @@ pub const MAX_KEPT_LOG: usize = 512 * 1024;
 /// Container names.
 pub const FETCH_CONTAINER: &str = "fetch";
 pub const BUILD_CONTAINER: &str = "build";
+/// The init container that runs a tool's image in a tool's Job.
+pub const TOOL_CONTAINER: &str = "tool";
 /// Installs pytest for the build's user (HOME is the writable workspace) when the image lacks it.
 const INSTALL_PYTEST: &str = "python3 -c 'import pytest' 2>/dev/null || python3 -m pip install --quiet --user --disable-pip-version-check pytest";
 
@@ -57,6 +59,20 @@ pub struct JobRequest {
     pub run: RunRequest,
     /// The build container's own settings (`spec.executor`): environment and resources.
     pub container: ContainerSettings,
+    /// Run this tool over the checkout instead of the build, and report what it changed
+    /// ([`super::tool`]).
+    pub tool: Option<ToolStep>,
+}
+
+/// A tool's step in a Job: its image (run with its own entrypoint) and what it is asked to do.
+#[derive(Debug, Clone)]
+pub struct ToolStep {
+    pub image: String,
+    /// The work order's task, redacted: `$KUBEHEAL_TASK` in the tool's container.
+    pub task: String,
+    /// A Secret of the namespace whose keys become the tool's environment (its API keys), when
+    /// it exists.
+    pub env_secret: String,
 }
 
 /// What a HealRun's `spec.executor` adds to the build container.
@@ -113,17 +129,26 @@ impl JobRequest {
     /// The Job. Paths are passed as `$WORKSPACE` and `$PATCHES` so that the commands do not depend
     /// on where the volumes are mounted.
     pub fn job(&self) -> Job {
-        let (command, _) = self.command_and_runner();
-        let image = self
+        let (mut command, _) = self.command_and_runner();
+        let mut image = self
             .run
             .image
             .clone()
             .unwrap_or_else(|| detect::default_image(self.run.project_type).to_owned());
-        let fetch = r#"set -eu
+        let mut fetch = r#"set -eu
 git clone --quiet --no-checkout "$SOURCE_URL" "$WORKSPACE/src"
 cd "$WORKSPACE/src"
 git -c advice.detachedHead=false checkout --quiet "$SOURCE_COMMIT"
-for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "$PATCHES/$p"; done"#;
+for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "$PATCHES/$p"; done"#
+            .to_owned();
+        let mut subpath = self.run.source.sub_path.clone().unwrap_or_default();
+        if self.tool.is_some() {
+            // The last step reports the tool's changes, with git, from the repository's root.
+            fetch = format!("{fetch}\n{}", super::tool::RECORD_BASE);
+            command = super::tool::report_changes_script();
+            image = FETCH_IMAGE.to_owned();
+            subpath = String::new();
+        }
         let mut fetch_env = vec![
             json!({"name": "SOURCE_URL", "value": self.run.source.url}),
             json!({"name": "SOURCE_COMMIT", "value": self.commit}),
@@ -139,7 +164,6 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
             fetch_env.push(json!({"name": "GIT_CONFIG_KEY_0", "value": "credential.helper"}));
             fetch_env.push(json!({"name": "GIT_CONFIG_VALUE_0", "value": "!f() { echo username=x-access-token; echo \"password=$GIT_TOKEN\"; }; f"}));
         }
-        let subpath = self.run.source.sub_path.clone().unwrap_or_default();
         let security = json!({
             "runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532,
             "allowPrivilegeEscalation": false, "readOnlyRootFilesystem": false,
@@ -159,12 +183,41 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
             .iter()
             .map(|e| serde_json::to_value(e).expect("an env var serialises"))
             .collect();
+        if self.tool.is_some() {
+            // The user's build settings are the build's: the step that reports changes gets none.
+            build_env.clear();
+        }
         build_env.extend([
             json!({"name": "WORKSPACE", "value": "/workspace"}),
             json!({"name": "KUBEHEAL_ARTIFACTS", "value": "/workspace/artifacts"}),
             json!({"name": "HOME", "value": "/workspace"}),
             json!({"name": "CI", "value": "true"}),
         ]);
+        let mut init_containers = vec![json!({
+            "name": FETCH_CONTAINER, "image": FETCH_IMAGE,
+            "command": ["sh", "-c", fetch], "env": fetch_env,
+            "securityContext": security, "resources": limits,
+            "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"},
+                             {"name": "patches", "mountPath": "/patches", "readOnly": true}]
+        })];
+        let mut env_from = serde_json::to_value(&self.container.env_from).expect("envFrom serialises");
+        if let Some(tool) = &self.tool {
+            let tool_dir = format!(
+                "/workspace/src/{}",
+                self.run.source.sub_path.clone().unwrap_or_default()
+            );
+            init_containers.push(json!({
+                "name": TOOL_CONTAINER, "image": tool.image,
+                "workingDir": tool_dir.trim_end_matches('/'),
+                "env": [{"name": "KUBEHEAL_TASK", "value": tool.task},
+                        {"name": "WORKSPACE", "value": "/workspace"},
+                        {"name": "HOME", "value": "/workspace"}],
+                "envFrom": [{"secretRef": {"name": tool.env_secret, "optional": true}}],
+                "securityContext": security, "resources": build_resources,
+                "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]
+            }));
+            env_from = json!([]);
+        }
         serde_json::from_value(json!({
             "apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": self.job_name(), "namespace": self.namespace, "labels": self.labels(),
@@ -188,17 +241,11 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
                             {"name": "workspace", "emptyDir": {}},
                             {"name": "patches", "configMap": {"name": format!("{}-patches", self.job_name())}}
                         ],
-                        "initContainers": [{
-                            "name": FETCH_CONTAINER, "image": FETCH_IMAGE,
-                            "command": ["sh", "-c", fetch], "env": fetch_env,
-                            "securityContext": security, "resources": limits,
-                            "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"},
-                                             {"name": "patches", "mountPath": "/patches", "readOnly": true}]
-                        }],
+                        "initContainers": init_containers,
                         "containers": [{
                             "name": BUILD_CONTAINER, "image": image,
                             "command": ["sh", "-c", self.build_script(&subpath, &command)],
-                            "env": build_env, "envFrom": self.container.env_from,
+                            "env": build_env, "envFrom": env_from,
                             "securityContext": security, "resources": build_resources,
                             "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]
                         }]
@@ -875,6 +922,68 @@ pub async fn kept_log(client: Client, namespace: &str, job: &str) -> Result<Opti
     Ok(Some(text))
 }
 
+/// The artifacts `envelope` names, read back from the ConfigMap that keeps them (redacted as
+/// kept): name → bytes. An artifact whose ConfigMap or key is gone is left out.
+pub async fn kept_artifacts(
+    client: Client,
+    namespace: &str,
+    envelope: &RunEnvelope,
+) -> Result<BTreeMap<String, Vec<u8>>, kube::Error> {
+    let configmaps: Api<ConfigMap> = Api::namespaced(client, namespace);
+    let mut read: BTreeMap<String, BTreeMap<String, ByteString>> = BTreeMap::new();
+    let mut artifacts = BTreeMap::new();
+    for artifact in &envelope.artifacts {
+        // configmap://<namespace>/<name>/<key>
+        let Some((cm, key)) = artifact
+            .url
+            .strip_prefix(&format!("configmap://{namespace}/"))
+            .and_then(|rest| rest.split_once('/'))
+        else {
+            continue;
+        };
+        if !read.contains_key(cm) {
+            let data = configmaps
+                .get_opt(cm)
+                .await?
+                .and_then(|c| c.binary_data)
+                .unwrap_or_default();
+            read.insert(cm.to_owned(), data);
+        }
+        if let Some(bytes) = read[cm].get(key) {
+            artifacts.insert(artifact.name.clone(), bytes.0.clone());
+        }
+    }
+    Ok(artifacts)
+}
+
+/// The last `lines` lines `container` of the Job `job`'s Pod printed, while the API server still
+/// serves them (a Pod that is gone has no log).
+pub async fn container_log_tail(
+    client: Client,
+    namespace: &str,
+    job: &str,
+    container: &str,
+    lines: i64,
+) -> Result<Option<String>, kube::Error> {
+    let pods: Api<Pod> = Api::namespaced(client, namespace);
+    let Some(pod) = pods
+        .list(&ListParams::default().labels(&format!("job-name={job}")))
+        .await?
+        .items
+        .into_iter()
+        .next()
+    else {
+        return Ok(None);
+    };
+    let params = LogParams {
+        container: Some(container.to_owned()),
+        tail_lines: Some(lines),
+        limit_bytes: Some(64 * 1024),
+        ..LogParams::default()
+    };
+    Ok(pods.logs(&pod.name_any(), &params).await.ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -910,7 +1019,55 @@ mod tests {
                 secrets: Vec::new(),
             },
             container,
+            tool: None,
         }
+    }
+
+    #[test]
+    fn a_tool_job_runs_the_tools_image_after_the_fetch_and_reports_its_changes_with_git() {
+        let mut request = request(ContainerSettings {
+            env: vec![serde_json::from_value(json!({"name": "BUILD_ONLY", "value": "x"})).unwrap()],
+            ..ContainerSettings::default()
+        });
+        request.run.source.sub_path = Some("backend".into());
+        request.tool = Some(ToolStep {
+            image: "registry.example/aider:0.86".into(),
+            task: "Work order DDS-FIX-1".into(),
+            env_secret: "kubeheal-tool-aider".into(),
+        });
+        let job = serde_json::to_value(request.job()).unwrap();
+        let pod = &job["spec"]["template"]["spec"];
+        let init = pod["initContainers"].as_array().unwrap();
+        assert_eq!(init.len(), 2);
+        assert!(
+            init[0]["command"][2]
+                .as_str()
+                .unwrap()
+                .ends_with(crate::executor::tool::RECORD_BASE)
+        );
+        let tool = &init[1];
+        assert_eq!(tool["name"], TOOL_CONTAINER);
+        assert_eq!(tool["image"], "registry.example/aider:0.86");
+        assert!(tool.get("command").is_none(), "the image's own entrypoint runs");
+        assert_eq!(tool["workingDir"], "/workspace/src/backend");
+        assert_eq!(
+            tool["env"][0],
+            json!({"name": "KUBEHEAL_TASK", "value": "Work order DDS-FIX-1"})
+        );
+        assert_eq!(tool["envFrom"][0]["secretRef"]["name"], "kubeheal-tool-aider");
+        assert_eq!(tool["securityContext"]["runAsNonRoot"], true);
+        let last = build(&request.job());
+        assert_eq!(last["image"], FETCH_IMAGE);
+        let script = last["command"][2].as_str().unwrap();
+        assert!(
+            script.contains("git -c core.fsmonitor=false -c core.hooksPath=/dev/null"),
+            "{script}"
+        );
+        assert!(script.contains(r#"cd "$WORKSPACE/src/" || exit 1"#), "{script}");
+        assert!(
+            !last["env"].to_string().contains("BUILD_ONLY"),
+            "the build's settings stay the build's"
+        );
     }
 
     fn build(job: &Job) -> serde_json::Value {

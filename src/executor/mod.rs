@@ -12,6 +12,7 @@ pub mod detect;
 pub mod job;
 pub mod local;
 pub mod output;
+pub mod tool;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -69,6 +69,14 @@ pub fn build(
                     ai.max_tokens,
                 )?));
             }
+            // A tool is no HTTP service: it runs as an executor Job, which only the operator
+            // launches (its driver asks it before it would come here).
+            HealerKind::Tool => {
+                return Err(format!(
+                    "healer.tool {:?} runs as an executor Job, which only kubeheal's operator launches: use codeHealerApi, openAI or builtin here",
+                    spec.tool.as_ref().map(|t| t.name.as_str()).unwrap_or_default()
+                ));
+            }
         }
     }
     Ok(healers)
@@ -121,6 +129,7 @@ mod tests {
                 max_tokens: 4096,
             }),
             builtin: None,
+            tool: None,
         });
         assert_eq!(
             names(&both, &Credentials::default()).unwrap(),

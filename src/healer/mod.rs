@@ -15,6 +15,7 @@ pub mod factory;
 pub mod files;
 pub mod openai;
 pub mod server;
+pub mod tool;
 pub mod validate;
 
 use std::collections::BTreeMap;

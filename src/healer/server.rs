@@ -137,6 +137,18 @@ pub async fn serve_on(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     let app = router_with(state, &config);
+    serve_app(listener, app, &config, shutdown).await
+}
+
+/// Serves `app` over HTTP/1 on `listener` with `config`'s connection limit and header read
+/// timeout until `shutdown` completes, then waits for the requests in flight. Each request
+/// carries the client's address (`ConnectInfo<SocketAddr>`), for limits per caller.
+pub async fn serve_app(
+    listener: TcpListener,
+    app: Router,
+    config: &ServerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(config.header_read_timeout);
@@ -151,9 +163,9 @@ pub async fn serve_on(
             }
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) => {
                     accept_error(e).await;
                     continue;
@@ -161,7 +173,14 @@ pub async fn serve_on(
             },
             () = &mut shutdown => break,
         };
-        let service = TowerToHyperService::new(app.clone());
+        let with_peer = tower::ServiceExt::map_request(
+            app.clone(),
+            move |mut request: hyper::Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+                request
+            },
+        );
+        let service = TowerToHyperService::new(with_peer);
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             if let Err(e) = connection.await {

@@ -398,7 +398,11 @@ impl Effects for LocalWorld<'_> {
         }))
     }
 
-    async fn ask_healers(&mut self, question: &HealerQuestion, status: &HealRunStatus) -> Result<Input, HealError> {
+    async fn ask_healers(
+        &mut self,
+        question: &HealerQuestion,
+        status: &HealRunStatus,
+    ) -> Result<Ready<Input>, HealError> {
         let (cycle, timeout_seconds) = (question.cycle, question.timeout_seconds);
         self.say(format!("cycle {cycle}: asking for a fix ({timeout_seconds} s allowed)"));
         let healers = match factory::build(
@@ -409,11 +413,11 @@ impl Effects for LocalWorld<'_> {
             Ok(healers) => healers,
             Err(reason) => {
                 let answer = no_healer(reason, timeout_seconds);
-                return Ok(Input::HealerAnswered {
+                return Ok(Ready::Now(Input::HealerAnswered {
                     cycle,
                     call: answer.call,
                     patch: None,
-                });
+                }));
             }
         };
         let files = self.repo.tracked_files().await;
@@ -446,11 +450,11 @@ impl Effects for LocalWorld<'_> {
         if answer.patch.is_some() {
             self.patches.insert(cycle, answer.diff);
         }
-        Ok(Input::HealerAnswered {
+        Ok(Ready::Now(Input::HealerAnswered {
             cycle,
             call: answer.call,
             patch: answer.patch,
-        })
+        }))
     }
 
     async fn request_approval(&mut self, _cycle: u32, _status: &HealRunStatus) -> Result<Input, HealError> {

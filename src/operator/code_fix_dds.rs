@@ -152,6 +152,7 @@ async fn reconcile_order(order: &CodeFixDDS, ctx: &Context) -> Result<Requeue, E
             name: &executor_name,
             status: r.status.as_ref(),
         }),
+        tools: ctx.settings.tools.keys().map(String::as_str).collect(),
     };
     let now = Timestamp::now();
     let decision = decide(&view, &facts, now);

@@ -38,9 +38,12 @@ use crate::core::step::{CommitOrder, ExecutionOrder, HealerQuestion, Run};
 use crate::executor::job::{ContainerSettings, JobRequest, kept_log, log_config_map};
 use crate::executor::{RunRequest, detect};
 use crate::git::{GitError, Repo};
+use crate::healer::Healer;
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix, no_healer};
 use crate::healer::factory::{self, Credentials};
 use crate::parse::{Workspace, parse, truncate_bytes};
+
+mod tool;
 
 /// The field manager of the HealRun status and of what the controller applies.
 pub const FIELD_MANAGER: &str = "kubeheal-healrun";
@@ -403,6 +406,7 @@ impl ClusterWorld {
                 env_from: spec.executor.env_from.clone(),
                 resources: spec.executor.resources.clone(),
             },
+            tool: None,
         })
     }
 
@@ -612,7 +616,7 @@ impl Effects for ClusterWorld {
         }))
     }
 
-    async fn ask_healers(&mut self, question: &HealerQuestion, status: &HealRunStatus) -> Result<Input, Error> {
+    async fn ask_healers(&mut self, question: &HealerQuestion, status: &HealRunStatus) -> Result<Ready<Input>, Error> {
         let (cycle, timeout_seconds) = (question.cycle, question.timeout_seconds);
         // An answer stored before a crash is used as it is: the healer is not asked twice.
         if let Some(answer) = self
@@ -621,18 +625,24 @@ impl Effects for ClusterWorld {
             .and_then(|d| d.get("answer.json").cloned())
             .and_then(|a| serde_json::from_str::<StoredAnswer>(&a).ok())
         {
-            return Ok(Input::HealerAnswered {
+            return Ok(Ready::Now(Input::HealerAnswered {
                 cycle,
                 call: answer.call,
                 patch: answer.patch,
-            });
+            }));
         }
         let spec = self.run.spec.healer.clone().unwrap_or_default();
         let policy = self.ctx.settings.url_policy;
-        let refused = factory::service_urls(&spec).find_map(|url| policy.refuse_healer(url));
-        let healers = match refused {
-            Some(refusal) => Err(refusal),
-            None => factory::build(&question.healers, &spec, &self.credentials(&spec).await?),
+        let healers: Result<Vec<Box<dyn Healer>>, String> = match &spec.tool {
+            // A tool runs as a Job: its answer is ready once the Job has ended.
+            Some(tool) => match self.run_tool(question, &tool.name).await? {
+                Ready::Later(after) => return Ok(Ready::Later(after)),
+                Ready::Now(answer) => Ok(vec![Box::new(answer)]),
+            },
+            None => match factory::service_urls(&spec).find_map(|url| policy.refuse_healer(url)) {
+                Some(refusal) => Err(refusal),
+                None => factory::build(&question.healers, &spec, &self.credentials(&spec).await?),
+            },
         };
         let answer = match healers {
             // A healer the spec names wrongly costs the cycle and says why, like one that is down.
@@ -661,7 +671,11 @@ impl Effects for ClusterWorld {
                     tree: &tree,
                     secrets: &secrets,
                 };
-                ask_for_fix(&healers, &self.run.spec, status, cycle, timeout_seconds, workspace).await
+                let mut answer = ask_for_fix(&healers, &self.run.spec, status, cycle, timeout_seconds, workspace).await;
+                if let Some(tool) = &spec.tool {
+                    answer.call.healer = tool.name.clone();
+                }
+                answer
             }
         };
         self.ctx.metrics.healer_called(&answer.call.healer, answer.call.outcome);
@@ -678,11 +692,11 @@ impl Effects for ClusterWorld {
             ]),
         )
         .await?;
-        Ok(Input::HealerAnswered {
+        Ok(Ready::Now(Input::HealerAnswered {
             cycle,
             call: answer.call,
             patch: answer.patch,
-        })
+        }))
     }
 
     async fn request_approval(&mut self, cycle: u32, status: &HealRunStatus) -> Result<Input, Error> {

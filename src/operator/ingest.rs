@@ -10,13 +10,20 @@
 //! bounded rate). Counts are written with the object's resourceVersion, so replicas that ingest
 //! at the same time add up instead of overwriting each other. The ticket's name comes from its
 //! fingerprint, so every replica files the same error under the same ticket.
+//!
+//! What one caller can hold is bounded: the body's size, the time its headers and body may take
+//! (the healer server's [`ServerConfig`]), the connections served at once, and the requests per
+//! second from one address (`--ingest-rate-limit`, a token bucket whose burst absorbs a storm).
+//! On shutdown the listener stops, the requests in flight finish, and what is counted is written
+//! once more before the process exits: an accepted ingest is not lost to a rollout.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -32,6 +39,7 @@ use tracing::{info, warn};
 
 use crate::api::healer_ticket::{HealerTicket, HealerTicketSpec, TicketPhase};
 use crate::core::ticket_api::{Filters, describe, ingest_spec, listing, phase_name, summary, ticket_id};
+use crate::healer::server::{ServerConfig, serve_app};
 use crate::intake::{Occurrences, record};
 
 /// Largest ingest body accepted.
@@ -47,6 +55,13 @@ const FLUSH_CONCURRENCY: usize = 8;
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the counts are written.
 const FLUSH_EVERY: Duration = Duration::from_millis(500);
+/// How long the last flush at shutdown may take.
+const FINAL_FLUSH: Duration = Duration::from_secs(15);
+/// A caller may send this many seconds' worth of its rate at once (a storm's burst).
+const BURST_SECONDS: u32 = 10;
+
+/// Requests per second each caller address may make (`--ingest-rate-limit`) by default.
+pub const DEFAULT_RATE_LIMIT: u32 = 1000;
 
 /// How the ingest is reached and who may use it.
 #[derive(Debug, Clone)]
@@ -58,7 +73,13 @@ pub struct IngestSettings {
     pub token: Option<String>,
     /// Serve without a token (inside a NetworkPolicy, say).
     pub allow_anonymous: bool,
+    /// Requests per second one caller address may make, with a burst of ten seconds' worth;
+    /// `None`: no limit.
+    pub rate_limit: Option<NonZeroU32>,
 }
+
+/// Requests per caller address, as a token bucket.
+type Limiter = governor::DefaultKeyedRateLimiter<IpAddr>;
 
 /// One ticket's occurrences not yet written.
 struct Pending {
@@ -101,15 +122,38 @@ struct Shared {
     settings: IngestSettings,
     tickets: Store<HealerTicket>,
     pending: Mutex<Waiting>,
+    limiter: Option<Limiter>,
 }
 
-/// Binds the listener and serves until the process ends; the counts are flushed by a task of
+/// The running `/healer` API: [`Ingest::stop`] ends it without losing what was accepted.
+pub struct Ingest {
+    pub bound: SocketAddr,
+    stop_serving: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<()>,
+    stop_flushing: tokio::sync::oneshot::Sender<()>,
+    flusher: tokio::task::JoinHandle<()>,
+}
+
+impl Ingest {
+    /// Stops accepting, lets the requests in flight finish, and writes what they counted.
+    pub async fn stop(self) {
+        let _ = self.stop_serving.send(());
+        let _ = self.server.await;
+        let _ = self.stop_flushing.send(());
+        if tokio::time::timeout(FINAL_FLUSH, self.flusher).await.is_err() {
+            warn!("the last write of ingested errors took longer than {FINAL_FLUSH:?}; some counts are lost");
+        }
+    }
+}
+
+/// Binds the listener and serves until [`Ingest::stop`]; the counts are flushed by a task of
 /// its own.
-pub async fn start(client: Client, settings: IngestSettings) -> Result<SocketAddr, String> {
+pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, String> {
     let listener = tokio::net::TcpListener::bind(settings.listen)
         .await
         .map_err(|e| format!("cannot listen on {} (--healer-listen): {e}", settings.listen))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
+    let config = ServerConfig::default();
     let api: Api<HealerTicket> = Api::namespaced(client.clone(), &settings.namespace);
     let (tickets, writer) = reflector::store();
     let cache = watcher(api.clone(), watcher::Config::default())
@@ -118,12 +162,18 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<SocketAdd
         .applied_objects()
         .for_each(|_| std::future::ready(()));
     tokio::spawn(cache);
+    let limiter = settings.rate_limit.map(|rate| {
+        let burst = rate.saturating_mul(NonZeroU32::new(BURST_SECONDS).expect("not zero"));
+        governor::RateLimiter::keyed(governor::Quota::per_second(rate).allow_burst(burst))
+    });
     let shared = Arc::new(Shared {
         settings,
         tickets,
         pending: Mutex::new(Waiting::default()),
+        limiter,
     });
-    tokio::spawn(flush_forever(api, shared.clone()));
+    let (stop_flushing, flush_stopped) = tokio::sync::oneshot::channel();
+    let flusher = tokio::spawn(flush_until(api, shared.clone(), flush_stopped));
     let app = Router::new()
         .route(
             "/healer/health",
@@ -134,14 +184,27 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<SocketAdd
         .route("/healer/tickets", get(list))
         .route("/healer/tickets/{id}", get(show))
         .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(tower_http::timeout::RequestBodyDeadlineLayer::new(
+            config.body_read_timeout,
+        ))
         .with_state(shared);
     info!(listen = %bound, "serving seed 004's /healer API");
-    tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, app).await {
+    let (stop_serving, serving_stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        let stopped = async move {
+            let _ = serving_stopped.await;
+        };
+        if let Err(error) = serve_app(listener, app, &config, stopped).await {
             warn!(%error, "the /healer API stopped");
         }
     });
-    Ok(bound)
+    Ok(Ingest {
+        bound,
+        stop_serving,
+        server,
+        stop_flushing,
+        flusher,
+    })
 }
 
 /// A 4xx or 5xx with seed 004's `{"detail": ...}` body.
@@ -179,9 +242,29 @@ fn refused(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
     }
 }
 
-async fn ingest(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
+async fn ingest(
+    State(shared): State<Arc<Shared>>,
+    ConnectInfo(caller): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
     if let Some(refusal) = refused(&shared, &headers) {
         return refusal;
+    }
+    if let Some(limiter) = &shared.limiter
+        && let Err(not_until) = limiter.check_key(&caller.ip())
+    {
+        let wait = not_until.wait_time_from(governor::clock::Clock::now(limiter.clock()));
+        let seconds = wait.as_secs() + 1;
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, seconds.to_string())],
+            Json(json!({"detail": format!(
+                "{caller} sent more than {} ingests a second (--ingest-rate-limit); retry in {seconds} s, or report a repeated error less often (its count is kept per ticket)",
+                shared.settings.rate_limit.map_or(0, NonZeroU32::get)
+            )})),
+        )
+            .into_response();
     }
     let spec = match ingest_spec(&body) {
         Ok(spec) => spec,
@@ -231,13 +314,28 @@ async fn ingest(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: axu
         .into_response()
 }
 
-/// Writes the counts, forever, several tickets at a time; a write that fails is counted again
-/// in the next round, unless the API server refused it for good (it is dropped, said once).
-async fn flush_forever(api: Api<HealerTicket>, shared: Arc<Shared>) {
+/// Writes the counts every [`FLUSH_EVERY`] until `stopped`, then once more.
+async fn flush_until(api: Api<HealerTicket>, shared: Arc<Shared>, stopped: tokio::sync::oneshot::Receiver<()>) {
     let mut tick = tokio::time::interval(FLUSH_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut stopped = std::pin::pin!(stopped);
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = tick.tick() => flush(&api, &shared).await,
+            _ = &mut stopped => break,
+        }
+        // Callers that stopped calling are forgotten: the limiter's memory stays bounded.
+        if let Some(limiter) = &shared.limiter {
+            limiter.retain_recent();
+        }
+    }
+    flush(&api, &shared).await;
+}
+
+/// Writes the counts once, several tickets at a time; a write that fails is counted again in
+/// the next round, unless the API server refused it for good (it is dropped, said once).
+async fn flush(api: &Api<HealerTicket>, shared: &Arc<Shared>) {
+    {
         let batch: Vec<(String, Pending)> = {
             let mut pending = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
             pending.bytes = 0;
@@ -245,7 +343,7 @@ async fn flush_forever(api: Api<HealerTicket>, shared: Arc<Shared>) {
         };
         futures::stream::iter(batch)
             .for_each_concurrent(FLUSH_CONCURRENCY, |(name, entry)| {
-                let (api, shared) = (&api, &shared);
+                let (api, shared) = (api, shared);
                 async move {
                     let written =
                         tokio::time::timeout(WRITE_TIMEOUT, record(api, &name, &entry.spec, entry.seen)).await;

@@ -65,6 +65,8 @@ pub struct Settings {
     pub ingest: Option<ingest::IngestSettings>,
     /// Webhook notifications of HealerTicket transitions (`--notify-secret`); `None`: Events only.
     pub notify: Option<notify::NotifySettings>,
+    /// The executor tools work orders may name (`--tool NAME=IMAGE`): name → image.
+    pub tools: std::collections::BTreeMap<String, String>,
 }
 
 /// How many reconciles of each object failed in a row: the error policy backs off by it.
@@ -185,17 +187,26 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         ),
     })?;
     // Every replica serves the /healer API: ingests from several replicas add up (see ingest).
-    if let Some(ingest) = &settings.ingest {
-        let bound = ingest::start(client.clone(), ingest.clone()).await?;
-        info!(listen = %bound, namespace = %ingest.namespace, "ingesting errors into HealerTickets");
-    }
+    let intake = match &settings.ingest {
+        Some(ingest) => {
+            let intake = ingest::start(client.clone(), ingest.clone()).await?;
+            info!(listen = %intake.bound, namespace = %ingest.namespace, "ingesting errors into HealerTickets");
+            Some(intake)
+        }
+        None => None,
+    };
     ready.store(true, Ordering::Relaxed);
     let mut terminated = std::pin::pin!(terminated);
     let mut leadership = match &settings.leader_election {
         None => None,
         Some(election) => tokio::select! {
             held = leader::acquire(client.clone(), election) => Some(held?),
-            () = &mut terminated => return Ok(()),
+            () = &mut terminated => {
+                if let Some(intake) = intake {
+                    intake.stop().await;
+                }
+                return Ok(());
+            }
         },
     };
     ctx.metrics.set_leader(true);
@@ -293,6 +304,10 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
     ctx.metrics.set_leader(false);
     if let Some(leadership) = leadership {
         leadership.release().await;
+    }
+    // What the /healer API accepted is written before the process exits.
+    if let Some(intake) = intake {
+        intake.stop().await;
     }
     if lost {
         return Err(

@@ -404,12 +404,17 @@ fn heal_run_cases() -> Vec<Case> {
         case(
             "healer with nothing set",
             vec![("/spec/healer", json!({}))],
-            &["healer must set exactly one of codeHealerApi, openAI or builtin"],
+            &["healer must set exactly one of codeHealerApi, openAI, builtin or tool"],
         ),
         case(
             "healer with two set",
             vec![("/spec/healer/builtin", json!({}))],
-            &["healer must set exactly one of codeHealerApi, openAI or builtin"],
+            &["healer must set exactly one of codeHealerApi, openAI, builtin or tool"],
+        ),
+        case(
+            "healer with a tool beside a service",
+            vec![("/spec/healer/tool", json!({"name": "aider"}))],
+            &["healer must set exactly one of codeHealerApi, openAI, builtin or tool"],
         ),
         case(
             "codeHealerApi url without a scheme",

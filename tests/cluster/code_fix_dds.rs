@@ -537,3 +537,126 @@ async fn rejected_expired_and_unknown_tool_orders_never_run() {
         "{stderr}"
     );
 }
+
+/// A HealRun `name` over this repository that fails at once (its healer is down at `healer`):
+/// the failed source a tool's order answers.
+fn failed_source(heal: &Heal, name: &str, healer: &str) -> String {
+    json!({"apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealRun", "metadata": {"name": name},
+           "spec": heal.spec(healer, json!({"maxCycles": 1}))})
+    .to_string()
+}
+
+/// An order for `tool` answering the failed HealRun `source`, allowed to change calc.py only.
+fn tool_order(name: &str, id: &str, source: &str, tool: &str) -> String {
+    let source = format!("HealRun/{source}");
+    human_order(
+        name,
+        id,
+        &["calc.py"],
+        json!({"tool": tool, "sourceDds": source, "goal": format!("Fix execution failure in {source}: add subtracts"),
+               "errorContext": {"originalDds": source, "errorMessage": "assert -1 == 5", "failedAt": "2026-11-22T10:00:00Z"}}),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_order_for_a_configured_tool_runs_its_image_over_the_checkout_and_only_a_diff_within_the_order_is_committed()
+{
+    use crate::support::node::publish_image;
+    let healer = format!("http://{}/api/heal", free_port());
+    let mut heal = Heal::new("cfd-tool", &logic_project(), Hold::default()).await;
+    grant_approvers(&heal);
+    // Three tools, as images with entrypoints: one fixes calc.py when given the task and its key,
+    // one also writes a file the order does not allow, one fails printing its key.
+    let image = |tool: &str| format!("kubeheal-test/{tool}-{}", heal.ns.name);
+    let write_fix = format!("cat > calc.py <<'PY'\n{LOGIC_FIXED}PY\n");
+    publish_image(
+        &image("fixer"),
+        &format!(
+            "case \"$KUBEHEAL_TASK\" in *'make add return the sum'*) ;; *) echo \"no task: $KUBEHEAL_TASK\" >&2; exit 2;; esac\n\
+             [ \"$MODEL_KEY\" = fixer-key-0123456789 ] || {{ echo 'no key' >&2; exit 3; }}\n{write_fix}"
+        ),
+    );
+    publish_image(
+        &image("sprawler"),
+        &format!("{write_fix}echo 'from setuptools import setup' > setup.py\n"),
+    );
+    publish_image(
+        &image("broken"),
+        "echo \"the model refused the key $MODEL_KEY\" >&2; exit 4\n",
+    );
+    for (tool, key) in [("fixer", "fixer-key-0123456789"), ("broken", "broken-key-9876543210")] {
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": format!("kubeheal-tool-{tool}")},
+                            "stringData": {"MODEL_KEY": key}});
+        apply(&heal, &secret.to_string());
+    }
+    let tools: Vec<String> = ["fixer", "sprawler", "broken"]
+        .iter()
+        .map(|t| format!("--tool={t}={}", image(t)))
+        .collect();
+    let mut flags = vec!["--allow-file-sources", "--allow-cluster-internal-healers"];
+    flags.extend(tools.iter().map(String::as_str));
+    heal.start_operator_with(&flags);
+    for source in ["src-fixer", "src-sprawler", "src-broken"] {
+        apply(&heal, &failed_source(&heal, source, &healer));
+    }
+    let orders_of = [
+        ("by-fixer", "DDS-FIX-20261123-001", "src-fixer", "fixer"),
+        ("by-sprawler", "DDS-FIX-20261123-002", "src-sprawler", "sprawler"),
+        ("by-broken", "DDS-FIX-20261123-003", "src-broken", "broken"),
+    ];
+    for (name, id, source, tool) in orders_of {
+        apply(&heal, &tool_order(name, id, source, tool));
+    }
+    for (name, ..) in orders_of {
+        wait_phase(&heal, name, CodeFixPhase::Proposed).await;
+        let out = kubeheal_as(&heal, "alice", &["approve", "cfd", name, "-n", &heal.ns.name]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    // The fixer's change is gated, committed with the order's trailers and verified by a build.
+    let order = wait_phase(&heal, "by-fixer", CodeFixPhase::Executed).await;
+    let execution = order.status.and_then(|s| s.execution).expect("an execution");
+    assert_eq!(execution.files_changed, ["calc.py"]);
+    let commit = execution.commit.expect("a commit");
+    assert_eq!(
+        heal.file_on_branch("kubeheal/by-fixer", "calc.py").trim_end(),
+        LOGIC_FIXED.trim_end()
+    );
+    let message = git(&heal.origin, &["log", "-1", "--format=%B", &commit]);
+    assert!(message.contains("Kubeheal-DDS: DDS-FIX-20261123-001"), "{message}");
+    assert!(message.contains("Approved-by: alice"), "{message}");
+    let runs: Api<HealRun> = Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let run = runs.get("by-fixer-exec").await.expect("the execution run");
+    let call = status(&run).cycles[0].healer_call.clone().expect("a healer call");
+    assert_eq!(call.healer, "fixer");
+
+    // The sprawler's diff leaves the order's paths: refused, nothing committed.
+    let order = wait_phase(&heal, "by-sprawler", CodeFixPhase::Failed).await;
+    let run = runs.get("by-sprawler-exec").await.expect("the execution run");
+    assert_eq!(
+        reason(&order),
+        "ConstraintViolated",
+        "{}",
+        serde_json::to_string_pretty(&run.status).unwrap_or_default()
+    );
+    let execution = order.status.and_then(|s| s.execution).expect("an execution");
+    assert!(
+        execution.constraint_violations.iter().any(|v| v.contains("setup.py")),
+        "{:?}",
+        execution.constraint_violations
+    );
+    assert_eq!(execution.commit, None);
+    assert!(heal.branch_log("kubeheal/by-sprawler").is_empty(), "nothing committed");
+
+    // The broken tool fails saying what it printed, with its key redacted everywhere.
+    let order = wait_phase(&heal, "by-broken", CodeFixPhase::Failed).await;
+    let run = runs.get("by-broken-exec").await.expect("the execution run");
+    let said = serde_json::to_string(&(&order.status, &run.status)).expect("json");
+    assert!(said.contains("the model refused the key"), "{said}");
+    assert!(!said.contains("broken-key-9876543210"), "the tool's key leaked: {said}");
+    let events = kubectl_text(&heal, &["get", "events", "-o", "json"]);
+    assert!(
+        !events.contains("broken-key-9876543210"),
+        "the tool's key leaked into an Event"
+    );
+}

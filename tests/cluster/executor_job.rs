@@ -82,6 +82,7 @@ async fn setup(test: &str, script: &str, image: &str, timeout: Duration) -> Setu
             secrets: vec!["s3cr3t-value-from-a-secret".into()],
         },
         container: Default::default(),
+        tool: None,
     };
     let node = run_node(client.clone(), ns.name.clone(), logs);
     Setup {

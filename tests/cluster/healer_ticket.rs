@@ -16,9 +16,16 @@ use crate::support::node::Hold;
 
 /// An operator serving the /healer API on loopback without a token.
 pub(crate) async fn intake(test: &str) -> (Heal, String) {
+    intake_with(test, &[]).await
+}
+
+/// [`intake`] with more operator `flags`.
+async fn intake_with(test: &str, flags: &[&str]) -> (Heal, String) {
     let mut heal = Heal::new(test, &logic_project(), Hold::default()).await;
     let addr = free_port().to_string();
-    heal.start_operator_with(&["--healer-listen", &addr, "--ingest-allow-anonymous"]);
+    let mut all = vec!["--healer-listen", &addr, "--ingest-allow-anonymous"];
+    all.extend_from_slice(flags);
+    heal.start_operator_with(&all);
     let base = format!("http://{addr}/healer");
     let deadline = Instant::now() + Duration::from_secs(60);
     while client().get(format!("{base}/health")).send().await.is_err() {
@@ -279,4 +286,58 @@ async fn errors_no_contract_can_fix_fail_at_once_with_a_diagnostic_and_bad_input
     .await;
     let c = ticket.status.and_then(|s| s.classification).expect("classified");
     assert_eq!((c.error_type.as_str(), c.priority), ("runtime_500", Priority::Critical));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_caller_past_its_rate_is_told_when_to_retry_and_what_was_accepted_survives_a_sigterm() {
+    // Two a second, so a burst of twenty.
+    let (mut heal, base) = intake_with("ticket-rate", &["--ingest-rate-limit", "2"]).await;
+    let http = client();
+    let mut accepted = 0;
+    let mut refusal = None;
+    for n in 0..30 {
+        let response = http
+            .post(format!("{base}/ingest"))
+            .json(&seed_error(&format!("r-{n}")))
+            .send()
+            .await
+            .expect("an answer");
+        match response.status().as_u16() {
+            202 => accepted += 1,
+            429 => {
+                let retry = response
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+                let body: Value = response.json().await.expect("JSON");
+                refusal = Some((retry, body));
+            }
+            other => panic!("ingest {n} answered {other}"),
+        }
+    }
+    // The burst, and perhaps a token or two refilled while the thirty went out.
+    assert!((20..=23).contains(&accepted), "{accepted} accepted");
+    let (retry, body) = refusal.expect("the caller was held to its rate");
+    assert!(retry.is_some_and(|s| (1..=2).contains(&s)), "Retry-After {retry:?}");
+    let detail = body["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("--ingest-rate-limit") && detail.contains("retry in"),
+        "{detail}"
+    );
+
+    // SIGTERM at once, before the half-second flush: what was accepted is written on the way out.
+    let stopped = heal
+        .operator
+        .as_mut()
+        .expect("the operator")
+        .terminate(Duration::from_secs(30));
+    assert!(stopped, "the operator stopped on SIGTERM");
+    let all = tickets(&heal).list(&ListParams::default()).await.expect("list");
+    assert_eq!(all.items.len(), 1, "one ticket");
+    let ticket = &all.items[0];
+    let occurrences = ticket.status.as_ref().map(|s| s.occurrences).unwrap_or_default();
+    assert_eq!(
+        occurrences as usize, accepted,
+        "every accepted ingest is counted, no refused one"
+    );
 }

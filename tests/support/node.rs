@@ -11,6 +11,10 @@
 //! - Images named `kubeheal-test/...` stand for what a real node would meet:
 //!   `kubeheal-test/missing` cannot be pulled (`ErrImagePull`), `kubeheal-test/oom` is killed for
 //!   memory (`OOMKilled`, 137) after running, `kubeheal-test/hang` runs until the Job's deadline.
+//! - A container without a command runs its image's entrypoint: the node's "registry" holds, for
+//!   each image a test publishes with [`publish_image`], the `sh` script that entrypoint is. It
+//!   runs in the container's `workingDir` (mapped to the local volumes) with its `env` and the
+//!   keys of the Secrets its `envFrom` names (optional ones may be missing), as a kubelet would.
 //!
 //! Everything else — Jobs, Pods, deadlines, failure policies, log proxying, ConfigMaps, owner
 //! references — is the real API server and kube-controller-manager.
@@ -20,7 +24,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
@@ -32,6 +36,22 @@ pub const NODE: &str = "kubeheal-test-node";
 pub type Logs = Arc<Mutex<HashMap<String, String>>>;
 
 static KUBELET: OnceLock<Logs> = OnceLock::new();
+
+/// Images that have an entrypoint, by name: the `sh` script the entrypoint runs.
+static IMAGES: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+
+/// Publishes `image` (a unique name per test) with an entrypoint that runs `script` under `sh`.
+pub fn publish_image(image: &str, script: &str) {
+    IMAGES
+        .get_or_init(Default::default)
+        .lock()
+        .expect("images")
+        .insert(image.to_owned(), script.to_owned());
+}
+
+fn entrypoint(image: &str) -> Option<String> {
+    IMAGES.get()?.lock().expect("images").get(image).cloned()
+}
 
 /// Starts the fake kubelet (once per test binary) and registers the Node that points at it.
 pub fn kubelet(plane: &'static ControlPlane) -> Logs {
@@ -224,9 +244,51 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
             }
         }
     }
+    let secrets: Api<Secret> = Api::namespaced(
+        config_maps.clone().into_client(),
+        &pod.metadata.namespace.clone().unwrap_or_default(),
+    );
+    let mut secret_env: HashMap<String, Vec<(String, String)>> = HashMap::new();
+    for container in init.iter().chain(&spec.containers) {
+        for name in container
+            .env_from
+            .iter()
+            .flatten()
+            .filter_map(|e| Some(e.secret_ref.as_ref()?.name.clone()))
+        {
+            let data = secrets
+                .get_opt(&name)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|s| s.data)
+                .unwrap_or_default();
+            let values = data
+                .into_iter()
+                .map(|(k, v)| (k, String::from_utf8_lossy(&v.0).into_owned()))
+                .collect();
+            secret_env.insert(name, values);
+        }
+    }
     let run = |container: &k8s_openapi::api::core::v1::Container| {
         let mut command = Command::new("sh");
-        command.args(&container.command.as_ref().expect("a command")[1..]);
+        match &container.command {
+            Some(cmd) => command.args(&cmd[1..]),
+            None => command
+                .arg("-c")
+                .arg(entrypoint(container.image.as_deref().unwrap_or_default()).expect("the image is published")),
+        };
+        if let Some(dir) = &container.working_dir {
+            command.current_dir(workspace.join(dir.trim_start_matches("/workspace").trim_start_matches('/')));
+        }
+        for name in container
+            .env_from
+            .iter()
+            .flatten()
+            .filter_map(|e| Some(e.secret_ref.as_ref()?.name.clone()))
+        {
+            command.envs(secret_env.get(&name).into_iter().flatten().map(|(k, v)| (k, v)));
+        }
         for env in container.env.iter().flatten() {
             if let Some(value) = &env.value {
                 command.env(&env.name, value);
@@ -239,29 +301,45 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
             .env("KUBEHEAL_ARTIFACTS", workspace.join("artifacts"));
         command.output().expect("the container's command runs")
     };
-    let fetch = run(&init[0]);
-    if !fetch.status.success() {
+    // What the kubelet serves as the Pod's log: the last container that ran.
+    let keep_log = |out: &std::process::Output| {
         logs.lock().expect("logs").insert(
             pod.metadata.name.clone().unwrap_or_default(),
-            String::from_utf8_lossy(&fetch.stderr).into_owned(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
         );
-        return json!({"phase": "Failed", "initContainerStatuses": [container_status("fetch", &fetch_image, terminated(fetch.status.code().unwrap_or(1), "Error"))],
-                      "containerStatuses": [container_status("build", &image, json!({"waiting": {"reason": "PodInitializing"}}))]});
+    };
+    // The init containers in order; the first that fails fails the Pod.
+    let mut init_statuses = Vec::new();
+    for container in &init {
+        let out = run(container);
+        let init_image = container.image.clone().unwrap_or_default();
+        if !out.status.success() {
+            keep_log(&out);
+            init_statuses.push(container_status(
+                &container.name,
+                &init_image,
+                terminated(out.status.code().unwrap_or(1), "Error"),
+            ));
+            return json!({"phase": "Failed", "initContainerStatuses": init_statuses,
+                          "containerStatuses": [container_status("build", &image, json!({"waiting": {"reason": "PodInitializing"}}))]});
+        }
+        init_statuses.push(container_status(
+            &container.name,
+            &init_image,
+            terminated(0, "Completed"),
+        ));
     }
     let out = run(&build);
-    logs.lock().expect("logs").insert(
-        pod.metadata.name.clone().unwrap_or_default(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    );
+    keep_log(&out);
     let (code, reason) = match (image.as_str(), out.status.code().unwrap_or(1)) {
         ("kubeheal-test/oom", _) => (137, "OOMKilled"),
         (_, 0) => (0, "Completed"),
         (_, code) => (code, "Error"),
     };
-    json!({"phase": if code == 0 { "Succeeded" } else { "Failed" }, "initContainerStatuses": fetch_ok(),
+    json!({"phase": if code == 0 { "Succeeded" } else { "Failed" }, "initContainerStatuses": init_statuses,
            "containerStatuses": [container_status("build", &image, terminated(code, reason))]})
 }
