@@ -1,7 +1,9 @@
 //! The one write of an ingested error, for both doors — the operator's `POST /healer/ingest`
 //! and `kubeheal ticket ingest`: create the ticket under its fingerprint's name if it is new,
 //! then add the occurrences to its status with the object's resourceVersion, so writers that
-//! count the same error at the same time add up instead of overwriting each other.
+//! count the same error at the same time add up instead of overwriting each other. An error that
+//! comes back after its ticket's fix was applied is filed as a recurrence (`<name>-r2`, …),
+//! linked by `status.recurrenceOf`, not counted on the closed ticket.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +15,7 @@ use serde_json::json;
 
 use crate::api::healer_ticket::{HealerTicket, HealerTicketSpec};
 use crate::api::shared::MANAGED_BY;
+use crate::core::healer_ticket::{next_recurrence, recurs_after};
 use crate::core::ticket_api::INGESTED;
 
 /// Occurrences of one error not yet written: how many, first and last seen.
@@ -76,29 +79,44 @@ impl RecordError {
 }
 
 /// Creates ticket `name` from `spec` if it is new, then adds `seen` to its occurrences with the
-/// object's resourceVersion (a conflict reads it again); returns the ticket as written.
+/// object's resourceVersion (a conflict reads it again); returns the ticket as written. When
+/// `name`'s fix was applied before `seen`, the occurrences go to its recurrence instead.
 pub async fn record(
     api: &Api<HealerTicket>,
-    name: &str,
+    first: &str,
     spec: &HealerTicketSpec,
     seen: Occurrences,
 ) -> Result<HealerTicket, RecordError> {
-    for _ in 0..8 {
-        let current = match api.get_opt(name).await.map_err(|e| RecordError::of(name, e))? {
+    let mut name = first.to_owned();
+    let mut recurrence_of: Option<String> = None;
+    let mut conflicts = 0;
+    while conflicts < 8 {
+        let current = match api.get_opt(&name).await.map_err(|e| RecordError::of(&name, e))? {
+            Some(ticket) if recurs_after(ticket.status.as_ref(), seen.last) => match next_recurrence(first, &name) {
+                Some(next) => {
+                    recurrence_of = Some(std::mem::replace(&mut name, next));
+                    continue;
+                }
+                // Past the last recurrence kubeheal files, the last one counts them.
+                None => ticket,
+            },
             Some(ticket) => ticket,
             None => {
-                let mut ticket = HealerTicket::new(name, spec.clone());
+                let mut ticket = HealerTicket::new(&name, spec.clone());
                 ticket.metadata.annotations = Some(BTreeMap::from([(INGESTED.to_owned(), "true".to_owned())]));
                 ticket.metadata.labels = Some(BTreeMap::from([(MANAGED_BY.0.to_owned(), MANAGED_BY.1.to_owned())]));
                 match api.create(&PostParams::default(), &ticket).await {
                     Ok(created) => created,
-                    Err(kube::Error::Api(e)) if e.code == 409 => continue,
-                    Err(e) => return Err(RecordError::of(name, e)),
+                    Err(kube::Error::Api(e)) if e.code == 409 => {
+                        conflicts += 1;
+                        continue;
+                    }
+                    Err(e) => return Err(RecordError::of(&name, e)),
                 }
             }
         };
         let status = current.status.clone().unwrap_or_default();
-        let patch = json!({
+        let mut patch = json!({
             "metadata": {"resourceVersion": current.resource_version()},
             "status": {
                 "occurrences": status.occurrences.saturating_add(seen.count),
@@ -106,15 +124,21 @@ pub async fn record(
                 "lastSeen": Time(status.last_seen.as_ref().map_or(seen.last, |t| t.0.max(seen.last))),
             }
         });
+        if let Some(previous) = &recurrence_of
+            && status.recurrence_of.is_none()
+        {
+            patch["status"]["recurrenceOf"] = json!(previous);
+        }
         match api
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
         {
             Ok(written) => return Ok(written),
-            Err(kube::Error::Api(e)) if e.code == 409 => continue,
-            Err(e) => return Err(RecordError::of(name, e)),
+            Err(kube::Error::Api(e)) if e.code == 409 => conflicts += 1,
+            Err(e) => return Err(RecordError::of(&name, e)),
         }
     }
+    let name = first;
     Err(RecordError::Failed(format!(
         "ticket {name} kept changing while its occurrences were written"
     )))

@@ -157,6 +157,9 @@ pub struct HealerTicketStatus {
     /// When the error was last reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_seen: Option<Time>,
+    /// The ticket whose applied fix this error came back after: this one is its recurrence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recurrence_of: Option<String>,
     /// The proposed fix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<TicketProposal>,

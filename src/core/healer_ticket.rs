@@ -640,6 +640,29 @@ pub fn ticket_name(fingerprint: &str) -> String {
     format!("ht-{digits}")
 }
 
+/// Most recurrences of one error filed as tickets of their own (`ht-…-r2` to `ht-…-r100`); later
+/// ones are counted on the last.
+pub const MAX_RECURRENCES: u32 = 100;
+
+/// Whether occurrences last seen at `last` re-open `ticket` as a recurrence: its fix was applied
+/// before them, so the error came back. A ticket that failed or was rejected still stands for
+/// the error (no fix was made), and counts them.
+pub fn recurs_after(status: Option<&HealerTicketStatus>, last: Timestamp) -> bool {
+    status.is_some_and(|s| {
+        s.phase == Some(TicketPhase::Applied) && s.resolved_at.as_ref().is_none_or(|resolved| last > resolved.0)
+    })
+}
+
+/// The name the recurrence after ticket `current` is filed under: `<first>-r2`, `-r3`, …, or
+/// `None` past [`MAX_RECURRENCES`]. Deterministic, so replicas agree.
+pub fn next_recurrence(first: &str, current: &str) -> Option<String> {
+    let n = match current.strip_prefix(first).and_then(|r| r.strip_prefix("-r")) {
+        Some(n) => n.parse::<u32>().ok()? + 1,
+        None => 2,
+    };
+    (n <= MAX_RECURRENCES).then(|| format!("{first}-r{n}"))
+}
+
 /// Queue order: CRITICAL → HIGH → MEDIUM → LOW, FIFO by creation time within a priority, then name.
 pub fn queue_key(priority: Priority, created: Timestamp, name: &str) -> (u8, Timestamp, String) {
     let order = match priority {

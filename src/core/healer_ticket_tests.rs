@@ -1220,3 +1220,40 @@ fn the_queue_takes_priority_then_age_then_name() {
         [0, 1, 2, 3]
     );
 }
+
+#[test]
+fn an_error_back_after_its_fix_was_applied_is_a_recurrence_and_a_failed_or_rejected_ticket_keeps_counting() {
+    let at = |s: i64| Timestamp::from_second(1_800_000_000 + s).expect("a time");
+    let ended = |phase: TicketPhase, resolved: Option<i64>| HealerTicketStatus {
+        phase: Some(phase),
+        resolved_at: resolved.map(|s| Time(at(s))),
+        ..HealerTicketStatus::default()
+    };
+    assert!(recurs_after(Some(&ended(TicketPhase::Applied, Some(10))), at(11)));
+    assert!(
+        !recurs_after(Some(&ended(TicketPhase::Applied, Some(10))), at(10)),
+        "seen before the fix, not after it"
+    );
+    assert!(recurs_after(Some(&ended(TicketPhase::Applied, None)), at(0)));
+    for phase in [
+        TicketPhase::Failed,
+        TicketPhase::Rejected,
+        TicketPhase::Queued,
+        TicketPhase::Proposed,
+    ] {
+        assert!(!recurs_after(Some(&ended(phase, Some(10))), at(11)), "{phase:?}");
+    }
+    assert!(!recurs_after(None, at(11)), "a new ticket");
+
+    assert_eq!(next_recurrence("ht-0123", "ht-0123").as_deref(), Some("ht-0123-r2"));
+    assert_eq!(next_recurrence("ht-0123", "ht-0123-r2").as_deref(), Some("ht-0123-r3"));
+    assert_eq!(
+        next_recurrence("ht-0123", "ht-0123-r99").as_deref(),
+        Some("ht-0123-r100")
+    );
+    assert_eq!(
+        next_recurrence("ht-0123", "ht-0123-r100"),
+        None,
+        "the last one counts the rest"
+    );
+}

@@ -189,6 +189,7 @@ pub fn describe(ticket: &HealerTicket) -> Value {
         "last_seen": status.last_seen,
         "resolved_at": status.resolved_at,
         "resolution_note": status.resolution_note.map(|n| redact(&n, &[]).0),
+        "recurrence_of": status.recurrence_of,
     })
 }
 

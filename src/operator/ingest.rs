@@ -38,6 +38,7 @@ use serde_json::{Value, json};
 use tracing::{info, warn};
 
 use crate::api::healer_ticket::{HealerTicket, HealerTicketSpec, TicketPhase};
+use crate::core::healer_ticket::{next_recurrence, recurs_after};
 use crate::core::ticket_api::{Filters, describe, ingest_spec, listing, phase_name, summary, ticket_id};
 use crate::healer::server::{ServerConfig, serve_app};
 use crate::intake::{Occurrences, record};
@@ -302,16 +303,28 @@ async fn ingest(
             }
         }
     }
-    let phase = shared
-        .tickets
-        .get(&reflector::ObjectRef::new(&name).within(&shared.settings.namespace))
-        .and_then(|t| t.status.as_ref().and_then(|s| s.phase))
-        .unwrap_or(TicketPhase::Queued);
+    let (id, phase) = filed_under(&shared, &name, now);
     (
         StatusCode::ACCEPTED,
-        Json(json!({"ticket_id": name, "status": phase_name(phase)})),
+        Json(json!({"ticket_id": id, "status": phase_name(phase)})),
     )
         .into_response()
+}
+
+/// The ticket an occurrence of `first`'s error at `now` is counted on, as the watch cache knows
+/// it: `first`, or its open recurrence when fixes were applied before (see `intake::record`).
+fn filed_under(shared: &Shared, first: &str, now: Timestamp) -> (String, TicketPhase) {
+    let mut name = first.to_owned();
+    loop {
+        let status = shared
+            .tickets
+            .get(&reflector::ObjectRef::new(&name).within(&shared.settings.namespace))
+            .and_then(|t| t.status.clone());
+        match next_recurrence(first, &name) {
+            Some(next) if recurs_after(status.as_ref(), now) => name = next,
+            _ => return (name, status.and_then(|s| s.phase).unwrap_or(TicketPhase::Queued)),
+        }
+    }
 }
 
 /// Writes the counts every [`FLUSH_EVERY`] until `stopped`, then once more.

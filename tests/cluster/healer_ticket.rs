@@ -341,3 +341,60 @@ async fn one_caller_past_its_rate_is_told_when_to_retry_and_what_was_accepted_su
         "every accepted ingest is counted, no refused one"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_error_back_after_its_fix_was_applied_opens_a_linked_recurrence_instead_of_counting_on_the_closed_ticket() {
+    let (heal, base) = intake("ticket-recurs").await;
+    let (code, answer) = post(&base, &seed_error("1")).await;
+    assert_eq!(code, 202, "{answer}");
+    let first = answer["ticket_id"].as_str().expect("an id").to_owned();
+    wait_ticket(&heal, &first, "queued once", |t| {
+        t.status
+            .as_ref()
+            .is_some_and(|s| s.phase == Some(TicketPhase::Queued) && s.occurrences == 1)
+    })
+    .await;
+    // Its fix is applied (as the fixing half of the pipeline records it).
+    let applied = json!({"status": {"phase": "Applied", "resolvedAt": k8s_openapi::jiff::Timestamp::now().to_string(),
+                                    "resolutionNote": "resolution made required"}});
+    tickets(&heal)
+        .patch_status(
+            &first,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&applied),
+        )
+        .await
+        .expect("the ticket is applied");
+    wait_ticket(&heal, &first, "applied in the watch cache", |t| {
+        t.status.as_ref().and_then(|s| s.phase) == Some(TicketPhase::Applied)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+
+    // The same error again: filed as the ticket's recurrence, linked, and counted there.
+    let recurrence = format!("{first}-r2");
+    for n in 2..=4 {
+        let (code, answer) = post(&base, &seed_error(&n.to_string())).await;
+        assert_eq!(code, 202, "{answer}");
+        if n > 2 {
+            assert_eq!(answer["ticket_id"], recurrence.as_str(), "{answer}");
+        }
+    }
+    let ticket = wait_ticket(&heal, &recurrence, "a queued recurrence counted three times", |t| {
+        t.status
+            .as_ref()
+            .is_some_and(|s| s.phase == Some(TicketPhase::Queued) && s.occurrences == 3)
+    })
+    .await;
+    let status = ticket.status.expect("a status");
+    assert_eq!(status.recurrence_of.as_deref(), Some(first.as_str()));
+    let closed = tickets(&heal).get(&first).await.expect("the first ticket");
+    let closed = closed.status.expect("a status");
+    assert_eq!(
+        (closed.phase, closed.occurrences),
+        (Some(TicketPhase::Applied), 1),
+        "the closed ticket is not counted"
+    );
+    let shown = get_json(format!("{base}/tickets/{recurrence}")).await;
+    assert_eq!(shown["recurrence_of"], first.as_str(), "{shown}");
+}

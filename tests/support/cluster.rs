@@ -70,7 +70,7 @@ static CONTROL_PLANE: OnceLock<Result<ControlPlane, String>> = OnceLock::new();
 /// [`chart_test_values`]) applied in [`RELEASE_NAMESPACE`] with its approval policy enforced. Panics with the reason when it cannot start: a cluster test
 /// never passes by skipping.
 pub fn control_plane() -> &'static ControlPlane {
-    match CONTROL_PLANE.get_or_init(ControlPlane::start) {
+    match CONTROL_PLANE.get_or_init(ControlPlane::start_retrying) {
         Ok(plane) => plane,
         Err(reason) => panic!("the test control plane could not start: {reason}"),
     }
@@ -87,9 +87,35 @@ pub struct ControlPlane {
 }
 
 impl ControlPlane {
-    fn start() -> Result<Self, String> {
+    /// [`ControlPlane::start`], again (up to three times, in a new folder) when a server could not
+    /// bind its port: ports are picked free and bound a moment later by etcd or kube-apiserver,
+    /// and another process on the machine may take one in between. Any other failure is final.
+    fn start_retrying() -> Result<Self, String> {
+        let mut reasons = Vec::new();
+        for attempt in 1..=3 {
+            let mut started = Vec::new();
+            match Self::start(attempt, &mut started) {
+                Ok(plane) => return Ok(plane),
+                Err(reason) => {
+                    for process in &mut started {
+                        process.kill();
+                    }
+                    if !reason.contains("address already in use") {
+                        return Err(reason);
+                    }
+                    eprintln!("the control plane lost a port to another process (attempt {attempt}); starting again");
+                    reasons.push(reason);
+                }
+            }
+        }
+        Err(reasons.join("\n"))
+    }
+
+    /// Starts etcd and kube-apiserver (each pushed on `started` as soon as it runs, so that a
+    /// failed start can be stopped) and installs the CRDs and the chart.
+    fn start(attempt: u32, started: &mut Vec<Process>) -> Result<Self, String> {
         let assets = assets_dir()?;
-        let dir = std::env::temp_dir().join(format!("kubeheal-cp-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("kubeheal-cp-{}-{attempt}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
 
         let pki = Pki::generate(&dir)?;
@@ -122,6 +148,7 @@ impl ControlPlane {
             ]),
             Some(&dir),
         )?;
+        started.push(etcd);
 
         let secure_port = free_port()?;
         let server = format!("https://127.0.0.1:{secure_port}");
@@ -154,6 +181,7 @@ impl ControlPlane {
             ]),
             None,
         )?;
+        started.push(apiserver);
 
         let kubeconfig = dir.join("kubeconfig");
         write(&kubeconfig, &kubeconfig_yaml(&server, &pki.ca_cert, ADMIN_TOKEN))?;
@@ -163,13 +191,20 @@ impl ControlPlane {
             assets,
             kubeconfig,
             server,
-            processes: Mutex::new(vec![etcd, apiserver]),
+            processes: Mutex::new(std::mem::take(started)),
             controller_manager: Mutex::new(None),
         };
-        plane.wait_ready()?;
-        plane.install_crds()?;
-        plane.install_chart()?;
-        Ok(plane)
+        let installed = plane
+            .wait_ready()
+            .and_then(|()| plane.install_crds())
+            .and_then(|()| plane.install_chart());
+        match installed {
+            Ok(()) => Ok(plane),
+            Err(reason) => {
+                *started = plane.processes.into_inner().unwrap_or_else(|e| e.into_inner());
+                Err(reason)
+            }
+        }
     }
 
     /// Polls `/readyz` until the API server answers; fails at once when a server process exits.
