@@ -11,6 +11,7 @@
 //! - `redact`: the one rule for what secrets look like, applied wherever text leaves;
 //! - `healer_ticket`: a HealerTicket's intake — classification, fingerprint, name, queue order.
 //! - `ticket_api`: seed 004's API over tickets (ingest body, name, description, filters, status summary);
+//! - `ticket_page`: the same tickets as HTML pages (list and detail, everything escaped);
 //! - `notify`: the payloads announcing a ticket's transitions (Slack, Discord, Teams, JSON).
 
 pub mod code_fix_dds;
@@ -26,3 +27,4 @@ pub mod proposal;
 pub mod redact;
 pub mod step;
 pub mod ticket_api;
+pub mod ticket_page;

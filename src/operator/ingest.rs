@@ -1,7 +1,7 @@
 //! Seed 004's HTTP API on the operator's `--healer-listen` (default `0.0.0.0:8083`): errors come
 //! in at `POST /healer/ingest` and become HealerTickets; `GET /healer/health`, `/healer/status`,
 //! `/healer/tickets` and `/healer/tickets/{id}` read them from a watch cache, never one API call
-//! per request.
+//! per request, and so do the pages `/healer/view` and `/healer/tickets/{id}/view`.
 //!
 //! An ingest never waits on the API server: the report is validated, classified and
 //! fingerprinted here, counted in memory under its ticket's name, and answered at once; a writer
@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures::StreamExt;
@@ -40,6 +40,7 @@ use tracing::{info, warn};
 use crate::api::healer_ticket::{HealerTicket, HealerTicketSpec, TicketPhase};
 use crate::core::healer_ticket::{next_recurrence, recurs_after};
 use crate::core::ticket_api::{Filters, describe, ingest_spec, listing, phase_name, summary, ticket_id};
+use crate::core::ticket_page::{list_page, ticket_page};
 use crate::healer::server::{ServerConfig, serve_app};
 use crate::intake::{Occurrences, record};
 
@@ -184,6 +185,8 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, S
         .route("/healer/status", get(status))
         .route("/healer/tickets", get(list))
         .route("/healer/tickets/{id}", get(show))
+        .route("/healer/view", get(list_view))
+        .route("/healer/tickets/{id}/view", get(show_view))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(tower_http::timeout::RequestBodyDeadlineLayer::new(
             config.body_read_timeout,
@@ -408,6 +411,43 @@ async fn show(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(id): P
         .get(&reflector::ObjectRef::new(&id).within(&shared.settings.namespace))
     {
         Some(ticket) => Json(describe(&ticket)).into_response(),
+        None => refuse(StatusCode::NOT_FOUND, format!("no ticket {id:?}")),
+    }
+}
+
+/// An HTML page with headers that keep a browser from running or loading anything in it: the
+/// page has no script, and an error text that slipped through would still not run.
+fn html_page(html: String) -> Response {
+    (
+        [
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+            ),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "no-referrer"),
+        ],
+        Html(html),
+    )
+        .into_response()
+}
+
+async fn list_view(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if let Some(refusal) = refused(&shared, &headers) {
+        return refusal;
+    }
+    html_page(list_page(&listing(&mut ours(&shared), &Filters::default())))
+}
+
+async fn show_view(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    if let Some(refusal) = refused(&shared, &headers) {
+        return refusal;
+    }
+    match shared
+        .tickets
+        .get(&reflector::ObjectRef::new(&id).within(&shared.settings.namespace))
+    {
+        Some(ticket) => html_page(ticket_page(&ticket)),
         None => refuse(StatusCode::NOT_FOUND, format!("no ticket {id:?}")),
     }
 }

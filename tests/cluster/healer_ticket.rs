@@ -398,3 +398,77 @@ async fn an_error_back_after_its_fix_was_applied_opens_a_linked_recurrence_inste
     let shown = get_json(format!("{base}/tickets/{recurrence}")).await;
     assert_eq!(shown["recurrence_of"], first.as_str(), "{shown}");
 }
+
+/// Debian's `chromium`, headless, with a profile of its own; its stdout. A machine without it
+/// fails the test saying how to get it (`.ci/run` installs it).
+fn chromium(profile: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("Debian's chromium runs (apt-get install chromium; .ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "chromium {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_ticket_pages_open_in_a_real_headless_chromium_and_a_hostile_error_is_shown_not_run() {
+    let (heal, base) = intake("ticket-page").await;
+    let mut hostile = seed_error("1");
+    hostile["error"] =
+        json!("KeyError: '<script>document.title=\"pwned\"</script><img src=x onerror=\"document.title='img'\">'");
+    let (code, answer) = post(&base, &hostile).await;
+    assert_eq!(code, 202, "{answer}");
+    let id = answer["ticket_id"].as_str().expect("an id").to_owned();
+    wait_ticket(&heal, &id, "classified", |t| {
+        t.status
+            .as_ref()
+            .is_some_and(|s| s.classification.is_some() && s.occurrences == 1)
+    })
+    .await;
+    let described = get_json(format!("{base}/tickets/{id}")).await;
+    let error_type = described["error_type"].as_str().expect("an error type").to_owned();
+    // The watch cache behind the pages may lag the API server by a moment.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    let profile = heal.work.path().join("chromium");
+    let page = format!("{base}/tickets/{id}/view");
+    let dom = chromium(&profile, &["--dump-dom", &page]);
+    assert!(
+        dom.contains(&format!("<title>Ticket {id}</title>")),
+        "the hostile error's script ran or the page is not the ticket's:\n{dom}"
+    );
+    assert!(dom.contains("&lt;script&gt;document.title="), "{dom}");
+    assert!(
+        !dom.contains("<script") && !dom.contains("<img"),
+        "an element came from the error text:\n{dom}"
+    );
+    for shown in [
+        error_type.as_str(),
+        "Stack trace",
+        "backend/routes/tickets.py",
+        "1 times",
+    ] {
+        assert!(dom.contains(shown), "the page does not show {shown:?}:\n{dom}");
+    }
+    let shot = heal.work.path().join("ticket.png");
+    chromium(
+        &profile,
+        &[
+            &format!("--screenshot={}", shot.display()),
+            "--window-size=412,915",
+            &page,
+        ],
+    );
+    let png = std::fs::read(&shot).expect("the screenshot");
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 4096, "{} bytes", png.len());
+
+    let list = chromium(&profile, &["--dump-dom", &format!("{base}/view")]);
+    assert!(list.contains(&format!(r#"href="tickets/{id}/view""#)), "{list}");
+    assert!(list.contains("1 ticket,"), "{list}");
+}

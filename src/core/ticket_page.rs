@@ -1,0 +1,175 @@
+//! The ticket pages of seed 004's `/healer` API: `/healer/view` (every ticket, in queue order)
+//! and `/healer/tickets/{id}/view` (one ticket: the error, its stack trace, the classification,
+//! its occurrences, how it ended). Self-contained HTML with inline styles and no script, readable
+//! on a phone. Error texts come from applications and are untrusted: maud escapes every value
+//! it interpolates, and everything shown is redacted first (as in [`describe`]).
+
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+use serde_json::Value;
+
+use crate::api::healer_ticket::HealerTicket;
+use crate::core::redact::redact;
+use crate::core::ticket_api::describe;
+
+const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:60rem;padding:1rem;color:#1b1f24}\
+h1{font-size:1.3rem;word-break:break-all}h2{font-size:1.05rem;margin-top:1.5rem}\
+table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #d0d7de;vertical-align:top}\
+th{color:#57606a;font-weight:600;white-space:nowrap}pre{background:#f6f8fa;padding:.75rem;overflow-x:auto;white-space:pre-wrap;word-break:break-word}\
+.phase{display:inline-block;padding:.1rem .5rem;border-radius:1rem;background:#ddf4ff;font-weight:600}\
+.failed,.rejected{background:#ffebe9}.applied{background:#dafbe1}.critical{color:#cf222e;font-weight:600}\
+.scroll{overflow-x:auto}a{color:#0969da}";
+
+fn page(title: &str, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body { (body) }
+        }
+    }
+    .into_string()
+}
+
+/// A described field as text (`—` when absent).
+fn text(value: &Value) -> String {
+    match value {
+        Value::Null => "—".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The list page: one row per ticket of `described` (as [`describe`] gives them, in queue order).
+pub fn list_page(described: &[Value]) -> String {
+    let body = html! {
+        h1 { "Error tickets" }
+        p {
+            (described.len()) @if described.len() == 1 { " ticket" } @else { " tickets" }
+            ", most urgent first. " a href="status" { "Summary (JSON)" }
+        }
+        div.scroll {
+            table {
+                tr { th { "Ticket" } th { "Status" } th { "Priority" } th { "Error type" } th { "Contract" } th { "Seen" } th { "Last seen" } }
+                @for ticket in described {
+                    @let id = text(&ticket["id"]);
+                    @let priority = text(&ticket["priority"]);
+                    tr {
+                        td { a href={ "tickets/" (id) "/view" } { (id) } }
+                        td { span class={ "phase " (text(&ticket["status"])) } { (text(&ticket["status"])) } }
+                        td class=(priority) { (priority) }
+                        td { (text(&ticket["error_type"])) }
+                        td { (text(&ticket["contract_fqn"])) }
+                        td { (text(&ticket["occurrences"])) }
+                        td { (text(&ticket["last_seen"])) }
+                    }
+                }
+            }
+        }
+    };
+    page("Error tickets", body)
+}
+
+/// The page of one ticket.
+pub fn ticket_page(ticket: &HealerTicket) -> String {
+    let d = describe(ticket);
+    let id = text(&d["id"]);
+    let stacktrace = ticket.spec.stacktrace.as_deref().map(|s| redact(s, &[]).0);
+    let status = text(&d["status"]);
+    let body = html! {
+        p { a href="../../view" { "← all tickets" } }
+        h1 { "Ticket " (id) }
+        p { span class={ "phase " (status) } { (status) } " " (text(&d["resolution_note"])) }
+        h2 { "Error" }
+        pre { (text(&d["raw_error"])) }
+        @if let Some(trace) = &stacktrace {
+            h2 { "Stack trace" }
+            pre { (trace) }
+        }
+        h2 { "Classification" }
+        table {
+            tr { th { "Error type" } td { (text(&d["error_type"])) } }
+            tr { th { "Tier" } td { (text(&d["tier"])) } }
+            tr { th { "Fixable by" } td { (text(&d["fixable_by"])) } }
+            tr { th { "Priority" } td class=(text(&d["priority"])) { (text(&d["priority"])) } }
+            tr { th { "Source" } td { (text(&d["source"])) } }
+            tr { th { "Contract" } td { (text(&d["contract_fqn"])) } }
+            tr { th { "Fingerprint" } td { code { (text(&d["fingerprint"])) } } }
+        }
+        h2 { "Occurrences" }
+        table {
+            tr { th { "Seen" } td { (text(&d["occurrences"])) " times" } }
+            tr { th { "First" } td { (text(&d["first_seen"])) } }
+            tr { th { "Last" } td { (text(&d["last_seen"])) } }
+            @if let Some(previous) = d["recurrence_of"].as_str() {
+                tr { th { "Recurrence of" } td { a href={ "../" (previous) "/view" } { (previous) } } }
+            }
+        }
+        @if let Some(context) = d["context"].as_object().filter(|c| !c.is_empty()) {
+            h2 { "Context" }
+            table {
+                @for (key, value) in context {
+                    tr { th { (key) } td { (text(value)) } }
+                }
+            }
+        }
+        h2 { "Proposal" }
+        @if d["proposal"].is_null() {
+            p { "No fix has been proposed for this ticket." }
+        } @else {
+            pre { (serde_json::to_string_pretty(&d["proposal"]).unwrap_or_default()) }
+        }
+    };
+    page(&format!("Ticket {id}"), body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::healer_ticket::{HealerTicketSpec, HealerTicketStatus, TicketPhase};
+
+    fn hostile() -> HealerTicket {
+        let spec: HealerTicketSpec = serde_json::from_value(serde_json::json!({
+            "source": "runtime",
+            "target": {"contractFqn": "entity/helpdesk/<b>ticket</b>"},
+            "error": "KeyError: '<script>alert(1)</script>' token=ghp_abcdefghijklmnopqrstuvwxyz0123456789AB",
+            "stacktrace": "File \"app.py\", line 3\n<img src=x onerror=alert(2)>",
+            "context": {"<i>path</i>": "/tickets/\"><svg onload=alert(3)>"}
+        }))
+        .expect("a spec");
+        let mut ticket = HealerTicket::new("ht-0123456789abcdef", spec);
+        ticket.status = Some(HealerTicketStatus {
+            phase: Some(TicketPhase::Queued),
+            occurrences: 3,
+            recurrence_of: Some("ht-0123456789abcdef".into()),
+            ..HealerTicketStatus::default()
+        });
+        ticket
+    }
+
+    #[test]
+    fn what_an_application_sent_is_text_on_the_page_and_its_secrets_are_redacted() {
+        let page = ticket_page(&hostile());
+        for raw in ["<script>", "<img", "<svg", "<b>", "<i>"] {
+            assert!(!page.contains(raw), "{raw} reached the page unescaped:\n{page}");
+        }
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{page}");
+        assert!(page.contains("&lt;img src=x onerror=alert(2)&gt;"), "{page}");
+        assert!(!page.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"));
+        assert!(page.contains("[REDACTED:"));
+        assert!(page.contains("3 times"));
+        assert!(page.contains(r#"href="../ht-0123456789abcdef/view""#));
+    }
+
+    #[test]
+    fn the_list_links_every_ticket_to_its_page() {
+        let described = vec![describe(&hostile())];
+        let page = list_page(&described);
+        assert!(page.contains(r#"href="tickets/ht-0123456789abcdef/view""#), "{page}");
+        assert!(page.contains("1 ticket,") && !page.contains("<b>"), "{page}");
+    }
+}
