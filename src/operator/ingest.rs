@@ -402,17 +402,27 @@ async fn list(State(shared): State<Arc<Shared>>, headers: HeaderMap, Query(filte
     Json(Value::Array(tickets)).into_response()
 }
 
-async fn show(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    if let Some(refusal) = refused(&shared, &headers) {
+/// Ticket `id` of the namespace shown by `render`, for a caller with the token; else the refusal.
+fn one_ticket(
+    shared: &Shared,
+    headers: &HeaderMap,
+    id: &str,
+    render: impl FnOnce(&HealerTicket) -> Response,
+) -> Response {
+    if let Some(refusal) = refused(shared, headers) {
         return refusal;
     }
     match shared
         .tickets
-        .get(&reflector::ObjectRef::new(&id).within(&shared.settings.namespace))
+        .get(&reflector::ObjectRef::new(id).within(&shared.settings.namespace))
     {
-        Some(ticket) => Json(describe(&ticket)).into_response(),
+        Some(ticket) => render(&ticket),
         None => refuse(StatusCode::NOT_FOUND, format!("no ticket {id:?}")),
     }
+}
+
+async fn show(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    one_ticket(&shared, &headers, &id, |t| Json(describe(t)).into_response())
 }
 
 /// An HTML page with headers that keep a browser from running or loading anything in it: the
@@ -440,16 +450,7 @@ async fn list_view(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Res
 }
 
 async fn show_view(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    if let Some(refusal) = refused(&shared, &headers) {
-        return refusal;
-    }
-    match shared
-        .tickets
-        .get(&reflector::ObjectRef::new(&id).within(&shared.settings.namespace))
-    {
-        Some(ticket) => html_page(ticket_page(&ticket)),
-        None => refuse(StatusCode::NOT_FOUND, format!("no ticket {id:?}")),
-    }
+    one_ticket(&shared, &headers, &id, |t| html_page(ticket_page(t)))
 }
 
 /// Seed 004's `/healer/status`: counts by phase, success rate per tier (applied among the
