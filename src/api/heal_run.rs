@@ -35,6 +35,9 @@ use super::shared::{BugReport, GitSource, HealerSpec, RunEnvelope};
 #[x_kube(validation = Rule::new("has(oldSelf.ddsId) == has(self.ddsId) && (!has(self.ddsId) || self.ddsId == oldSelf.ddsId)")
     .message("ddsId cannot be set, changed or removed after creation: create a new HealRun for another DDS")
     .field_path(".ddsId"))]
+#[x_kube(validation = Rule::new("!has(self.healer) || !has(self.healer.tool) || has(self.workOrder)")
+    .message("healer.tool runs an approved work order's tool: only the run kubeheal's operator creates to execute a CodeFixDDS (spec.workOrder) may name one; use codeHealerApi, openAI or builtin")
+    .field_path(".healer.tool"))]
 pub struct HealRunSpec {
     /// The repository and revision to heal. Required.
     pub source: GitSource,

@@ -193,12 +193,30 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
             json!({"name": "HOME", "value": "/workspace"}),
             json!({"name": "CI", "value": "true"}),
         ]);
+        let mut volumes = vec![
+            json!({"name": "workspace", "emptyDir": {}}),
+            json!({"name": "patches", "configMap": {"name": format!("{}-patches", self.job_name())}}),
+        ];
+        let mut fetch_mounts = vec![
+            json!({"name": "workspace", "mountPath": "/workspace"}),
+            json!({"name": "patches", "mountPath": "/patches", "readOnly": true}),
+        ];
+        let mut build_mounts = vec![json!({"name": "workspace", "mountPath": "/workspace"})];
+        if self.tool.is_some() {
+            // The repository's untouched copy: mounted by the fetch and the report, never by the tool.
+            let pristine = json!({"name": "pristine", "mountPath": super::tool::PRISTINE_MOUNT});
+            volumes.push(json!({"name": "pristine", "emptyDir": {}}));
+            fetch_mounts.push(pristine.clone());
+            build_mounts.push(pristine);
+            let variable = json!({"name": "KUBEHEAL_PRISTINE", "value": super::tool::PRISTINE_MOUNT});
+            fetch_env.push(variable.clone());
+            build_env.push(variable);
+        }
         let mut init_containers = vec![json!({
             "name": FETCH_CONTAINER, "image": FETCH_IMAGE,
             "command": ["sh", "-c", fetch], "env": fetch_env,
             "securityContext": security, "resources": limits,
-            "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"},
-                             {"name": "patches", "mountPath": "/patches", "readOnly": true}]
+            "volumeMounts": fetch_mounts
         })];
         let mut env_from = serde_json::to_value(&self.container.env_from).expect("envFrom serialises");
         if let Some(tool) = &self.tool {
@@ -237,17 +255,14 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
                         "automountServiceAccountToken": false,
                         "enableServiceLinks": false,
                         "securityContext": {"runAsNonRoot": true, "fsGroup": 65532, "seccompProfile": {"type": "RuntimeDefault"}},
-                        "volumes": [
-                            {"name": "workspace", "emptyDir": {}},
-                            {"name": "patches", "configMap": {"name": format!("{}-patches", self.job_name())}}
-                        ],
+                        "volumes": volumes,
                         "initContainers": init_containers,
                         "containers": [{
                             "name": BUILD_CONTAINER, "image": image,
                             "command": ["sh", "-c", self.build_script(&subpath, &command)],
                             "env": build_env, "envFrom": env_from,
                             "securityContext": security, "resources": build_resources,
-                            "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]
+                            "volumeMounts": build_mounts
                         }]
                     }
                 }
@@ -1060,8 +1075,15 @@ mod tests {
         assert_eq!(last["image"], FETCH_IMAGE);
         let script = last["command"][2].as_str().unwrap();
         assert!(
-            script.contains("git -c core.fsmonitor=false -c core.hooksPath=/dev/null"),
+            script.contains(r#"git --git-dir="$KUBEHEAL_PRISTINE/git""#)
+                && script.contains("GIT_CONFIG_GLOBAL=/dev/null"),
             "{script}"
+        );
+        let mounts = |c: &serde_json::Value| c["volumeMounts"].to_string();
+        assert!(mounts(&init[0]).contains("/kubeheal") && mounts(&last).contains("/kubeheal"));
+        assert!(
+            !mounts(tool).contains("/kubeheal"),
+            "the tool never sees the repository's untouched copy"
         );
         assert!(script.contains(r#"cd "$WORKSPACE/src/" || exit 1"#), "{script}");
         assert!(

@@ -1,18 +1,21 @@
 //! A tool run as an executor Job (a CodeFixDDS's `tool: aider`): instead of a build that tests the
 //! checkout, the Job runs the tool's image over it and reports what the tool changed.
 //!
-//! The Pod's steps: the fetch init container checks out the tree and records it (`git
-//! write-tree`); the tool runs as a second init container, with its image's own entrypoint, in
-//! the checkout, with the task in `$KUBEHEAL_TASK`; the last container (the git image) stages
-//! everything and prints, as the Job's artifacts, the `git diff --raw` of the tree against the
-//! recorded one and the new text of every added or modified file. The operator reads those back
-//! ([`changes`]) and the heal loop gates them like a healer's answer: the tool never commits,
-//! pushes or holds a credential of the repository.
+//! The Pod's steps: the fetch init container checks out the tree, records it (`git write-tree`)
+//! and keeps a copy of the repository's `.git` in a volume of its own (`$KUBEHEAL_PRISTINE`) that
+//! the tool's container does not mount; the tool runs as a second init container, with its
+//! image's own entrypoint, in the checkout, with the task in `$KUBEHEAL_TASK`; the last container
+//! (the git image) stages everything with that untouched copy (`--git-dir`) against the checkout
+//! and prints, as the Job's artifacts, the `git diff --raw` of the tree against the recorded one
+//! and the new text of every added or modified file. Nothing the tool wrote is configuration
+//! there (no `.git/config`, hooks, filters or global config of its making runs). The operator
+//! reads those back ([`changes`]) and the heal loop gates them like a healer's answer: the tool
+//! never commits, pushes or holds a credential of the repository.
 
 use std::collections::BTreeMap;
 
-/// Where the fetch step records the checked-out tree (outside the repository).
-pub const BASE_TREE: &str = "$WORKSPACE/base-tree";
+/// The pristine volume's mount point (what `$KUBEHEAL_PRISTINE` names in the Pod).
+pub const PRISTINE_MOUNT: &str = "/kubeheal";
 /// The artifact holding `git diff --raw` of the tool's changes.
 pub const MANIFEST: &str = "changes.raw";
 /// The folder (under the artifacts) holding each changed file's new text, at its path.
@@ -20,17 +23,18 @@ pub const FILES: &str = "files/";
 /// Most changed files whose text is printed: the artifacts hold 50 files, one is the manifest.
 pub const MAX_FILES: usize = 49;
 
-/// What the fetch step adds in a tool's Job: the tree the tool starts from.
-pub const RECORD_BASE: &str = r#"git add -A && git write-tree > "$WORKSPACE/base-tree""#;
+/// What the fetch step adds in a tool's Job (in the repository): the tree the tool starts from,
+/// and the copy of `.git` the tool never sees.
+pub const RECORD_BASE: &str =
+    r#"git add -A && git write-tree > "$KUBEHEAL_PRISTINE/base-tree" && cp -a .git "$KUBEHEAL_PRISTINE/git""#;
 
-/// The last step's command, run at the repository's root with `$KUBEHEAL_ARTIFACTS` set. Git
-/// runs with the tool's hooks and fsmonitor switched off: the tool may have written
-/// `.git/config`, and nothing it wrote may run here.
+/// The last step's command, with `$KUBEHEAL_ARTIFACTS` set. Git reads only the untouched copy's
+/// configuration: no global or system file, no hooks, fsmonitor or attributes file.
 pub fn report_changes_script() -> String {
     format!(
         r#"cd "$WORKSPACE/src" || exit 1
-kubeheal_git() {{ git -c core.fsmonitor=false -c core.hooksPath=/dev/null -c core.quotePath=false "$@"; }}
-kubeheal_base=$(cat "{BASE_TREE}") || exit 1
+kubeheal_git() {{ GIT_CONFIG_GLOBAL=/dev/null GIT_CONFIG_NOSYSTEM=1 git --git-dir="$KUBEHEAL_PRISTINE/git" --work-tree="$WORKSPACE/src" -c core.fsmonitor=false -c core.hooksPath=/dev/null -c core.attributesFile=/dev/null -c core.quotePath=false "$@"; }}
+kubeheal_base=$(cat "$KUBEHEAL_PRISTINE/base-tree") || exit 1
 kubeheal_git add -A || exit 1
 mkdir -p "$KUBEHEAL_ARTIFACTS/{FILES}"
 kubeheal_git diff --cached --no-renames --raw "$kubeheal_base" > "$KUBEHEAL_ARTIFACTS/{MANIFEST}" || exit 1

@@ -29,8 +29,10 @@ impl Healer for ToolAnswer {
             };
             // Paths and sizes are checked here; whether the paths are ones the order allows is
             // the gate's to say, so that a tool that strays is refused with the violation.
+            // The file count too is the gate's, held to the order's own limit.
             let limits = validate::Limits {
                 allowed_paths: Vec::new(),
+                max_files: usize::MAX,
                 ..request.limits.clone()
             };
             match validate::validate(files, &limits) {

@@ -57,7 +57,8 @@ const FLUSH_CONCURRENCY: usize = 8;
 const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the counts are written.
 const FLUSH_EVERY: Duration = Duration::from_millis(500);
-/// How long the last flush at shutdown may take.
+/// How long the requests in flight may take at shutdown, then the last flush.
+const DRAIN: Duration = Duration::from_secs(5);
 const FINAL_FLUSH: Duration = Duration::from_secs(15);
 /// A caller may send this many seconds' worth of its rate at once (a storm's burst).
 const BURST_SECONDS: u32 = 10;
@@ -137,13 +138,19 @@ pub struct Ingest {
 }
 
 impl Ingest {
-    /// Stops accepting, lets the requests in flight finish, and writes what they counted.
+    /// Stops accepting, lets the requests in flight finish (for at most [`DRAIN`]: a client that
+    /// stops reading its answer does not hold the stop), and writes what was counted.
     pub async fn stop(self) {
         let _ = self.stop_serving.send(());
-        let _ = self.server.await;
+        if tokio::time::timeout(DRAIN, self.server).await.is_err() {
+            warn!("requests to the /healer API were still open after {DRAIN:?}; writing the counts anyway");
+        }
         let _ = self.stop_flushing.send(());
-        if tokio::time::timeout(FINAL_FLUSH, self.flusher).await.is_err() {
-            warn!("the last write of ingested errors took longer than {FINAL_FLUSH:?}; some counts are lost");
+        if tokio::time::timeout(FINAL_FLUSH + Duration::from_secs(1), self.flusher)
+            .await
+            .is_err()
+        {
+            warn!("the last write of ingested errors took longer than {FINAL_FLUSH:?}");
         }
     }
 }
@@ -345,7 +352,25 @@ async fn flush_until(api: Api<HealerTicket>, shared: Arc<Shared>, stopped: tokio
             limiter.retain_recent();
         }
     }
-    flush(&api, &shared).await;
+    // The last rounds: a write that fails is tried again until the deadline, then what is left
+    // is said, ticket by ticket (those counts are lost with the process).
+    let deadline = tokio::time::Instant::now() + FINAL_FLUSH;
+    loop {
+        let _ = tokio::time::timeout_at(deadline, flush(&api, &shared)).await;
+        {
+            let pending = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
+            if pending.tickets.is_empty() {
+                return;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                for (name, entry) in &pending.tickets {
+                    tracing::error!(ticket = %name, count = entry.seen.count, "occurrences not written before the operator stopped");
+                }
+                return;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// Writes the counts once, several tickets at a time; a write that fails is counted again in

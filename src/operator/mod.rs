@@ -199,15 +199,22 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
     let mut terminated = std::pin::pin!(terminated);
     let mut leadership = match &settings.leader_election {
         None => None,
-        Some(election) => tokio::select! {
-            held = leader::acquire(client.clone(), election) => Some(held?),
-            () = &mut terminated => {
-                if let Some(intake) = intake {
-                    intake.stop().await;
+        Some(election) => {
+            let held = tokio::select! {
+                held = leader::acquire(client.clone(), election) => Some(held),
+                () = &mut terminated => None,
+            };
+            match held {
+                Some(Ok(held)) => Some(held),
+                // Stopped or failed before leading: what the /healer API accepted is written first.
+                stopped_or_failed => {
+                    if let Some(intake) = intake {
+                        intake.stop().await;
+                    }
+                    return stopped_or_failed.transpose().map(|_| ());
                 }
-                return Ok(());
             }
-        },
+        }
     };
     ctx.metrics.set_leader(true);
     info!(
@@ -295,20 +302,27 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
     let _ = stop.send(());
     let _ = order_stop.send(());
     let _ = ticket_stop.send(());
+    // What the /healer API accepted is written before the process exits: the listener stops now,
+    // beside the controllers' drain, not after it (the Pod's grace period counts for both).
+    ready.store(false, Ordering::Relaxed);
+    let intake_stopped = async move {
+        if let Some(intake) = intake {
+            intake.stop().await;
+        }
+    };
     // On SIGTERM the reconciles in flight finish before the Lease is released. A replica that
     // lost the Lease stops at once instead: another one already reconciles, and the steps it
     // drops are found again from the status (every effect is idempotent).
-    if !ended && !lost {
-        controller.await;
-    }
-    ctx.metrics.set_leader(false);
-    if let Some(leadership) = leadership {
-        leadership.release().await;
-    }
-    // What the /healer API accepted is written before the process exits.
-    if let Some(intake) = intake {
-        intake.stop().await;
-    }
+    let drained = async {
+        if !ended && !lost {
+            controller.await;
+        }
+        ctx.metrics.set_leader(false);
+        if let Some(leadership) = leadership {
+            leadership.release().await;
+        }
+    };
+    futures::join!(drained, intake_stopped);
     if lost {
         return Err(
             "lost the leader Lease to another replica; exiting so that a restart joins the election again".into(),

@@ -414,7 +414,15 @@ fn heal_run_cases() -> Vec<Case> {
         case(
             "healer with a tool beside a service",
             vec![("/spec/healer/tool", json!({"name": "aider"}))],
-            &["healer must set exactly one of codeHealerApi, openAI, builtin or tool"],
+            &[
+                "healer must set exactly one of codeHealerApi, openAI, builtin or tool",
+                "healer.tool runs an approved work order's tool",
+            ],
+        ),
+        case(
+            "a tool without a work order",
+            vec![("/spec/healer", json!({"tool": {"name": "aider"}}))],
+            &["healer.tool runs an approved work order's tool"],
         ),
         case(
             "codeHealerApi url without a scheme",

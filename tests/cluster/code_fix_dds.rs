@@ -584,25 +584,35 @@ async fn an_order_for_a_configured_tool_runs_its_image_over_the_checkout_and_onl
         &image("broken"),
         "echo \"the model refused the key $MODEL_KEY\" >&2; exit 4\n",
     );
+    // One that leaves git configuration behind for the step that reports its changes to run.
+    let marker = heal.work.path().join("the-report-step-ran-the-tools-filter");
+    publish_image(
+        &image("sneaky"),
+        &format!(
+            "git config filter.sneak.clean 'touch {}; cat'\necho '* filter=sneak' > .gitattributes\n{write_fix}",
+            marker.display()
+        ),
+    );
     for (tool, key) in [("fixer", "fixer-key-0123456789"), ("broken", "broken-key-9876543210")] {
         let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": format!("kubeheal-tool-{tool}")},
                             "stringData": {"MODEL_KEY": key}});
         apply(&heal, &secret.to_string());
     }
-    let tools: Vec<String> = ["fixer", "sprawler", "broken"]
+    let tools: Vec<String> = ["fixer", "sprawler", "broken", "sneaky"]
         .iter()
         .map(|t| format!("--tool={t}={}", image(t)))
         .collect();
     let mut flags = vec!["--allow-file-sources", "--allow-cluster-internal-healers"];
     flags.extend(tools.iter().map(String::as_str));
     heal.start_operator_with(&flags);
-    for source in ["src-fixer", "src-sprawler", "src-broken"] {
+    for source in ["src-fixer", "src-sprawler", "src-broken", "src-sneaky"] {
         apply(&heal, &failed_source(&heal, source, &healer));
     }
     let orders_of = [
         ("by-fixer", "DDS-FIX-20261123-001", "src-fixer", "fixer"),
         ("by-sprawler", "DDS-FIX-20261123-002", "src-sprawler", "sprawler"),
         ("by-broken", "DDS-FIX-20261123-003", "src-broken", "broken"),
+        ("by-sneaky", "DDS-FIX-20261123-004", "src-sneaky", "sneaky"),
     ];
     for (name, id, source, tool) in orders_of {
         apply(&heal, &tool_order(name, id, source, tool));
@@ -659,4 +669,19 @@ async fn an_order_for_a_configured_tool_runs_its_image_over_the_checkout_and_onl
         !events.contains("broken-key-9876543210"),
         "the tool's key leaked into an Event"
     );
+
+    // The sneaky tool's filter never runs: its change is read with the repository's untouched
+    // copy, and its .gitattributes is a file outside the order's paths like any other.
+    let order = wait_phase(&heal, "by-sneaky", CodeFixPhase::Failed).await;
+    assert_eq!(reason(&order), "ConstraintViolated");
+    let execution = order.status.and_then(|s| s.execution).expect("an execution");
+    assert!(
+        execution
+            .constraint_violations
+            .iter()
+            .any(|v| v.contains(".gitattributes")),
+        "{:?}",
+        execution.constraint_violations
+    );
+    assert!(!marker.exists(), "the report step ran a filter the tool configured");
 }

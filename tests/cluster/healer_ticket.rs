@@ -22,17 +22,33 @@ pub(crate) async fn intake(test: &str) -> (Heal, String) {
 /// [`intake`] with more operator `flags`.
 async fn intake_with(test: &str, flags: &[&str]) -> (Heal, String) {
     let mut heal = Heal::new(test, &logic_project(), Hold::default()).await;
-    let addr = free_port().to_string();
-    let mut all = vec!["--healer-listen", &addr, "--ingest-allow-anonymous"];
-    all.extend_from_slice(flags);
-    heal.start_operator_with(&all);
-    let base = format!("http://{addr}/healer");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while client().get(format!("{base}/health")).send().await.is_err() {
-        assert!(Instant::now() < deadline, "the /healer API never came up");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    // A port picked free may be taken by another test's process before the operator binds it:
+    // then the operator exits saying so, and starts again on another.
+    for _ in 0..3 {
+        let addr = free_port().to_string();
+        let mut all = vec!["--healer-listen", &addr, "--ingest-allow-anonymous"];
+        all.extend_from_slice(flags);
+        heal.start_operator_with(&all);
+        let base = format!("http://{addr}/healer");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if client().get(format!("{base}/health")).send().await.is_ok() {
+                return (heal, base);
+            }
+            let operator = heal.operator.as_mut().expect("the operator");
+            if let Some(exit) = operator.exited() {
+                assert!(exit.contains("address already in use"), "the operator stopped: {exit}");
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the /healer API never came up:\n{}",
+                operator.log_tail(40)
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
-    (heal, base)
+    panic!("the operator lost its /healer port three times")
 }
 
 pub(crate) fn tickets(heal: &Heal) -> Api<HealerTicket> {

@@ -636,7 +636,7 @@ impl Process {
     }
 
     /// Why the process is no longer running, with the end of its log; `None` while it runs.
-    fn exited(&mut self) -> Option<String> {
+    pub fn exited(&mut self) -> Option<String> {
         match self.child.try_wait() {
             Ok(None) => None,
             Ok(Some(status)) => Some(format!(

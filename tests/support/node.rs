@@ -233,8 +233,11 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
     let volumes = tempfile::tempdir().expect("a temp dir").keep();
     let workspace = volumes.join("workspace");
     let patches = volumes.join("patches");
-    std::fs::create_dir_all(&workspace).expect("mkdir");
-    std::fs::create_dir_all(&patches).expect("mkdir");
+    // A tool Job's untouched copy of the repository, seen only by containers that mount it.
+    let pristine = volumes.join("pristine");
+    for dir in [&workspace, &patches, &pristine] {
+        std::fs::create_dir_all(dir).expect("mkdir");
+    }
     for volume in spec.volumes.iter().flatten() {
         if let Some(cm) = volume.config_map.as_ref()
             && let Ok(cm) = config_maps.get(&cm.name).await
@@ -293,6 +296,10 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
             if let Some(value) = &env.value {
                 command.env(&env.name, value);
             }
+        }
+        let mounts_pristine = container.volume_mounts.iter().flatten().any(|m| m.name == "pristine");
+        if mounts_pristine {
+            command.env("KUBEHEAL_PRISTINE", &pristine);
         }
         command
             .env("WORKSPACE", &workspace)

@@ -26,6 +26,15 @@ impl ClusterWorld {
     /// Runs tool `name` for `question`'s cycle: launches its Job once, and once the Job has
     /// ended returns the files the tool changed, or why there is no fix.
     pub(super) async fn run_tool(&self, question: &HealerQuestion, name: &str) -> Result<Ready<ToolAnswer>, Error> {
+        // The API server refuses such a run (CEL); a run from before that rule still gets no tool.
+        if self.run.spec.work_order.is_none() {
+            return Ok(Ready::Now(ToolAnswer {
+                result: Err(format!(
+                    "healer.tool {name:?} runs only for an approved work order (spec.workOrder, set by kubeheal's operator)"
+                )),
+                duration: Duration::ZERO,
+            }));
+        }
         let Some(image) = self.ctx.settings.tools.get(name) else {
             return Ok(Ready::Now(ToolAnswer {
                 result: Err(format!(
