@@ -236,7 +236,7 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
             }));
             env_from = json!([]);
         }
-        serde_json::from_value(json!({
+        let mut job = json!({
             "apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": self.job_name(), "namespace": self.namespace, "labels": self.labels(),
                          "ownerReferences": [self.owner]},
@@ -267,8 +267,17 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
                     }
                 }
             }
-        }))
-        .expect("a Job")
+        });
+        if self.tool.is_some() {
+            // A tool's run is not repeatable (a model answers differently, and costs): its
+            // finished Job stays until its HealRun is deleted, so an operator that was away for
+            // longer than an hour finds its answer instead of running the tool again.
+            job["spec"]
+                .as_object_mut()
+                .expect("a Job spec")
+                .remove("ttlSecondsAfterFinished");
+        }
+        serde_json::from_value(job).expect("a Job")
     }
 }
 
@@ -1051,6 +1060,10 @@ mod tests {
             env_secret: "kubeheal-tool-aider".into(),
         });
         let job = serde_json::to_value(request.job()).unwrap();
+        assert!(
+            job["spec"].get("ttlSecondsAfterFinished").is_none(),
+            "a tool's Job is kept until its run is deleted"
+        );
         let pod = &job["spec"]["template"]["spec"];
         let init = pod["initContainers"].as_array().unwrap();
         assert_eq!(init.len(), 2);
@@ -1252,7 +1265,9 @@ mod tests {
 
     #[test]
     fn without_settings_the_build_container_has_the_default_limits() {
-        let build = build(&request(ContainerSettings::default()).job());
+        let job = request(ContainerSettings::default()).job();
+        assert_eq!(job.spec.as_ref().and_then(|s| s.ttl_seconds_after_finished), Some(3600));
+        let build = build(&job);
         assert_eq!(build["resources"]["limits"], json!({"cpu": "2", "memory": "2Gi"}));
         assert_eq!(build["image"], "python:3.12-slim");
     }
