@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::routing::post;
 use kube::api::{Api, DeleteParams, ListParams};
-use kubeheal::api::code_fix_dds::{CodeFixDDSStatus, CodeFixPhase};
+use kubeheal::api::code_fix_dds::{CodeFixDDSStatus, CodeFixPhase, FixExecution};
 use kubeheal::api::heal_run::{HealRunPhase, HealRunReason};
 use kubeheal::api::{CodeFixDDS, HealRun};
 use serde_json::json;
@@ -354,6 +354,27 @@ async fn an_approved_order_is_executed_gated_on_its_real_diff_and_committed_with
     );
 }
 
+/// Waits until order `name` fails `ConstraintViolated` with a violation `violated` accepts (its
+/// execution run's status is printed when the reason differs); returns its execution.
+async fn refused_for(heal: &Heal, name: &str, violated: impl Fn(&str) -> bool) -> FixExecution {
+    let order = wait_phase(heal, name, CodeFixPhase::Failed).await;
+    let runs: Api<HealRun> = Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let run = runs.get(&format!("{name}-exec")).await.expect("the execution run");
+    assert_eq!(
+        reason(&order),
+        "ConstraintViolated",
+        "{}",
+        serde_json::to_string_pretty(&run.status).unwrap_or_default()
+    );
+    let execution = order.status.and_then(|s| s.execution).expect("an execution");
+    assert!(
+        execution.constraint_violations.iter().any(|v| violated(v)),
+        "{:?}",
+        execution.constraint_violations
+    );
+    execution
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_diff_that_breaks_the_orders_constraints_is_refused_with_the_violation_and_nothing_is_committed() {
     let healer_addr = free_port();
@@ -377,24 +398,7 @@ async fn a_diff_that_breaks_the_orders_constraints_is_refused_with_the_violation
     healer_on(healer_addr, json!({"calc.py": LOGIC_FIXED, "test_calc.py": test_file})).await;
     let out = kubeheal_as(&heal, "alice", &["approve", "cfd", "one-file", "-n", &heal.ns.name]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let order = wait_phase(&heal, "one-file", CodeFixPhase::Failed).await;
-    let runs: Api<HealRun> = Api::namespaced(heal.client.clone(), &heal.ns.name);
-    let run = runs.get("one-file-exec").await.expect("the execution run");
-    assert_eq!(
-        reason(&order),
-        "ConstraintViolated",
-        "{}",
-        serde_json::to_string_pretty(&run.status).unwrap_or_default()
-    );
-    let execution = order.status.and_then(|s| s.execution).expect("an execution");
-    assert!(
-        execution
-            .constraint_violations
-            .iter()
-            .any(|v| v == "2 files changed; at most 1 are allowed"),
-        "{:?}",
-        execution.constraint_violations
-    );
+    let execution = refused_for(&heal, "one-file", |v| v == "2 files changed; at most 1 are allowed").await;
     assert_eq!(execution.commit, None);
     assert!(heal.branch_log("kubeheal/one-file").is_empty(), "nothing committed");
 }
@@ -641,20 +645,7 @@ async fn an_order_for_a_configured_tool_runs_its_image_over_the_checkout_and_onl
     assert_eq!(call.healer, "fixer");
 
     // The sprawler's diff leaves the order's paths: refused, nothing committed.
-    let order = wait_phase(&heal, "by-sprawler", CodeFixPhase::Failed).await;
-    let run = runs.get("by-sprawler-exec").await.expect("the execution run");
-    assert_eq!(
-        reason(&order),
-        "ConstraintViolated",
-        "{}",
-        serde_json::to_string_pretty(&run.status).unwrap_or_default()
-    );
-    let execution = order.status.and_then(|s| s.execution).expect("an execution");
-    assert!(
-        execution.constraint_violations.iter().any(|v| v.contains("setup.py")),
-        "{:?}",
-        execution.constraint_violations
-    );
+    let execution = refused_for(&heal, "by-sprawler", |v| v.contains("setup.py")).await;
     assert_eq!(execution.commit, None);
     assert!(heal.branch_log("kubeheal/by-sprawler").is_empty(), "nothing committed");
 
@@ -672,16 +663,6 @@ async fn an_order_for_a_configured_tool_runs_its_image_over_the_checkout_and_onl
 
     // The sneaky tool's filter never runs: its change is read with the repository's untouched
     // copy, and its .gitattributes is a file outside the order's paths like any other.
-    let order = wait_phase(&heal, "by-sneaky", CodeFixPhase::Failed).await;
-    assert_eq!(reason(&order), "ConstraintViolated");
-    let execution = order.status.and_then(|s| s.execution).expect("an execution");
-    assert!(
-        execution
-            .constraint_violations
-            .iter()
-            .any(|v| v.contains(".gitattributes")),
-        "{:?}",
-        execution.constraint_violations
-    );
+    refused_for(&heal, "by-sneaky", |v| v.contains(".gitattributes")).await;
     assert!(!marker.exists(), "the report step ran a filter the tool configured");
 }

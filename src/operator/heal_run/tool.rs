@@ -45,21 +45,20 @@ impl ClusterWorld {
         };
         let order = &question.checkout;
         let timeout = Duration::from_secs(u64::from(self.run.spec.executor.timeout_seconds));
-        match self.ctx.jobs.ended(&self.namespace, &order.key, timeout).await? {
-            None => {
-                let mut request = self.job_request(order, true).await?;
-                request.tool = Some(self.tool_step(name, image).await?);
-                request.run.secrets.extend(self.tool_secrets(name).await?);
-                self.ctx.jobs.launch(&request).await?;
-                return Ok(Ready::Later(JOB_RECHECK));
-            }
-            Some(false) => return Ok(Ready::Later(JOB_RECHECK)),
-            Some(true) => {}
+        let ended = self.ctx.jobs.ended(&self.namespace, &order.key, timeout).await?;
+        if ended == Some(false) {
+            return Ok(Ready::Later(JOB_RECHECK));
         }
-        let mut request = self.job_request(order, false).await?;
+        // The patches are read only to launch the Job; the tool's secrets only to redact what
+        // it reported.
+        let launch = ended.is_none();
+        let mut request = self.job_request(order, launch).await?;
         request.tool = Some(self.tool_step(name, image).await?);
-        let secrets = self.tool_secrets(name).await?;
-        request.run.secrets.extend(secrets.iter().cloned());
+        if launch {
+            self.ctx.jobs.launch(&request).await?;
+            return Ok(Ready::Later(JOB_RECHECK));
+        }
+        request.run.secrets.extend(self.tool_secrets(name).await?);
         let Some(execution) = self.ctx.jobs.collect(&request).await? else {
             return Ok(Ready::Later(JOB_RECHECK));
         };
