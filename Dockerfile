@@ -1,14 +1,13 @@
 # syntax=docker/dockerfile:1
-# The kubeheal operator's image: the binary built with the Rust toolchain, on a small Debian
-# runtime with what the operator runs besides itself (git, CA certificates), as a non-root user.
+# The kubeheal operator's image: the binary built with the Rust toolchain, on a runtime root with
+# what the operator runs besides itself (git, CA certificates) and no shell, as a non-root user.
 #
 #   docker build -t kubeheal:dev .
 #   docker run --rm kubeheal:dev operator --help
 #
-# Why not distroless: the operator's Git agent pushes with an HTTPS token through a credential
-# helper that git runs with /bin/sh (src/git/mod.rs), and git itself needs its helpers and
-# libcurl. Nothing else in the image is used, and the Pod runs it with a read-only root file
-# system (charts/kubeheal).
+# Why not distroless: git needs its helpers (git-remote-https) and libcurl. The Git agent hands
+# git an HTTPS token as a header, so no credential helper (and no shell) runs. The Pod runs the
+# image with a read-only root file system (charts/kubeheal).
 
 ARG RUST_VERSION=1.95
 
@@ -23,13 +22,21 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
     cargo build --release --locked --bin kubeheal \
  && install -D -m 0755 target/release/kubeheal /out/kubeheal
 
-FROM docker.io/library/debian:bookworm-slim
+# The runtime root: Debian's git and CA certificates with their libraries, unpacked by mmdebstrap
+# with no maintainer script run, and no shell (image/rootfs.sh; the image test runs the operator
+# in the same root).
+FROM docker.io/library/debian:bookworm-slim AS runtime
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git ca-certificates \
+ && apt-get install -y --no-install-recommends mmdebstrap ca-certificates \
  && rm -rf /var/lib/apt/lists/*
+COPY image/rootfs.sh /rootfs.sh
+RUN /rootfs.sh /rootfs bookworm
+
+FROM scratch
+COPY --from=runtime /rootfs /
 COPY --from=builder /out/kubeheal /usr/local/bin/kubeheal
 # 65532 is the chart's runAsUser; HOME is where git keeps its own files (an emptyDir in the chart).
 USER 65532:65532
-ENV HOME=/tmp
+ENV HOME=/tmp PATH=/usr/local/bin:/usr/bin
 ENTRYPOINT ["/usr/local/bin/kubeheal"]
 CMD ["operator"]

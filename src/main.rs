@@ -184,6 +184,12 @@ enum Command {
         #[arg(long, env = "KUBEHEAL_INGEST_RATE_LIMIT", value_name = "PER_SECOND",
               default_value_t = kubeheal::operator::ingest::DEFAULT_RATE_LIMIT)]
         ingest_rate_limit: u32,
+        /// Seconds an ingest's body may take to arrive; a slower one is answered 408 and its
+        /// connection closed (a client that trickles bytes holds no connection for long).
+        #[arg(long, env = "KUBEHEAL_INGEST_BODY_TIMEOUT", value_name = "SECONDS",
+              default_value_t = kubeheal::healer::server::DEFAULT_BODY_READ_TIMEOUT_SECS,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        ingest_body_timeout: u64,
         /// Announce HealerTicket transitions (proposed, applied, failed, rejected) to the webhooks
         /// in this Secret (keys `slack`, `discord`, `teams`, `json`, each optional), in the ticket
         /// namespace (--ticket-namespace, else --namespace, else POD_NAMESPACE). Default: none.
@@ -411,6 +417,7 @@ fn main() -> ExitCode {
             ticket_namespace,
             ingest_allow_anonymous,
             ingest_rate_limit,
+            ingest_body_timeout,
             notify_secret,
             ticket_page_url,
             tools,
@@ -419,6 +426,7 @@ fn main() -> ExitCode {
             ticket_namespace.clone().or_else(|| namespace.clone()),
             ingest_allow_anonymous,
             ingest_rate_limit,
+            ingest_body_timeout,
         )
         .and_then(|ingest| {
             let notify = notify_settings(
@@ -662,6 +670,7 @@ fn ingest_settings(
     namespace: Option<String>,
     allow_anonymous: bool,
     rate_limit: u32,
+    body_timeout_seconds: u64,
 ) -> Result<Option<kubeheal::operator::ingest::IngestSettings>, String> {
     if listen == "off" {
         return Ok(None);
@@ -679,6 +688,7 @@ fn ingest_settings(
             .filter(|t| !t.trim().is_empty()),
         allow_anonymous,
         rate_limit: std::num::NonZeroU32::new(rate_limit),
+        body_read_timeout: std::time::Duration::from_secs(body_timeout_seconds),
     }))
 }
 

@@ -215,6 +215,8 @@ fn by_default_one_restricted_replica_reconciles_every_namespace_without_leader_e
         ("PodDisruptionBudget", "kubeheal"),
         ("ValidatingAdmissionPolicy", "kubeheal-approval"),
         ("ValidatingAdmissionPolicyBinding", "kubeheal-approval"),
+        ("ValidatingAdmissionPolicy", "kubeheal-operator-spec"),
+        ("ValidatingAdmissionPolicyBinding", "kubeheal-operator-spec"),
     ] {
         assert!(has(&objects, kind, name), "no {kind} {name} in {:#?}", names(&objects));
     }

@@ -24,7 +24,7 @@ use kubeheal::healer::server::{ServerConfig, ServerState, serve_on};
 use kubeheal::healer::validate::Limits;
 use kubeheal::healer::{ErrorContext, HealFuture, HealRequest, HealResponse, Healer};
 use serde_json::{Value, json};
-use support::http::serve;
+use support::http::{read_until_closed, serve, trickle};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -434,39 +434,6 @@ async fn healthz(addr: SocketAddr) -> Value {
     .expect("/healthz answers");
     assert_eq!(answer.status(), 200);
     answer.json().await.expect("JSON")
-}
-
-/// Reads until the server closes the connection (or resets it); `None` if it is still open after
-/// `within`.
-async fn read_until_closed(stream: &mut tokio::net::tcp::OwnedReadHalf, within: Duration) -> Option<Vec<u8>> {
-    let mut got = Vec::new();
-    let read = async {
-        let mut buf = [0u8; 4096];
-        loop {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-            }
-        }
-    };
-    tokio::time::timeout(within, read).await.ok()?;
-    Some(got)
-}
-
-/// Writes `bytes` one at a time, `every` apart, until done or the server has closed.
-fn trickle(
-    mut writer: tokio::net::tcp::OwnedWriteHalf,
-    bytes: Vec<u8>,
-    every: Duration,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        for byte in bytes {
-            if writer.write_all(&[byte]).await.is_err() {
-                return;
-            }
-            tokio::time::sleep(every).await;
-        }
-    })
 }
 
 #[tokio::test]

@@ -12,8 +12,10 @@
 //! toolz, and a second search over cachetools (its last site instead of its first), check that
 //! they heal what they were not made for.
 
-#[path = "support/git.rs"]
-mod git_support;
+#[path = "support/mod.rs"]
+mod support;
+
+use support::git as git_support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -19,6 +19,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, ListParams, LogParams, Patch, PatchParams};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Client, ResourceExt};
 use serde_json::json;
 
@@ -537,11 +538,55 @@ pub fn job_ending(job: &Job, pod: Option<&Pod>) -> Option<(Ending, Option<ErrorC
 /// Runs builds as Kubernetes Jobs.
 pub struct JobExecutor {
     client: Client,
+    cache: Option<JobCache>,
+}
+
+/// The operator's watch caches of the Jobs it launched and their Pods (the controller watches
+/// both to be woken when they change): a look at a running Job reads them instead of the API
+/// server, so a thousand runs waiting on their Jobs cost the API server nothing.
+#[derive(Clone)]
+pub struct JobCache {
+    pub jobs: Store<Job>,
+    pub pods: Store<Pod>,
 }
 
 impl JobExecutor {
     pub fn new(client: Client) -> Self {
-        JobExecutor { client }
+        JobExecutor { client, cache: None }
+    }
+
+    /// Looks at running Jobs in `cache` first.
+    pub fn with_cache(mut self, cache: JobCache) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// The Job `name` and its Pod from the watch caches; `None` when the cache has not seen the
+    /// Job (not launched yet, or launched a moment ago), or there is no cache.
+    fn cached_job_and_pod(&self, namespace: &str, name: &str) -> Option<(Job, Option<Pod>)> {
+        let cache = self.cache.as_ref()?;
+        let job = cache.jobs.get(&ObjectRef::new(name).within(namespace))?;
+        let pod = cache.pods.find(|p| {
+            p.namespace().as_deref() == Some(namespace) && p.labels().get("job-name").map(String::as_str) == Some(name)
+        });
+        Some((Job::clone(&job), pod.map(|p| Pod::clone(&p))))
+    }
+
+    /// The Job `name` and its Pod, read from the API server.
+    async fn job_and_pod(&self, namespace: &str, name: &str) -> Result<Option<(Job, Option<Pod>)>, kube::Error> {
+        let Some(job) = Api::<Job>::namespaced(self.client.clone(), namespace)
+            .get_opt(name)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let pod = Api::<Pod>::namespaced(self.client.clone(), namespace)
+            .list(&ListParams::default().labels(&format!("job-name={name}")))
+            .await?
+            .items
+            .into_iter()
+            .next();
+        Ok(Some((job, pod)))
     }
 
     /// Creates (or finds) the Job, waits for it to end, and returns the envelope and the log.
@@ -581,18 +626,15 @@ impl JobExecutor {
     /// Whether the Job `name` has ended (`None` when there is no such Job): a cheap look that
     /// reads no Secret, for a controller that checks on a running Job often.
     pub async fn ended(&self, namespace: &str, name: &str, timeout: Duration) -> Result<Option<bool>, kube::Error> {
-        let Some(job) = Api::<Job>::namespaced(self.client.clone(), namespace)
-            .get_opt(name)
-            .await?
-        else {
+        // The caches can be a moment behind, which only delays the answer: their next change
+        // wakes the run again, and `collect` reads the ending itself from the API server.
+        let found = match self.cached_job_and_pod(namespace, name) {
+            Some(found) => Some(found),
+            None => self.job_and_pod(namespace, name).await?,
+        };
+        let Some((job, pod)) = found else {
             return Ok(None);
         };
-        let pod = Api::<Pod>::namespaced(self.client.clone(), namespace)
-            .list(&ListParams::default().labels(&format!("job-name={name}")))
-            .await?
-            .items
-            .into_iter()
-            .next();
         Ok(Some(
             job_ending(&job, pod.as_ref()).is_some() || past_deadline(&job, timeout),
         ))
@@ -603,17 +645,10 @@ impl JobExecutor {
     pub async fn collect(&self, request: &JobRequest) -> Result<Option<Execution>, kube::Error> {
         let name = request.job_name();
         let ns = &request.namespace;
-        let jobs: Api<Job> = Api::namespaced(self.client.clone(), ns);
         let pods: Api<Pod> = Api::namespaced(self.client.clone(), ns);
-        let Some(job) = jobs.get_opt(&name).await? else {
+        let Some((job, pod)) = self.job_and_pod(ns, &name).await? else {
             return Ok(None);
         };
-        let pod = pods
-            .list(&ListParams::default().labels(&format!("job-name={name}")))
-            .await?
-            .items
-            .into_iter()
-            .next();
         let (ending, class) = match job_ending(&job, pod.as_ref()) {
             Some(ended) => ended,
             None if past_deadline(&job, request.run.timeout) => (Ending::TimedOut, None),

@@ -90,12 +90,19 @@ const TRANSIENT: &[&str] = &[
     "tls connection was non-properly terminated",
 ];
 
+/// The token as HTTP Basic credentials (`x-access-token:TOKEN`, base64): the user name GitHub
+/// expects with an app or personal token; GitLab and Gitea take any user name with a token.
+fn basic_credentials(token: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{token}"))
+}
+
 /// A local repository kubeheal works in.
 #[derive(Clone)]
 pub struct Repo {
     pub dir: PathBuf,
-    /// The HTTPS token for the remote, handed to git by a credential helper that reads it from
-    /// the environment: never in a URL, an argument or an error message.
+    /// The HTTPS token for the remote, handed to git in its environment as an HTTP header:
+    /// never in a URL, an argument, a config file or an error message.
     token: Option<String>,
     /// Commit author and committer (name, e-mail); default kubeheal's own.
     author: Option<(String, String)>,
@@ -160,13 +167,16 @@ impl Repo {
             }
         }
         if let Some(token) = &self.token {
+            // Basic credentials in the header git adds to its HTTP requests (as GitHub's
+            // actions/checkout does), through git's environment: in no URL, argument or config
+            // file, and with no credential helper, which git would run with /bin/sh (the
+            // operator's image has no shell).
             command
-                .env("KUBEHEAL_GIT_TOKEN", token)
                 .env("GIT_CONFIG_COUNT", "1")
-                .env("GIT_CONFIG_KEY_0", "credential.helper")
+                .env("GIT_CONFIG_KEY_0", "http.extraHeader")
                 .env(
                     "GIT_CONFIG_VALUE_0",
-                    "!f() { echo username=x-access-token; echo \"password=$KUBEHEAL_GIT_TOKEN\"; }; f",
+                    format!("Authorization: Basic {}", basic_credentials(token)),
                 );
         }
         let subcommand = args.first().copied().unwrap_or_default().to_owned();
@@ -182,7 +192,9 @@ impl Repo {
         } else {
             let mut stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
             if let Some(token) = &self.token {
-                stderr = stderr.replace(token.as_str(), "[REDACTED:TOKEN]");
+                stderr = stderr
+                    .replace(token.as_str(), "[REDACTED:TOKEN]")
+                    .replace(&basic_credentials(token), "[REDACTED:TOKEN]");
             }
             Err(GitError::Failed {
                 command: subcommand,

@@ -220,24 +220,36 @@ async fn overloaded(e: tower::BoxError) -> Response {
     error(StatusCode::INTERNAL_SERVER_ERROR, format!("the healer failed: {e}"))
 }
 
-/// The body that could not be read, as a seed-000 error: too large (413), too slow (408), or
-/// broken off (400).
+/// The body that could not be read, as a seed-000 error.
 fn body_error(rejection: BytesRejection) -> Response {
-    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&rejection);
+    let (status, message) = unreadable_body(&rejection, MAX_BODY);
+    error(status, message)
+}
+
+/// Why a request body (limited to `max` bytes) could not be read, and the status that says so:
+/// too large (413), too slow (408, the body deadline), or broken off (400). Shared by every
+/// listener built on [`serve_app`].
+pub fn unreadable_body(rejection: &BytesRejection, max: usize) -> (StatusCode, String) {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(rejection);
     while let Some(e) = cause {
         if e.is::<TimeoutError>() {
-            return error(StatusCode::REQUEST_TIMEOUT, "the request body did not arrive in time");
+            return (
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body did not arrive in time".into(),
+            );
         }
         cause = e.source();
     }
     let status = rejection.status();
     if status == StatusCode::PAYLOAD_TOO_LARGE {
-        return error(
-            status,
-            format!("the request is larger than {} MiB", MAX_BODY / (1024 * 1024)),
-        );
+        let size = if max >= 1024 * 1024 {
+            format!("{} MiB", max / (1024 * 1024))
+        } else {
+            format!("{} KiB", max / 1024)
+        };
+        return (status, format!("the request is larger than {size}"));
     }
-    error(status, format!("cannot read the request: {}", rejection.body_text()))
+    (status, format!("cannot read the request: {}", rejection.body_text()))
 }
 
 async fn heal(State(shared): State<Shared>, body: Result<Bytes, BytesRejection>) -> Response {

@@ -23,6 +23,7 @@ use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
@@ -79,6 +80,8 @@ pub struct IngestSettings {
     /// Requests per second one caller address may make, with a burst of ten seconds' worth;
     /// `None`: no limit.
     pub rate_limit: Option<NonZeroU32>,
+    /// How long a request's body may take to arrive before it is answered 408.
+    pub body_read_timeout: std::time::Duration,
 }
 
 /// Requests per caller address, as a token bucket.
@@ -162,7 +165,10 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, S
         .await
         .map_err(|e| format!("cannot listen on {} (--healer-listen): {e}", settings.listen))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    let config = ServerConfig::default();
+    let config = ServerConfig {
+        body_read_timeout: settings.body_read_timeout,
+        ..ServerConfig::default()
+    };
     let api: Api<HealerTicket> = Api::namespaced(client.clone(), &settings.namespace);
     let (tickets, writer) = reflector::store();
     let cache = watcher(api.clone(), watcher::Config::default())
@@ -257,11 +263,18 @@ async fn ingest(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(caller): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
-    body: axum::body::Bytes,
+    body: Result<axum::body::Bytes, BytesRejection>,
 ) -> Response {
     if let Some(refusal) = refused(&shared, &headers) {
         return refusal;
     }
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            let (status, why) = crate::healer::server::unreadable_body(&rejection, MAX_BODY);
+            return refuse(status, why);
+        }
+    };
     if let Some(limiter) = &shared.limiter
         && let Err(not_until) = limiter.check_key(&caller.ip())
     {

@@ -26,8 +26,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::runtime::controller::{self, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use tracing::{info, warn};
 
@@ -35,7 +35,7 @@ use crate::api::shared::{HEAL_RUN_LABEL, MANAGED_BY};
 use crate::api::{CodeFixDDS, HealRun, HealerTicket};
 use crate::core::heal_run::Note;
 use crate::core::redact::redact;
-use crate::executor::job::JobExecutor;
+use crate::executor::job::{JobCache, JobExecutor};
 use crate::parse::truncate_bytes;
 use metrics::Metrics;
 
@@ -147,11 +147,18 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         Some(notify) => Some(notify::Notifier::start(client.clone(), notify.clone())?),
         None => None,
     };
+    // The Jobs the operator launched and their Pods, watched once: the watch events wake their
+    // runs, and a run that looks at its Job reads these caches, not the API server.
+    let (job_cache, job_writer) = reflector::store::<Job>();
+    let (pod_cache, pod_writer) = reflector::store::<Pod>();
     let ctx = Arc::new(Context {
         notifier,
         failures: Failures::default(),
         recorder: Recorder::new(client.clone(), reporter),
-        jobs: JobExecutor::new(client.clone()),
+        jobs: JobExecutor::new(client.clone()).with_cache(JobCache {
+            jobs: job_cache,
+            pods: pod_cache,
+        }),
         client: client.clone(),
         metrics,
         settings: settings.clone(),
@@ -225,10 +232,22 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     // Waiting is driven by events: a run's Job, its Pod (an image that cannot be pulled changes
     // only the Pod) and its CodeFixDDS wake it; timers are only a safety net.
+    // Managed fields are dropped from the caches: nothing reads them, and they are a large part
+    // of each object.
+    let job_events = watcher(jobs, watcher::Config::default().labels(&ours))
+        .default_backoff()
+        .modify(|job| job.managed_fields_mut().clear())
+        .reflect(job_writer)
+        .touched_objects();
+    let pod_events = watcher(pods, watcher::Config::default().labels(&ours))
+        .default_backoff()
+        .modify(|pod| pod.managed_fields_mut().clear())
+        .reflect(pod_writer)
+        .touched_objects();
     let controller = Controller::new(runs, selected.clone())
         .with_config(controller::Config::default().concurrency(settings.max_concurrent_reconciles))
-        .owns(jobs, watcher::Config::default().labels(&ours))
-        .watches(pods, watcher::Config::default().labels(&ours), |pod: Pod| {
+        .owns_stream(job_events)
+        .watches_stream(pod_events, |pod: Pod| {
             let run = pod.labels().get(HEAL_RUN_LABEL)?.clone();
             Some(ObjectRef::<HealRun>::new(&run).within(&pod.namespace()?))
         })

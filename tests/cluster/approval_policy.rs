@@ -180,19 +180,6 @@ fn let_bob_edit(plane: &ControlPlane, ns: &str, object: &str) -> Who<'static> {
     bob
 }
 
-/// A token of a ServiceAccount (created when missing), as a Pod running under it would hold.
-fn service_account_token(plane: &ControlPlane, ns: &str, name: &str) -> String {
-    let out = plane.kubectl(["create", "namespace", ns]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() || stderr.contains("already exists"), "{stderr}");
-    let out = plane.kubectl(["create", "serviceaccount", name, "-n", ns]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() || stderr.contains("already exists"), "{stderr}");
-    ok(&plane.kubectl(["create", "token", name, "-n", ns, "--duration=10m"]))
-        .trim()
-        .to_owned()
-}
-
 fn setup(test: &str) -> (&'static ControlPlane, TestNamespace) {
     let plane = control_plane();
     let ns = plane.namespace(test);
@@ -330,7 +317,7 @@ fn the_operators_identities_cannot_decide_even_when_bound_to_the_approver_role()
     );
     // The chart's own ServiceAccount, never-approve whatever the values say.
     let chart_sa = format!("system:serviceaccount:{RELEASE_NAMESPACE}:kubeheal");
-    let token = service_account_token(plane, RELEASE_NAMESPACE, "kubeheal");
+    let token = plane.service_account_token(RELEASE_NAMESPACE, "kubeheal");
     let service_account = Who::Token(&token);
     grant_approver(
         plane,
@@ -361,7 +348,7 @@ fn the_operators_identities_cannot_decide_even_when_bound_to_the_approver_role()
 #[test]
 fn a_gitops_identity_named_in_the_values_may_apply_a_decision_carrying_a_persons_name() {
     let (plane, ns) = setup("policy-gitops");
-    let token = service_account_token(plane, GITOPS_NAMESPACE, GITOPS_SERVICE_ACCOUNT);
+    let token = plane.service_account_token(GITOPS_NAMESPACE, GITOPS_SERVICE_ACCOUNT);
     let argo = Who::Token(&token);
     grant_approver(
         plane,

@@ -23,7 +23,9 @@ use kubeheal::healer::builtin::Builtin;
 use kubeheal::healer::server::{ServerState, router};
 use serde_json::json;
 
-use crate::support::cluster::{ControlPlane, Process, RELEASE_NAMESPACE, TestNamespace, control_plane, spawn_watched};
+use crate::support::cluster::{
+    ControlPlane, Process, RELEASE_NAMESPACE, TestNamespace, bind_operator_role, control_plane, spawn_watched,
+};
 use crate::support::git::git;
 use crate::support::node::{Hold, kubelet, run_node_held};
 
@@ -351,7 +353,7 @@ pub(crate) fn logic_project() -> Vec<(&'static str, &'static str)> {
     vec![("calc.py", LOGIC_CALC), ("test_calc.py", REGRESS_TEST)]
 }
 
-async fn logic_healer() -> (String, Arc<AtomicUsize>) {
+pub(crate) async fn logic_healer() -> (String, Arc<AtomicUsize>) {
     counting_healer(json!({ "calc.py": LOGIC_FIXED })).await
 }
 
@@ -1202,35 +1204,6 @@ fn a_selector_the_api_server_refuses_stops_the_operator_with_what_is_wrong() {
     );
 }
 
-/// Binds the chart's operator ClusterRole to the operator's test identity: the operator under
-/// test has exactly the permissions the chart grants.
-fn bind_operator_role(plane: &'static ControlPlane) {
-    // Once per test binary: parallel applies of one new object race to create it.
-    static BOUND: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    BOUND.get_or_init(|| bind(plane));
-}
-
-fn bind(plane: &ControlPlane) {
-    let role = plane
-        .helm_template(
-            RELEASE_NAMESPACE,
-            &["--show-only", "templates/operator-clusterrole.yaml"],
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-    let file = std::env::temp_dir().join(format!("kubeheal-operator-role-{}.yaml", std::process::id()));
-    std::fs::write(&file, role).expect("write the operator's ClusterRole");
-    let out = plane.kubectl(["apply", "-f", &file.display().to_string()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-        "metadata": {"name": "kubeheal-operator-test"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kubeheal-operator"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "kubeheal:operators"}]});
-    let file = std::env::temp_dir().join(format!("kubeheal-operator-binding-{}.json", std::process::id()));
-    std::fs::write(&file, binding.to_string()).expect("write the binding");
-    let out = plane.kubectl(["apply", "-f", &file.display().to_string()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-}
-
 /// Lets the `kubeheal:approvers` group (the harness user alice) decide on CodeFixDDS in the
 /// test's namespace — what a platform team grants its reviewers.
 pub(crate) fn grant_approvers(heal: &Heal) {
@@ -1359,4 +1332,69 @@ async fn suspend_pauses_a_run_between_steps_and_cancel_ends_it_keeping_what_was_
         r#"{"spec":{"cancel":false}}"#,
     ]);
     assert!(!out.status.success());
+}
+
+/// The operator as the chart installs it: under the chart's ServiceAccount (a token from the
+/// TokenRequest API, as its Pod would hold) with exactly the chart's RBAC and admission policies,
+/// it heals a run end to end; and that identity can do nothing beyond its part.
+#[tokio::test(flavor = "multi_thread")]
+async fn under_the_charts_service_account_the_operator_heals_a_run_and_can_do_nothing_more() {
+    let (healer, _) = logic_healer().await;
+    let mut heal = Heal::new("healrun-chart-sa", &logic_project(), Hold::default()).await;
+    let token = heal.plane.service_account_token(RELEASE_NAMESPACE, "kubeheal");
+    let kubeconfig = heal
+        .plane
+        .kubeconfig_with_token(&format!("system:serviceaccount:{RELEASE_NAMESPACE}:kubeheal"), &token);
+    heal.operator_env
+        .push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
+    heal.start_operator();
+    heal.apply(heal.spec(&healer, json!({})));
+    let run = heal.wait_phase(HealRunPhase::Healed).await;
+    assert_eq!(status(&run).cycles.len(), 1, "{:?}", status(&run).message);
+    assert_eq!(heal.file_on_branch("kubeheal/calc", "calc.py"), LOGIC_FIXED.trim_end());
+
+    let as_operator = |args: &[&str]| heal.plane.kubectl_with_token(&token, args);
+    let ns = heal.ns.name.as_str();
+    // What RBAC refuses it: enumerating or writing Secrets, deleting what people made, running
+    // Pods of its own, and deciding on fixes.
+    for (verb, resource) in [
+        ("list", "secrets"),
+        ("watch", "secrets"),
+        ("create", "secrets"),
+        ("delete", "secrets"),
+        ("delete", "healruns.kubeheal.dev"),
+        ("delete", "jobs.batch"),
+        ("create", "pods"),
+        ("create", "pods/exec"),
+        ("patch", "codefixdds.kubeheal.dev"),
+        ("patch", "healertickets.kubeheal.dev"),
+        ("create", "rolebindings.rbac.authorization.k8s.io"),
+    ] {
+        let out = as_operator(&["auth", "can-i", verb, resource, "-n", ns]);
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "no",
+            "the chart's operator may {verb} {resource}"
+        );
+    }
+    // What RBAC must allow for its finalizer, the admission policy refuses: a change of the spec.
+    let out = as_operator(&[
+        "patch",
+        "healrun",
+        RUN,
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"maxCycles":1}}"#,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the operator changed a run's spec");
+    assert!(
+        stderr.contains("may not change the spec of healruns/calc") && stderr.contains("never the spec people wrote"),
+        "{stderr}"
+    );
+    // Its metadata it may change (that is how the finalizer gets there).
+    let out = as_operator(&["label", "healrun", RUN, "-n", ns, "kubeheal.dev/checked=yes"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

@@ -488,3 +488,46 @@ async fn the_ticket_pages_open_in_a_real_headless_chromium_and_a_hostile_error_i
     assert!(list.contains(&format!(r#"href="tickets/{id}/view""#)), "{list}");
     assert!(list.contains("1 ticket,"), "{list}");
 }
+
+/// A body that trickles in is cut off at `--ingest-body-timeout`: answered 408 with seed 004's
+/// `{"detail"}` naming why, its connection closed, nothing filed.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ingest_whose_body_does_not_arrive_in_time_is_answered_408_and_files_nothing() {
+    let (heal, base) = intake_with("ticket-slow-body", &["--ingest-body-timeout", "1"]).await;
+    let addr = base
+        .trim_start_matches("http://")
+        .trim_end_matches("/healer")
+        .to_owned();
+    let (mut reader, mut writer) = tokio::net::TcpStream::connect(&addr)
+        .await
+        .expect("a connection")
+        .into_split();
+    let body = json!({"source": "runtime", "contract_fqn": "entity/helpdesk/ticket",
+                      "error": "KeyError: 'resolution'"})
+    .to_string();
+    let head = format!(
+        "POST /healer/ingest HTTP/1.1\r\nHost: kubeheal\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut writer, head.as_bytes())
+        .await
+        .expect("the head is written");
+    // One byte every 100 ms: the whole body would take several seconds.
+    let sender = crate::support::http::trickle(writer, body.into_bytes(), Duration::from_millis(100));
+    let answer = crate::support::http::read_until_closed(&mut reader, Duration::from_secs(10))
+        .await
+        .expect("the operator answers and closes before the body ends");
+    sender.abort();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains(r#""detail":"the request body did not arrive in time""#),
+        "{answer}"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let all = tickets(&heal).list(&ListParams::default()).await.expect("list");
+    assert!(
+        all.items.is_empty(),
+        "a ticket was filed from a body that never arrived"
+    );
+}

@@ -12,5 +12,6 @@ mod controller_manager;
 mod executor_job;
 mod heal_run;
 mod healer_ticket;
+mod image;
 mod notify;
 mod ticket_cli;

@@ -399,6 +399,15 @@ impl ControlPlane {
             .iter()
             .find(|(_, name, _)| *name == user)
             .unwrap_or_else(|| panic!("{user} is not one of the test users"));
+        self.kubectl_with_token(token, args)
+    }
+
+    /// Runs `kubectl` authenticated by `token` (a ServiceAccount's, say).
+    pub fn kubectl_with_token<I, S>(&self, token: &str, args: I) -> Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
         Command::new(self.assets.join("kubectl"))
             .arg(format!("--kubeconfig={}", self.kubeconfig.display()))
             .arg(format!("--token={token}"))
@@ -414,10 +423,31 @@ impl ControlPlane {
             .iter()
             .find(|(_, name, _)| *name == user)
             .unwrap_or_else(|| panic!("{user} is not one of the test users"));
+        self.kubeconfig_with_token(user, token)
+    }
+
+    /// A kubeconfig (named after `who`) that authenticates with `token`.
+    pub fn kubeconfig_with_token(&self, who: &str, token: &str) -> PathBuf {
         let admin = std::fs::read_to_string(&self.kubeconfig).expect("the admin kubeconfig is readable");
-        let path = self.dir.join(format!("kubeconfig-{user}"));
+        let path = self.dir.join(format!("kubeconfig-{}", who.replace([':', '/'], "-")));
         std::fs::write(&path, admin.replace(ADMIN_TOKEN, token)).expect("write a kubeconfig");
         path
+    }
+
+    /// A token of the ServiceAccount `ns/name` (both created when missing) from the TokenRequest
+    /// API, as a Pod running under it would hold.
+    pub fn service_account_token(&self, ns: &str, name: &str) -> String {
+        for create in [
+            vec!["create", "namespace", ns],
+            vec!["create", "serviceaccount", name, "-n", ns],
+        ] {
+            let out = self.kubectl(&create);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success() || stderr.contains("already exists"), "{stderr}");
+        }
+        let out = self.kubectl(["create", "token", name, "-n", ns, "--duration=1h"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
     }
 
     /// A client with admin rights, bound to the calling test's runtime.
@@ -483,6 +513,35 @@ impl Drop for TestNamespace {
             self.plane.kubectl(["delete", "namespace", &self.name, "--wait=false"]);
         }
     }
+}
+
+/// Binds the chart's operator ClusterRole to the operator's test identity: the operator under
+/// test has exactly the permissions the chart grants.
+pub fn bind_operator_role(plane: &ControlPlane) {
+    // Once per test binary: parallel applies of one new object race to create it.
+    static BOUND: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    BOUND.get_or_init(|| apply_operator_role_binding(plane));
+}
+
+fn apply_operator_role_binding(plane: &ControlPlane) {
+    let role = plane
+        .helm_template(
+            RELEASE_NAMESPACE,
+            &["--show-only", "templates/operator-clusterrole.yaml"],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    let file = std::env::temp_dir().join(format!("kubeheal-operator-role-{}.yaml", std::process::id()));
+    std::fs::write(&file, role).expect("write the operator's ClusterRole");
+    let out = plane.kubectl(["apply", "-f", &file.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let binding = serde_json::json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+        "metadata": {"name": "kubeheal-operator-test"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kubeheal-operator"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "kubeheal:operators"}]});
+    let file = std::env::temp_dir().join(format!("kubeheal-operator-binding-{}.json", std::process::id()));
+    std::fs::write(&file, binding.to_string()).expect("write the binding");
+    let out = plane.kubectl(["apply", "-f", &file.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// `helm template kubeheal charts/kubeheal --namespace NS ARGS…` with the `helm` of `assets`,
@@ -603,6 +662,11 @@ pub struct Process {
 }
 
 impl Process {
+    /// The process's id (to read its memory from `/proc`).
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Stops the process group at once (SIGKILL): a crash, not a shutdown.
     pub fn kill(&mut self) {
         let _ = nix::sys::signal::killpg(

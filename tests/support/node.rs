@@ -273,6 +273,27 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
             secret_env.insert(name, values);
         }
     }
+    // `env` entries from a Secret's key (the fetch step's Git token).
+    let mut secret_keys: HashMap<(String, String), String> = HashMap::new();
+    for container in init.iter().chain(&spec.containers) {
+        for selector in container
+            .env
+            .iter()
+            .flatten()
+            .filter_map(|e| e.value_from.as_ref()?.secret_key_ref.as_ref())
+        {
+            let value = secrets
+                .get_opt(&selector.name)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|s| s.data?.remove(&selector.key))
+                .map(|v| String::from_utf8_lossy(&v.0).into_owned());
+            if let Some(value) = value {
+                secret_keys.insert((selector.name.clone(), selector.key.clone()), value);
+            }
+        }
+    }
     let run = |container: &k8s_openapi::api::core::v1::Container| {
         let mut command = Command::new("sh");
         match &container.command {
@@ -293,7 +314,12 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
             command.envs(secret_env.get(&name).into_iter().flatten().map(|(k, v)| (k, v)));
         }
         for env in container.env.iter().flatten() {
-            if let Some(value) = &env.value {
+            let from_secret = env
+                .value_from
+                .as_ref()
+                .and_then(|v| v.secret_key_ref.as_ref())
+                .and_then(|s| secret_keys.get(&(s.name.clone(), s.key.clone())));
+            if let Some(value) = env.value.as_ref().or(from_secret) {
                 command.env(&env.name, value);
             }
         }

@@ -1,0 +1,185 @@
+//! The operator's image, as far as it can be proven on machines that cannot pull a base image:
+//! the runtime root the Dockerfile assembles (`image/rootfs.sh`: Debian's git and CA
+//! certificates, their libraries, no shell), with this build's `kubeheal` in it, run in a chroot
+//! as user 65532 (the chart's `runAsUser`) under the chart's ServiceAccount. It heals a run whose
+//! source is on a forge that demands a token: the Git agent's fetch, commit and push work with
+//! the image's git, its credentials reach git without a shell, and the operator writes nowhere
+//! but its work dir and `/tmp`.
+//!
+//! Needs root (chroot) and `mmdebstrap` with a Debian mirror (`.ci/run` installs it). The root
+//! is built once per version of `image/rootfs.sh`, under `~/.cache/kubeheal/rootfs/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use kubeheal::api::heal_run::HealRunPhase;
+use serde_json::json;
+
+use crate::heal_run::{Heal, LOGIC_FIXED, logic_healer, logic_project, status};
+use crate::support::cluster::{RELEASE_NAMESPACE, spawn_watched};
+use crate::support::git::{FORGE_TOKEN, forge};
+use crate::support::node::Hold;
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The runtime root `image/rootfs.sh` makes, built once per version of the script.
+fn runtime_root() -> &'static Path {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let script = repo_root().join("image/rootfs.sh");
+        let text = std::fs::read(&script).expect("image/rootfs.sh is readable");
+        let version = format!("{:016x}", fnv(&text));
+        let home = std::env::var_os("HOME").map(PathBuf::from).expect("HOME is set");
+        let cache = home.join(".cache/kubeheal/rootfs");
+        let root = cache.join(&version);
+        if root.join("usr/bin/git").exists() {
+            return root;
+        }
+        std::fs::create_dir_all(&cache).expect("create the root cache");
+        // Built beside its final place and renamed: a build cut short is never taken for a root.
+        let building = cache.join(format!("{version}.building-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&building);
+        let out = Command::new(&script)
+            .arg(&building)
+            .output()
+            .expect("image/rootfs.sh runs");
+        assert!(
+            out.status.success(),
+            "image/rootfs.sh failed (it needs mmdebstrap, a Debian mirror and root):\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if std::fs::rename(&building, &root).is_err() {
+            // Another test binary built it meanwhile.
+            let _ = std::fs::remove_dir_all(&building);
+        }
+        root
+    })
+}
+
+/// FNV-1a: names the cached root after the script's content.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+fn run(command: &mut Command) {
+    let out = command.output().expect("the command runs");
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_operator_heals_a_run_from_the_images_runtime_root_with_no_shell_as_user_65532() {
+    let uid = Command::new("id").arg("-u").output().expect("id runs");
+    assert_eq!(
+        String::from_utf8_lossy(&uid.stdout).trim(),
+        "0",
+        "the image test runs the operator in a chroot, which needs root"
+    );
+    let (healer, _) = logic_healer().await;
+    let mut heal = Heal::new("image-runtime", &logic_project(), Hold::default()).await;
+
+    // The image: the runtime root with this build's binary, as the Dockerfile copies it.
+    let image = heal.work.path().join("image");
+    run(Command::new("cp").arg("-a").arg(runtime_root()).arg(&image));
+    for shell in [
+        "bin/sh",
+        "usr/bin/sh",
+        "bin/bash",
+        "usr/bin/bash",
+        "bin/dash",
+        "usr/bin/dash",
+    ] {
+        assert!(!image.join(shell).exists(), "the runtime root has a shell: {shell}");
+    }
+    std::fs::copy(env!("CARGO_BIN_EXE_kubeheal"), image.join("usr/local/bin/kubeheal"))
+        .expect("copy the binary into the image");
+    // Writable by the operator's user: its work dir (an emptyDir in the chart) and /tmp only.
+    run(Command::new("chown")
+        .args(["65532:65532"])
+        .arg(image.join("var/cache/kubeheal")));
+
+    // The chart's ServiceAccount, as the Pod would mount it.
+    let token = heal.plane.service_account_token(RELEASE_NAMESPACE, "kubeheal");
+    let kubeconfig =
+        std::fs::read_to_string(heal.plane.kubeconfig_with_token("image-operator", &token)).expect("a kubeconfig");
+    let ca = kubeconfig
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("certificate-authority: "))
+        .expect("the kubeconfig names its CA file");
+    std::fs::create_dir_all(image.join("etc/kubeheal")).expect("mkdir");
+    std::fs::copy(ca, image.join("etc/kubeheal/ca.crt")).expect("copy the CA");
+    std::fs::write(
+        image.join("etc/kubeheal/kubeconfig"),
+        kubeconfig.replace(ca, "/etc/kubeheal/ca.crt"),
+    )
+    .expect("write the kubeconfig");
+
+    // The source is on a forge that refuses anyone without the token.
+    let (url, _) = forge(heal.origin.parent().expect("the origin's folder")).await;
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "forge"},
+                        "stringData": {"token": FORGE_TOKEN}});
+    let file = heal.work.path().join("secret.json");
+    std::fs::write(&file, secret.to_string()).expect("write the Secret");
+    let out = heal
+        .plane
+        .kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // Named by its path: the operator's environment (its PATH among it) is the image's.
+    let chroot = ["/usr/sbin/chroot", "/usr/bin/chroot"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("chroot (coreutils) is installed");
+    let mut operator = Command::new(chroot);
+    operator
+        .arg("--userspec=65532:65532")
+        .arg(&image)
+        .args(["/usr/local/bin/kubeheal", "operator", "--namespace", &heal.ns.name])
+        .args(["--listen", "127.0.0.1:0", "--work-dir", "/var/cache/kubeheal"])
+        .arg("--allow-cluster-internal-healers")
+        .env_clear()
+        .env("HOME", "/tmp")
+        .env("PATH", "/usr/local/bin:/usr/bin")
+        .env("KUBECONFIG", "/etc/kubeheal/kubeconfig")
+        .env("KUBEHEAL_HEALER_LISTEN", "off")
+        .env("RUST_LOG", "info,kube=warn");
+    heal.operator =
+        Some(spawn_watched(heal.work.path(), "operator-image", &mut operator, None).expect("the operator starts"));
+
+    let mut spec = heal.spec(&healer, json!({}));
+    spec["source"] = json!({"url": url, "revision": "main", "secretRef": {"name": "forge"}});
+    heal.apply(spec);
+    let run = heal.wait_phase(HealRunPhase::Healed).await;
+    assert_eq!(status(&run).cycles.len(), 1, "{:?}", status(&run).message);
+    assert_eq!(heal.file_on_branch("kubeheal/calc", "calc.py"), LOGIC_FIXED.trim_end());
+    // It wrote in its work dir, and nowhere else in the image.
+    let written = Command::new("find")
+        .arg(&image)
+        .args(["-user", "65532", "-not", "-path"])
+        .arg(format!("{}/var/cache/kubeheal*", image.display()))
+        .args(["-not", "-path"])
+        .arg(format!("{}/tmp/*", image.display()))
+        .output()
+        .expect("find runs");
+    assert_eq!(
+        String::from_utf8_lossy(&written.stdout).trim(),
+        "",
+        "files the operator wrote outside its work dir"
+    );
+    assert!(
+        std::fs::read_dir(image.join("var/cache/kubeheal"))
+            .expect("the work dir")
+            .next()
+            .is_some(),
+        "the operator kept its clone in its work dir"
+    );
+}
