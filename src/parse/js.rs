@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{Finding, Rank, Sink, TestOutcome, looks_like_source};
+use super::{Finding, Needle, Rank, Sink, TestOutcome, looks_like_source};
 use crate::api::shared::ErrorType;
 
 static TSC_CLASSIC: LazyLock<Regex> =
@@ -80,7 +80,7 @@ impl Js {
         self.node_header = header.map(|(f, n, age)| (f, n, age + 1));
 
         if first != b' ' && first != b'\t' {
-            let tsc = TS_CODE.find(line.as_bytes()).is_some();
+            let tsc = sink.may_hold(Needle::TsCode) && TS_CODE.find(line.as_bytes()).is_some();
             if let Some(c) = tsc
                 .then(|| TSC_CLASSIC.captures(line).or_else(|| TSC_PRETTY.captures(line)))
                 .flatten()
@@ -156,8 +156,9 @@ impl Js {
         }
 
         if trimmed.starts_with("at ") {
-            if let Some(c) = FRAME.captures(line)
-                && let Some(failure) = self.failure.as_mut()
+            // A frame counts only in a failure: without one the regex need not run.
+            if let Some(failure) = self.failure.as_mut()
+                && let Some(c) = FRAME.captures(line)
             {
                 failure.frames += 1;
                 if failure.location.is_none() && sink.workspace.relative(&c[1]).is_some() {
@@ -169,7 +170,8 @@ impl Js {
 
         if !self.in_jest_block {
             let may_be_error = first.is_ascii_uppercase()
-                && (ERROR_WORD.find(line.as_bytes()).is_some() || EXCEPTION_WORD.find(line.as_bytes()).is_some());
+                && (sink.may_hold(Needle::Error) && ERROR_WORD.find(line.as_bytes()).is_some()
+                    || sink.may_hold(Needle::Exception) && EXCEPTION_WORD.find(line.as_bytes()).is_some());
             if let Some(c) = may_be_error.then(|| JS_ERROR.captures(line)).flatten() {
                 self.flush(sink);
                 // Node names the place it stopped above the error; the frames may all be Node's own.

@@ -275,19 +275,29 @@ pub(crate) enum Needle {
     GoFile,
     /// `.py(` (pylint `msvs`).
     PyParen,
+    /// ` [` (pytest `-v`'s percentage).
+    Bracket,
+    /// ` (` (unittest `-v`).
+    Paren,
+    /// ` TS` (tsc's codes).
+    TsCode,
+    /// `Error`.
+    Error,
+    /// `Exception`.
+    Exception,
     /// Any of the infrastructure words ([`outcome::INFRA_WORDS_LIST`]).
     InfraWord,
 }
 
-const NEEDLE_TEXTS: [&str; 4] = [" ... ", "::", ".go:", ".py("];
+const NEEDLE_TEXTS: [&str; 9] = [" ... ", "::", ".go:", ".py(", " [", " (", " TS", "Error", "Exception"];
 
 /// Which needles a line may hold, a bit each: a clear bit means it holds none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Marks(u8);
+pub(crate) struct Marks(u16);
 
 impl Marks {
     /// Nothing known of the text: every needle may be there.
-    pub(crate) const ALL: Marks = Marks(u8::MAX);
+    pub(crate) const ALL: Marks = Marks(u16::MAX);
 }
 
 /// The places of the needles in a run of lines, each found by one scan of the run and read in
@@ -319,7 +329,7 @@ impl<'t> Scan<'t> {
     /// each lies within a line; a line that holds a needle holds a match of it (a match skipped
     /// for overlapping an earlier one of the same search lies in the same line as that one).
     fn marks(&mut self, start: usize, end: usize) -> Marks {
-        let mut bits = 0u8;
+        let mut bits = 0u16;
         for (i, (matches, next)) in self.cursors.iter_mut().enumerate() {
             while let Some(at) = *next
                 && at < start
@@ -616,7 +626,7 @@ impl<'w> Sink<'w> {
 
     /// Whether the text the formats now read may hold `needle`: when not, it does not.
     pub fn may_hold(&self, needle: Needle) -> bool {
-        self.marks.0 & (1 << needle as u8) != 0
+        self.marks.0 & (1 << needle as u16) != 0
     }
 
     /// Sets what the text the formats read next may hold; returns what was set before. Text that

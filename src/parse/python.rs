@@ -349,6 +349,7 @@ impl Python {
             return;
         }
         if sink.may_hold(Needle::Colons)
+            && sink.may_hold(Needle::Bracket)
             && has(line, "::")
             && has(line, " [")
             && let Some(c) = VERBOSE_OUTCOME.captures(line)
@@ -364,6 +365,7 @@ impl Python {
         }
         // The regex needs both; a `cargo test` line has only the first.
         if sink.may_hold(Needle::Ellipsis)
+            && sink.may_hold(Needle::Paren)
             && has(line, " ... ")
             && has(line, " (")
             && let Some(c) = UNITTEST_VERBOSE.captures(line)
