@@ -330,19 +330,18 @@ impl Python {
         let first = line.as_bytes()[0];
         if matches!(first, b'P' | b'F' | b'E' | b'X')
             && let Some((word, name)) = summary_outcome(line)
+            && (name.contains("::") || name.ends_with(".py"))
         {
-            if name.contains("::") || name.ends_with(".py") {
-                let outcome = match word {
-                    "PASSED" | "XFAIL" | "XPASS" => TestOutcome::Passed,
-                    "FAILED" => TestOutcome::Failed,
-                    _ => TestOutcome::Error,
-                };
-                if outcome == TestOutcome::Failed {
-                    self.summary_failed.push(name.to_owned());
-                }
-                sink.test(name, outcome);
-                return;
+            let outcome = match word {
+                "PASSED" | "XFAIL" | "XPASS" => TestOutcome::Passed,
+                "FAILED" => TestOutcome::Failed,
+                _ => TestOutcome::Error,
+            };
+            if outcome == TestOutcome::Failed {
+                self.summary_failed.push(name.to_owned());
             }
+            sink.test(name, outcome);
+            return;
         }
         if let Some((id, outcome)) = sink.may_hold(Needle::Colons).then(|| verbose_outcome(line)).flatten() {
             sink.test(id, outcome);
