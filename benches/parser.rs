@@ -12,7 +12,8 @@
 //! every line. The peak is
 //! read after a log of 1/8 the size and after the full one: the two should be the same. The peer
 //! (`swebench.harness.log_parsers.python.parse_log_pytest`, PyPI `swebench`) is timed on the same
-//! file by python3, parsing only, when it is installed. Beside the wall time, the CPU time of the
+//! file by python3 (or the interpreter `KUBEHEAL_BENCH_PYTHON` names, such as a virtual
+//! environment's), parsing only, when it is installed. Beside the wall time, the CPU time of the
 //! same run is printed: on a shared machine it is the steadier figure.
 //!
 //! A second figure is a log that is mostly one structured document: a 100 MiB JSON array of
@@ -450,7 +451,9 @@ for _ in range(3):
     best = elapsed if best is None else min(best, elapsed)
 print(best)
 "#;
-    let out = Command::new("python3").arg("-c").arg(script).arg(path).output().ok()?;
+    // The Python that has swebench: a virtual environment's, or python3 on the PATH.
+    let python = std::env::var_os("KUBEHEAL_BENCH_PYTHON").unwrap_or_else(|| "python3".into());
+    let out = Command::new(python).arg("-c").arg(script).arg(path).output().ok()?;
     if !out.status.success() {
         return None;
     }

@@ -9,12 +9,9 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::outcome::InfraKind;
-use super::{Finding, Rank, Sink, TestOutcome, split_location};
+use super::{Finding, Marks, Needle, Rank, Sink, TestOutcome, has, set_name, split_location, split_word};
 use crate::api::shared::ErrorType;
 
-static RESULT_HEADER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*--- (FAIL|PASS|SKIP): (\S+) \(").expect("regex"));
-static RUN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^=== (?:RUN|CONT|PAUSE)\s+(\S+)").expect("regex"));
 static TEST_LOCATION: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s+([\w./-]+_test\.go|[\w./-]+\.go):(\d+): (.*)$").expect("regex"));
 static PACKAGE_RESULT: LazyLock<Regex> =
@@ -59,10 +56,13 @@ impl Go {
                     if test.is_some() {
                         self.current_test = test.map(str::to_owned);
                     }
+                    // The output is decoded from JSON: not the text the scan of the line saw.
+                    let marks = sink.set_marks(Marks::ALL);
                     for text in output.lines() {
                         let cleaned = super::clean::clean_line(text);
                         self.text(&cleaned, sink);
                     }
+                    sink.set_marks(marks);
                 }
             }
             ("fail", Some(test)) => sink.test(test, TestOutcome::Failed),
@@ -104,8 +104,8 @@ impl Go {
         }
         match first {
             b'=' if line.starts_with("=== ") => {
-                if let Some(c) = RUN.captures(line) {
-                    self.current_test = Some(c[1].to_owned());
+                if let Some(name) = run_line(line) {
+                    set_name(&mut self.current_test, name);
                 }
             }
             b'o' | b'F' | b'?' if line.contains('\t') || line.starts_with("ok ") || line.starts_with("FAIL ") => {
@@ -118,9 +118,11 @@ impl Go {
                     }
                 }
             }
-            b' ' | b'-' if line.trim_start().starts_with("--- ") || line.contains(".go:") => {
-                if let Some(c) = RESULT_HEADER.captures(line) {
-                    let outcome = match &c[1] {
+            b' ' | b'-'
+                if line.trim_start().starts_with("--- ") || sink.may_hold(Needle::GoFile) && has(line, ".go:") =>
+            {
+                if let Some((word, name)) = result_header(line) {
+                    let outcome = match word {
                         "FAIL" => TestOutcome::Failed,
                         "PASS" => TestOutcome::Passed,
                         _ => TestOutcome::Skipped,
@@ -130,8 +132,8 @@ impl Go {
                         TestOutcome::Passed => sink.summary.passed += 1,
                         _ => sink.summary.skipped += 1,
                     }
-                    sink.test(&c[2], outcome);
-                    self.current_test = Some(c[2].to_owned());
+                    sink.test(name, outcome);
+                    set_name(&mut self.current_test, name);
                     return;
                 }
                 if first == b' '
@@ -152,8 +154,9 @@ impl Go {
         }
         // Compiler and vet diagnostics: `./main.go:9:17: message`, possibly after `vet: `.
         let diagnostic = line.strip_prefix("vet: ").unwrap_or(line);
-        if diagnostic.contains(".go:")
-            && !diagnostic.starts_with(' ')
+        if !diagnostic.starts_with(' ')
+            && sink.may_hold(Needle::GoFile)
+            && has(diagnostic, ".go:")
             && let Some((file, n, message)) = split_location(diagnostic)
             && file.ends_with(".go")
             && !message.is_empty()
@@ -176,6 +179,31 @@ impl Go {
             sink.infra(InfraKind::NoTestsCollected);
         }
     }
+}
+
+/// `=== RUN   TestX/sub` (or CONT, PAUSE): the test's name, as `^=== (?:RUN|CONT|PAUSE)\s+(\S+)`
+/// reads it, without a regex (a long `go test -v` log is mostly such lines).
+pub(crate) fn run_line(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("=== ")?;
+    let rest = ["RUN", "CONT", "PAUSE"].iter().find_map(|w| rest.strip_prefix(w))?;
+    let after_space = rest.trim_start();
+    if after_space.len() == rest.len() {
+        return None;
+    }
+    let (name, _) = split_word(after_space);
+    (!name.is_empty()).then_some(name)
+}
+
+/// `--- FAIL: TestX/sub (0.00s)`, indented for a subtest: the outcome word and the test's name,
+/// as `^\s*--- (FAIL|PASS|SKIP): (\S+) \(` reads them, without a regex.
+pub(crate) fn result_header(line: &str) -> Option<(&str, &str)> {
+    let rest = line.trim_start().strip_prefix("--- ")?;
+    let (word, rest) = rest.split_at_checked(4)?;
+    if !matches!(word, "FAIL" | "PASS" | "SKIP") {
+        return None;
+    }
+    let (name, rest) = split_word(rest.strip_prefix(": ")?);
+    (!name.is_empty() && rest.starts_with(" (")).then_some((word, name))
 }
 
 /// The bug type of a Go compiler or vet message.

@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{Finding, Rank, Sink, TestOutcome, looks_like_source};
+use super::{Finding, Needle, Rank, Sink, TestOutcome, looks_like_source};
 use crate::api::shared::ErrorType;
 
 static TSC_CLASSIC: LazyLock<Regex> =
@@ -27,6 +27,13 @@ static JS_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 /// `SyntaxError: /abs/src/price.js: Unexpected token, expected "," (3:28)`.
 static BABEL_SYNTAX: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^SyntaxError: (\S+?): (.*) \((\d+):(\d+)\)$").expect("regex"));
+
+/// Words looked for on many lines, each searcher built once (building one costs more than a
+/// search of a short line).
+static TS_CODE: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new(" TS"));
+static ERROR_WORD: LazyLock<memchr::memmem::Finder<'static>> = LazyLock::new(|| memchr::memmem::Finder::new("Error"));
+static EXCEPTION_WORD: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new("Exception"));
 
 /// Lines Node prints between its `file:line` header and the error (source line, caret, blank).
 const NODE_HEADER_REACH: u32 = 4;
@@ -73,7 +80,7 @@ impl Js {
         self.node_header = header.map(|(f, n, age)| (f, n, age + 1));
 
         if first != b' ' && first != b'\t' {
-            let tsc = memchr::memmem::find(line.as_bytes(), b" TS").is_some();
+            let tsc = sink.may_hold(Needle::TsCode) && TS_CODE.find(line.as_bytes()).is_some();
             if let Some(c) = tsc
                 .then(|| TSC_CLASSIC.captures(line).or_else(|| TSC_PRETTY.captures(line)))
                 .flatten()
@@ -149,8 +156,9 @@ impl Js {
         }
 
         if trimmed.starts_with("at ") {
-            if let Some(c) = FRAME.captures(line)
-                && let Some(failure) = self.failure.as_mut()
+            // A frame counts only in a failure: without one the regex need not run.
+            if let Some(failure) = self.failure.as_mut()
+                && let Some(c) = FRAME.captures(line)
             {
                 failure.frames += 1;
                 if failure.location.is_none() && sink.workspace.relative(&c[1]).is_some() {
@@ -162,8 +170,8 @@ impl Js {
 
         if !self.in_jest_block {
             let may_be_error = first.is_ascii_uppercase()
-                && (memchr::memmem::find(line.as_bytes(), b"Error").is_some()
-                    || memchr::memmem::find(line.as_bytes(), b"Exception").is_some());
+                && (sink.may_hold(Needle::Error) && ERROR_WORD.find(line.as_bytes()).is_some()
+                    || sink.may_hold(Needle::Exception) && EXCEPTION_WORD.find(line.as_bytes()).is_some());
             if let Some(c) = may_be_error.then(|| JS_ERROR.captures(line)).flatten() {
                 self.flush(sink);
                 // Node names the place it stopped above the error; the frames may all be Node's own.
@@ -227,6 +235,10 @@ impl Js {
 
 /// Node's `path/to/file.js:12` line above an uncaught error: a source path and a line, nothing else.
 fn node_header(line: &str) -> Option<(&str, u32)> {
+    // The line number ends the line: most lines are ruled out by their last byte.
+    if !line.as_bytes().last().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
     let (path, n) = line.rsplit_once(':')?;
     if n.is_empty() || n.len() > 9 || !n.bytes().all(|b| b.is_ascii_digit()) || path.contains(' ') {
         return None;

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::rust::{lint_type_for_syntax_message, rustc_type};
-use super::{Finding, Rank, Sink, split_location};
+use super::{Finding, Needle, Rank, Sink, find_short, split_location};
 use crate::api::shared::ErrorType;
 
 static MYPY: LazyLock<Regex> =
@@ -72,7 +72,7 @@ impl Lint {
             return;
         }
         self.grouped_file = None;
-        if let Some((file, n, rest)) = msvs_location(line) {
+        if let Some((file, n, rest)) = sink.may_hold(Needle::PyParen).then(|| msvs_location(line)).flatten() {
             if let Some(c) = PYLINT_BRACKETED.captures(rest) {
                 let error_type = pylint_type(&c[1], &c[2], &c[3]);
                 let message = Cow::Owned(format!("{}: {} ({})", &c[1], &c[3], &c[2]));
@@ -123,7 +123,7 @@ impl Lint {
 
 /// `path.py(12): rest`: pylint's `msvs` format.
 fn msvs_location(line: &str) -> Option<(&str, u32, &str)> {
-    let open = line.find(".py(")? + 3;
+    let open = find_short(line, ".py(")? + 3;
     let path = &line[..open];
     if path.contains(' ') {
         return None;

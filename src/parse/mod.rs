@@ -86,16 +86,7 @@ pub struct TestResult {
 /// Parses a whole log.
 pub fn parse(log: &str, workspace: &Workspace) -> ParseOutput {
     let mut parser = Parser::new(workspace);
-    for raw in memchr::memchr_iter(b'\n', log.as_bytes())
-        .chain(std::iter::once(log.len()))
-        .scan(0, |start, end| {
-            let line = &log[*start..end];
-            *start = end + 1;
-            Some(line)
-        })
-    {
-        parser.line(raw);
-    }
+    parser.lines(log);
     parser.finish()
 }
 
@@ -131,11 +122,7 @@ pub fn parse_reader(mut reader: impl std::io::BufRead, workspace: &Workspace) ->
             let lines = &chunk[..end];
             // One UTF-8 check for the whole run of lines; `\n` never splits a character.
             match std::str::from_utf8(lines) {
-                Ok(text) => {
-                    for raw in text.split('\n') {
-                        parser.line(raw);
-                    }
-                }
+                Ok(text) => parser.lines(text),
                 Err(_) => {
                     for raw in lines.split(|&b| b == b'\n') {
                         parser.line(&utf8(raw));
@@ -266,6 +253,97 @@ pub struct Parser<'w> {
     pending_cr: bool,
 }
 
+/// Leftmost-first rather than the standard semantics: only then does the automaton get its
+/// vectorised prefilter, which makes a scan of a whole buffer of lines cheap.
+static INFRA_SCAN: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
+    aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(outcome::INFRA_WORDS_LIST)
+        .expect("aho-corasick automaton")
+});
+
+/// Short needles the text formats look for on most lines. Each is found by one scan of a whole
+/// buffer of lines, which costs less than a search of each line: [`Sink::may_hold`] tells
+/// whether the current line can hold one, and only then is the line searched.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Needle {
+    /// ` ... ` (unittest `-v`, `cargo test`).
+    Ellipsis,
+    /// `::` (pytest node ids).
+    Colons,
+    /// `.go:` (Go locations).
+    GoFile,
+    /// `.py(` (pylint `msvs`).
+    PyParen,
+    /// ` [` (pytest `-v`'s percentage).
+    Bracket,
+    /// ` (` (unittest `-v`).
+    Paren,
+    /// ` TS` (tsc's codes).
+    TsCode,
+    /// `Error`.
+    Error,
+    /// `Exception`.
+    Exception,
+    /// Any of the infrastructure words ([`outcome::INFRA_WORDS_LIST`]).
+    InfraWord,
+}
+
+const NEEDLE_TEXTS: [&str; 9] = [" ... ", "::", ".go:", ".py(", " [", " (", " TS", "Error", "Exception"];
+
+/// Which needles a line may hold, a bit each: a clear bit means it holds none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Marks(u16);
+
+impl Marks {
+    /// Nothing known of the text: every needle may be there.
+    pub(crate) const ALL: Marks = Marks(u16::MAX);
+}
+
+/// The places of the needles in a run of lines, each found by one scan of the run and read in
+/// order, line by line.
+struct Scan<'t> {
+    cursors: Vec<(Box<dyn Iterator<Item = usize> + 't>, Option<usize>)>,
+}
+
+impl<'t> Scan<'t> {
+    fn new(text: &'t str) -> Self {
+        let mut sources: Vec<Box<dyn Iterator<Item = usize> + 't>> = NEEDLE_TEXTS
+            .iter()
+            .map(|n| {
+                Box::new(memchr::memmem::find_iter(text.as_bytes(), n.as_bytes())) as Box<dyn Iterator<Item = usize>>
+            })
+            .collect();
+        sources.push(Box::new(INFRA_SCAN.find_iter(text).map(|m| m.start())));
+        let cursors = sources
+            .into_iter()
+            .map(|mut matches| {
+                let next = matches.next();
+                (matches, next)
+            })
+            .collect();
+        Scan { cursors }
+    }
+
+    /// The needles in `text[start..end]`, for lines asked in order. No needle holds a `\n`, so
+    /// each lies within a line; a line that holds a needle holds a match of it (a match skipped
+    /// for overlapping an earlier one of the same search lies in the same line as that one).
+    fn marks(&mut self, start: usize, end: usize) -> Marks {
+        let mut bits = 0u16;
+        for (i, (matches, next)) in self.cursors.iter_mut().enumerate() {
+            while let Some(at) = *next
+                && at < start
+            {
+                *next = matches.next();
+            }
+            if next.is_some_and(|at| at < end) {
+                bits |= 1 << i;
+            }
+        }
+        Marks(bits)
+    }
+}
+
 impl<'w> Parser<'w> {
     pub fn new(workspace: &'w Workspace) -> Self {
         Parser {
@@ -282,8 +360,39 @@ impl<'w> Parser<'w> {
         }
     }
 
+    /// Feeds a run of raw lines separated by `\n` (the last one needs no `\n`). The short
+    /// needles the formats look for on most lines ([`Needle`]) are found by one scan of the whole
+    /// run rather than of each line.
+    pub fn lines(&mut self, text: &str) {
+        let mut scan = Scan::new(text);
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len())) {
+            let marks = scan.marks(start, end);
+            self.line_with(&text[start..end], marks);
+            start = end + 1;
+        }
+    }
+
     /// Feeds one raw line (without its `\n`).
     pub fn line(&mut self, raw: &str) {
+        self.line_with(raw, Marks::ALL);
+    }
+
+    /// Feeds one raw line and the needles a scan found in it. What the formats see of the line
+    /// (cleaned, or a part of it) holds no needle the raw line does not: cleaning only takes text
+    /// off, unless the line holds an escape sequence (taking one off can join two pieces into a
+    /// needle), so such a line may hold any.
+    fn line_with(&mut self, raw: &str, marks: Marks) {
+        self.sink.marks = if memchr::memchr(0x1b, raw.as_bytes()).is_some() {
+            Marks::ALL
+        } else {
+            marks
+        };
+        self.line_body(raw);
+        self.sink.marks = Marks::ALL;
+    }
+
+    fn line_body(&mut self, raw: &str) {
         self.begin(&clean::clean_line(raw));
         if let Some(rest) = clean::rest_of_long_line(raw)
             && self.structured.wants_rest()
@@ -421,11 +530,15 @@ impl<'w> Parser<'w> {
     /// JSON formats (a JUnit document cut inside a tag, then cargo's JSON messages). A document
     /// that begins among them is not read: it would mean reading them again, without bound.
     fn replay(&mut self, lines: &str) {
+        // Lines held back from before are not the current line: what a scan found in it says
+        // nothing of them.
+        let marks = std::mem::replace(&mut self.sink.marks, Marks::ALL);
         for line in lines.split_terminator('\n') {
             if !structured::single_line(line, &mut self.sink) {
                 self.text(line);
             }
         }
+        self.sink.marks = marks;
     }
 
     /// A line for the text formats.
@@ -493,6 +606,8 @@ pub(crate) struct Sink<'w> {
     infra: Vec<InfraKind>,
     /// How many of the reports rank as [`Rank::Warning`].
     warnings: usize,
+    /// The needles the text the formats now read may hold.
+    marks: Marks,
 }
 
 impl<'w> Sink<'w> {
@@ -505,7 +620,19 @@ impl<'w> Sink<'w> {
             summary: SuiteSummary::default(),
             infra: Vec::new(),
             warnings: 0,
+            marks: Marks::ALL,
         }
+    }
+
+    /// Whether the text the formats now read may hold `needle`: when not, it does not.
+    pub fn may_hold(&self, needle: Needle) -> bool {
+        self.marks.0 & (1 << needle as u16) != 0
+    }
+
+    /// Sets what the text the formats read next may hold; returns what was set before. Text that
+    /// is not the current line's (decoded from a JSON record) may hold anything.
+    pub fn set_marks(&mut self, marks: Marks) -> Marks {
+        std::mem::replace(&mut self.marks, marks)
     }
 
     /// Records a finding; returns the index of its report, or `None` when its file is not the
@@ -653,6 +780,68 @@ pub(crate) fn split_location(s: &str) -> Option<(&str, u32, &str)> {
     Some((path, line, rest.trim_start()))
 }
 
+/// Where `needle` first occurs in `s`, found without the set-up `str::find` does on each call:
+/// for the short needles looked for on most lines, whose lines are short, a plain loop is the
+/// fastest search. Each place is tried first at the needle's first byte that is not a space.
+pub(crate) fn find_short(s: &str, needle: &str) -> Option<usize> {
+    let (h, n) = (s.as_bytes(), needle.as_bytes());
+    if h.len() > 256 {
+        return memchr::memmem::find(h, n);
+    }
+    let k = n.iter().position(|&b| b != b' ').unwrap_or(0);
+    'places: for at in 0..(h.len() + 1).saturating_sub(n.len()) {
+        if n.get(k).is_some_and(|&b| h[at + k] != b) {
+            continue;
+        }
+        for (j, &b) in n.iter().enumerate() {
+            if h[at + j] != b {
+                continue 'places;
+            }
+        }
+        return Some(at);
+    }
+    None
+}
+
+/// Whether `needle` occurs in `s` (see [`find_short`]).
+pub(crate) fn has(s: &str, needle: &str) -> bool {
+    find_short(s, needle).is_some()
+}
+
+/// `s` split after its first run of non-whitespace: what a regex's `(\S+)` takes at the start
+/// of `s` (empty when `s` starts with whitespace).
+pub(crate) fn split_word(s: &str) -> (&str, &str) {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        // ASCII is read byte by byte; anything else as a character (U+00A0 is whitespace).
+        if b[i] < 0x80 {
+            if b[i] == b' ' || (0x09..=0x0d).contains(&b[i]) {
+                break;
+            }
+            i += 1;
+        } else {
+            let c = s[i..].chars().next().unwrap_or(' ');
+            if c.is_whitespace() {
+                break;
+            }
+            i += c.len_utf8();
+        }
+    }
+    s.split_at(i)
+}
+
+/// Sets `slot` to `value`, reusing the string it holds (a name set on every line of a long log).
+pub(crate) fn set_name(slot: &mut Option<String>, value: &str) {
+    match slot {
+        Some(s) => {
+            s.clear();
+            s.push_str(value);
+        }
+        None => *slot = Some(value.to_owned()),
+    }
+}
+
 /// Whether `path` looks like a source file (has an extension of a few letters).
 pub(crate) fn looks_like_source(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -668,6 +857,12 @@ pub(crate) fn looks_like_source(path: &str) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// The first two groups `regex` captures in `line`: what a reader written in its place reads.
+    fn regex_pair<'l>(regex: &str, line: &'l str) -> Option<(&'l str, &'l str)> {
+        let c = regex::Regex::new(regex).expect("regex").captures(line)?;
+        Some((c.get(1)?.as_str(), c.get(2)?.as_str()))
+    }
 
     proptest! {
         #[test]
@@ -687,6 +882,42 @@ mod tests {
             }
             decoder.finish(&mut |s| text.push_str(s));
             prop_assert_eq!(text, String::from_utf8_lossy(&bytes));
+        }
+
+        #[test]
+        fn a_word_is_split_where_whitespace_begins(s in "[a \t\n\u{b}\u{c}\r\u{1c}\u{85}\u{a0}\u{e9}\u{2003}]{0,8}") {
+            let at = s.find(char::is_whitespace).unwrap_or(s.len());
+            prop_assert_eq!(split_word(&s), s.split_at(at));
+        }
+
+        #[test]
+        fn a_short_needle_is_found_where_str_find_finds_it(
+            s in "[ .:a(\\[]{0,12}",
+            needle in "[ .:a(\\[]{0,4}",
+        ) {
+            prop_assert_eq!(find_short(&s, &needle), s.find(needle.as_str()));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The outcome lines of a long log are read without regexes: each reader reads what the
+        /// regex it replaced reads.
+        #[test]
+        fn outcome_lines_are_read_as_the_regexes_read_them(
+            line in "[ \t\u{a0}]{0,2}(=== |--- |test |PASSED |FAILED |XPASS|ERROR )?(RUN|CONT|PAUSE|FAIL|PASS|SKIP|RU)?(: )?[ \t\u{2003}]{0,3}[a-zA-Z:/._ (\u{e9}\u{a0}\n]{0,8}( \\(| \\.\\.\\. | \\.\\. | - | -)?(ok|FAILED|ignored|ig)?.{0,3}",
+        ) {
+            prop_assert_eq!(
+                go::run_line(&line),
+                regex::Regex::new(r"^=== (?:RUN|CONT|PAUSE)\s+(\S+)").expect("regex").captures(&line).and_then(|c| Some(c.get(1)?.as_str()))
+            );
+            prop_assert_eq!(go::result_header(&line), regex_pair(r"^\s*--- (FAIL|PASS|SKIP): (\S+) \(", &line));
+            prop_assert_eq!(rust::test_line(&line), regex_pair(r"^test (\S+) \.\.\. (ok|FAILED|ignored)", &line));
+            prop_assert_eq!(
+                python::summary_outcome(&line),
+                regex_pair(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+)(?: - (.*))?$", &line)
+            );
         }
     }
 }

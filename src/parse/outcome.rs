@@ -7,7 +7,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
-use super::{ParseOutput, Sink};
+use super::{Needle, ParseOutput, Sink};
 
 /// How one test ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -197,7 +197,9 @@ pub(crate) fn line(line: &str, sink: &mut Sink<'_>) {
         }
         _ => {}
     }
-    infra_signature(line, sink);
+    if sink.may_hold(Needle::InfraWord) {
+        infra_signature(line, sink);
+    }
 }
 
 fn add_counts(counts: &str, sink: &mut Sink<'_>) {
@@ -215,36 +217,36 @@ fn add_counts(counts: &str, sink: &mut Sink<'_>) {
 
 /// Every word an infrastructure signature contains: one pass over a line tells whether any of
 /// the detailed checks below can match (most lines hold none of these words).
-static INFRA_WORDS: LazyLock<aho_corasick::AhoCorasick> = LazyLock::new(|| {
-    aho_corasick::AhoCorasick::new([
-        "Killed",
-        "allocate memory",
-        "out of memory",
-        "MemoryError",
-        "memory allocation of ",
-        "SIGKILL",
-        "No space left",
-        "ENOSPC",
-        "name resolution",
-        "resolve host",
-        "ENOTFOUND",
-        "EAI_AGAIN",
-        "Name or service not known",
-        "no such host",
-        "lookup address",
-        "Connection refused",
-        "ECONNREFUSED",
-        "Could not connect to ",
-        "Network is unreachable",
-        "i/o timeout",
-        "spurious network error",
-        "not found",
-        "No such file or directory",
-        "collected 0 items",
-        "no test target matches",
-    ])
-    .expect("aho-corasick automaton")
-});
+pub(crate) const INFRA_WORDS_LIST: &[&str] = &[
+    "Killed",
+    "allocate memory",
+    "out of memory",
+    "MemoryError",
+    "memory allocation of ",
+    "SIGKILL",
+    "No space left",
+    "ENOSPC",
+    "name resolution",
+    "resolve host",
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "Name or service not known",
+    "no such host",
+    "lookup address",
+    "Connection refused",
+    "ECONNREFUSED",
+    "Could not connect to ",
+    "Network is unreachable",
+    "i/o timeout",
+    "spurious network error",
+    "not found",
+    "No such file or directory",
+    "collected 0 items",
+    "no test target matches",
+];
+
+static INFRA_WORDS: LazyLock<aho_corasick::AhoCorasick> =
+    LazyLock::new(|| aho_corasick::AhoCorasick::new(INFRA_WORDS_LIST).expect("aho-corasick automaton"));
 
 fn infra_signature(line: &str, sink: &mut Sink<'_>) {
     let l = line.trim();

@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{Finding, Rank, Sink, TestOutcome, split_location};
+use super::{Finding, Needle, Rank, Sink, TestOutcome, has, split_location, split_word};
 use crate::api::shared::ErrorType;
 
 static FILE_FRAME: LazyLock<Regex> =
@@ -34,8 +34,6 @@ static SECTION_HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^_{2,} (.
 static VERBOSE_OUTCOME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: \(.*\))?(?:\s+\[\s*\d+%\])?$").expect("regex")
 });
-static SUMMARY_OUTCOME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+)(?: - (.*))?$").expect("regex"));
 static UNITTEST_HEADER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(FAIL|ERROR): (\w+) \(([\w.]+)\)").expect("regex"));
 static UNITTEST_VERBOSE: LazyLock<Regex> = LazyLock::new(|| {
@@ -167,7 +165,7 @@ impl Python {
         }
 
         if line.ends_with(')')
-            && line.contains(", line ")
+            && has(line, ", line ")
             && let Some(c) = INLINE_SYNTAX.captures(line)
         {
             let message = format!("{}: {} ({}, line {})", &c[1], &c[2], &c[3], &c[4]);
@@ -201,6 +199,16 @@ impl Python {
                     ..Block::default()
                 });
             }
+            return;
+        }
+        // Outside any block and section, what is left is a traceback's `File "..."` frame: a
+        // line that starts with neither whitespace nor `F` cannot be one.
+        if self.block.is_none()
+            && self.section == Section::None
+            && first != b'F'
+            && first.is_ascii()
+            && !(first == b' ' || (0x09..=0x0d).contains(&first))
+        {
             return;
         }
 
@@ -321,29 +329,28 @@ impl Python {
     fn outcomes(&mut self, line: &str, sink: &mut Sink<'_>) {
         let first = line.as_bytes()[0];
         if matches!(first, b'P' | b'F' | b'E' | b'X')
-            && summary_word(line)
-            && let Some(c) = SUMMARY_OUTCOME.captures(line)
+            && let Some((word, name)) = summary_outcome(line)
+            && (name.contains("::") || name.ends_with(".py"))
         {
-            let name = &c[2];
-            if name.contains("::") || name.ends_with(".py") {
-                let outcome = match &c[1] {
-                    "PASSED" | "XFAIL" | "XPASS" => TestOutcome::Passed,
-                    "FAILED" => TestOutcome::Failed,
-                    _ => TestOutcome::Error,
-                };
-                if outcome == TestOutcome::Failed {
-                    self.summary_failed.push(name.to_owned());
-                }
-                sink.test(name, outcome);
-                return;
+            let outcome = match word {
+                "PASSED" | "XFAIL" | "XPASS" => TestOutcome::Passed,
+                "FAILED" => TestOutcome::Failed,
+                _ => TestOutcome::Error,
+            };
+            if outcome == TestOutcome::Failed {
+                self.summary_failed.push(name.to_owned());
             }
+            sink.test(name, outcome);
+            return;
         }
-        if let Some((id, outcome)) = verbose_outcome(line) {
+        if let Some((id, outcome)) = sink.may_hold(Needle::Colons).then(|| verbose_outcome(line)).flatten() {
             sink.test(id, outcome);
             return;
         }
-        if line.contains("::")
-            && line.contains(" [")
+        if sink.may_hold(Needle::Colons)
+            && sink.may_hold(Needle::Bracket)
+            && has(line, "::")
+            && has(line, " [")
             && let Some(c) = VERBOSE_OUTCOME.captures(line)
         {
             let outcome = match &c[2] {
@@ -355,7 +362,11 @@ impl Python {
             sink.test(&c[1], outcome);
             return;
         }
-        if line.contains(" ... ")
+        // The regex needs both; a `cargo test` line has only the first.
+        if sink.may_hold(Needle::Ellipsis)
+            && sink.may_hold(Needle::Paren)
+            && has(line, " ... ")
+            && has(line, " (")
             && let Some(c) = UNITTEST_VERBOSE.captures(line)
         {
             let id = if c[2].ends_with(&format!(".{}", &c[1])) {
@@ -446,18 +457,24 @@ fn exception(text: &str, must_be: bool) -> Option<regex::Captures<'_>> {
     }
 }
 
-/// Whether the line starts with one of pytest's short-summary words.
-fn summary_word(line: &str) -> bool {
-    ["PASSED ", "FAILED ", "ERROR ", "XFAIL ", "XPASS "]
-        .iter()
-        .any(|w| line.starts_with(w))
+/// pytest's short test summary, `FAILED tests/a.py::test_x - AssertionError: ...`: the outcome
+/// word and the test's id, as `^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+)(?: - (.*))?$` reads
+/// them, without a regex (a `-rA` log of a long suite is mostly such lines).
+pub(crate) fn summary_outcome(line: &str) -> Option<(&str, &str)> {
+    let (word, rest) = line.split_once(' ')?;
+    if !matches!(word, "PASSED" | "FAILED" | "ERROR" | "XFAIL" | "XPASS") {
+        return None;
+    }
+    let (name, tail) = split_word(rest);
+    let ends_right = tail.is_empty() || tail.strip_prefix(" - ").is_some_and(|m| !m.contains('\n'));
+    (!name.is_empty() && ends_right).then_some((word, name))
 }
 
 /// pytest `-v`: `path::test[params] PASSED   [ 42%]`, read without a regex (the common case in
 /// a long log of passing tests).
 fn verbose_outcome(line: &str) -> Option<(&str, TestOutcome)> {
     let (id, rest) = line.split_once(' ')?;
-    if !id.contains("::") {
+    if !has(id, "::") {
         return None;
     }
     let word = rest.trim_start().split(' ').next()?;

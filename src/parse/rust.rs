@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{Finding, Rank, Sink, TestOutcome, split_location};
+use super::{Finding, Rank, Sink, TestOutcome, split_location, split_word};
 use crate::api::shared::ErrorType;
 
 static RUSTC_HEADER: LazyLock<Regex> =
@@ -21,8 +21,6 @@ static PANIC_NEW: LazyLock<Regex> =
 static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^thread '([^']*)'(?: \(\d+\))? panicked at '(.*)', ([^:\s]+):(\d+):(\d+)$").expect("regex")
 });
-static TEST_LINE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^test (\S+) \.\.\. (ok|FAILED|ignored)").expect("regex"));
 
 enum Header {
     Rustc {
@@ -140,7 +138,17 @@ impl Rust {
                     emit_header(&header, file, n, sink);
                 }
             }
-            b't' if line.starts_with("thread '") || line.starts_with("test ") => {
+            b't' if line.starts_with("test ") => {
+                if let Some((name, word)) = test_line(line) {
+                    let outcome = match word {
+                        "ok" => TestOutcome::Passed,
+                        "FAILED" => TestOutcome::Failed,
+                        _ => TestOutcome::Skipped,
+                    };
+                    sink.test(name, outcome);
+                }
+            }
+            b't' if line.starts_with("thread '") => {
                 if let Some(c) = PANIC_NEW.captures(line) {
                     self.panic = Some((c[1].to_owned(), c[2].to_owned(), c[3].parse().unwrap_or(1)));
                 } else if let Some(c) = PANIC_OLD.captures(line) {
@@ -155,13 +163,6 @@ impl Rust {
                         rank: Rank::Error,
                     });
                     sink.test(&test, TestOutcome::Failed);
-                } else if let Some(c) = TEST_LINE.captures(line) {
-                    let outcome = match &c[2] {
-                        "ok" => TestOutcome::Passed,
-                        "FAILED" => TestOutcome::Failed,
-                        _ => TestOutcome::Skipped,
-                    };
-                    sink.test(&c[1], outcome);
                 }
             }
             _ => {}
@@ -181,6 +182,16 @@ fn report_panic(sink: &mut Sink<'_>, file: &str, line: u32, test: &str, message:
         confidence: 0.9,
         rank: Rank::Error,
     });
+}
+
+/// `test tests::name ... ok`: the test's name and its outcome word, as
+/// `^test (\S+) \.\.\. (ok|FAILED|ignored)` reads them, without a regex (a long `cargo test` log
+/// is mostly such lines).
+pub(crate) fn test_line(line: &str) -> Option<(&str, &str)> {
+    let (name, rest) = split_word(line.strip_prefix("test ")?);
+    let rest = rest.strip_prefix(" ... ")?;
+    let word = ["ok", "FAILED", "ignored"].into_iter().find(|w| rest.starts_with(w))?;
+    (!name.is_empty()).then_some((name, word))
 }
 
 /// `F401 `, `I001 `, `invalid-syntax:`: the start of a ruff diagnostic, checked without a regex.
