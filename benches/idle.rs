@@ -267,7 +267,7 @@ async fn measure(plane: &'static ControlPlane, runs: usize, idle: Duration, url:
         .map(|((verb, code, resource), v)| format!("{verb} {resource} {code}: {v}"))
         .collect();
     println!(
-        "{runs} runs: create → Job p50 {:.0} ms, p95 {:.0} ms, every Job after {:.1} s; {throttled} 429s while creating ({throttled_creates} of them the bench's creates); idle over {} s: {:.2} requests/s from the operator ({:.2} reads/s, {:.2} writes/s) [every request the API server counted: {}]; operator RSS {rss_now:.0} MiB (peak {rss_peak:.0} MiB); a waiting run says {:?}: {:?}",
+        "{runs} runs: create → Job p50 {:.0} ms, p95 {:.0} ms, every Job after {:.1} s; {throttled} 429s while creating ({throttled_creates} of them the bench's creates); idle over {} s: {:.2} requests/s from the operator and the API server's informers ({:.2} reads/s, {:.2} writes/s) [every request the API server counted: {}]; operator RSS {rss_now:.0} MiB (peak {rss_peak:.0} MiB); a waiting run says {:?}: {:?}",
         ms(percentile(&latencies, 0.50)),
         ms(percentile(&latencies, 0.95)),
         all_jobs.as_secs_f64(),

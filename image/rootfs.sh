@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The operator image's runtime root file system, assembled from Debian's packages: git (the Git
-# agent runs it) and CA certificates (for HTTPS remotes), with their libraries, and nothing that
-# runs at install time, so no shell: kubeheal needs none (git gets the token as an HTTP header,
-# not from a credential helper that git would run with /bin/sh).
+# agent runs it) and CA certificates (for HTTPS remotes), with their libraries, and no shell or
+# interpreter: kubeheal needs none (git gets the token as an HTTP header, not from a credential
+# helper that git would run with /bin/sh), and no maintainer script runs at assembly.
 #
 #   image/rootfs.sh DIR [SUITE]        # SUITE defaults to bookworm, the Dockerfile's builder base
 #
@@ -35,11 +35,21 @@ printf 'root:x:0:0:root:/root:/nonexistent\nkubeheal:x:65532:65532:kubeheal:/tmp
 printf 'root:x:0:\nkubeheal:x:65532:\n' > "$root/etc/group"
 mkdir -p "$root/usr/local/bin" "$root/tmp" "$root/var/cache/kubeheal"
 chmod 1777 "$root/tmp"
-# The package tools come with the dependencies; nothing runs them in the image.
-rm -rf "$root/var/lib/apt" "$root/var/cache/apt" "$root/var/log"/*
-for shell in sh dash bash; do
-    if [ -e "$root/bin/$shell" ] || [ -e "$root/usr/bin/$shell" ]; then
-        echo "image/rootfs.sh: $shell was pulled into the root; the image is meant to have no shell" >&2
+# What came with the dependencies and nothing in the image runs: the package tools and their
+# databases, perl (git's commands the operator runs are built in or C, none is a perl script),
+# the build host's name and resolver (the container runtime provides its own), device nodes.
+rm -rf "$root/var/lib/apt" "$root/var/cache/apt" "$root/var/lib/dpkg" "$root/var/log"/* \
+    "$root"/usr/bin/dpkg* "$root"/usr/bin/debconf* "$root/usr/share/debconf" "$root/etc/dpkg" \
+    "$root"/usr/bin/perl* "$root"/usr/bin/cpan* "$root"/usr/share/perl* "$root"/usr/lib/*/perl* \
+    "$root"/usr/lib/*/perl5 "$root/sbin/start-stop-daemon" "$root/usr/sbin/start-stop-daemon" \
+    "$root/etc/resolv.conf" "$root/etc/hostname" "$root"/dev/*
+# Of the programs, only git's: the rest are package scripts (dpkg, debconf, ca-certificates'
+# update script) and perl scripts, which could not run here anyway.
+find "$root/bin" "$root/sbin" "$root/usr/bin" "$root/usr/sbin" -mindepth 1 -maxdepth 1 \
+    ! -name 'git' ! -name 'git-*' -exec rm -rf {} +
+for program in sh dash bash perl; do
+    if [ -e "$root/bin/$program" ] || [ -e "$root/usr/bin/$program" ]; then
+        echo "image/rootfs.sh: $program is in the root; the image is meant to have no shell or interpreter" >&2
         exit 1
     fi
 done

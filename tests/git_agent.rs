@@ -161,11 +161,18 @@ async fn pushing_to_a_forge_that_demands_a_token_uses_the_runs_token_in_an_http_
         commit
     );
     // The token is in no URL, remote or config git keeps.
+    // The token is in no URL, remote or config git keeps, nor is the header that carries it.
     let config = std::fs::read_to_string(root.path().join("cache/.git/config")).expect("config");
     assert!(!config.contains(TOKEN), "{config}");
+    assert!(!config.to_lowercase().contains("extraheader"), "{config}");
 
-    // A wrong token: the error says what failed and never shows the token.
+    // A wrong token: the error says the forge refused it, and never shows it (nor its base64).
     let wrong = Repo::at(root.path().join("wrong")).with_token(Some("not-the-token-9f8e7d".into()));
     let error = wrong.sync(&url).await.expect_err("refused").to_string();
     assert!(!error.contains("not-the-token-9f8e7d"), "{error}");
+    assert!(
+        !error.contains("eC1hY2Nlc3MtdG9rZW46bm90LXRoZS10b2tlbi05ZjhlN2Q"),
+        "{error}"
+    );
+    assert!(error.contains("refused the token"), "{error}");
 }

@@ -33,6 +33,10 @@ pub enum GitError {
     Failed { command: String, stderr: String },
     #[error("git {command} did not finish within {} s and was stopped", GIT_TIMEOUT.as_secs())]
     TimedOut { command: String },
+    #[error(
+        "git {command}: the remote refused the token (HTTP 401); check the key `token` of spec.source.secretRef and that it may read and push this repository"
+    )]
+    TokenRefused { command: String },
     #[error(transparent)]
     Files(#[from] ConfinedError),
     #[error(
@@ -56,7 +60,9 @@ impl GitError {
                 let stderr = stderr.to_ascii_lowercase();
                 TRANSIENT.iter().any(|needle| stderr.contains(needle))
             }
-            GitError::Io { .. } | GitError::Files(_) | GitError::ProtectedBranch(_) => false,
+            GitError::Io { .. } | GitError::Files(_) | GitError::ProtectedBranch(_) | GitError::TokenRefused { .. } => {
+                false
+            }
         }
     }
 
@@ -171,11 +177,15 @@ impl Repo {
             // actions/checkout does), through git's environment: in no URL, argument or config
             // file, and with no credential helper, which git would run with /bin/sh (the
             // operator's image has no shell).
+            // The empty first value clears any extraHeader of the user's own config, which would
+            // otherwise be sent beside this one (a forge refuses two Authorization headers).
             command
-                .env("GIT_CONFIG_COUNT", "1")
+                .env("GIT_CONFIG_COUNT", "2")
                 .env("GIT_CONFIG_KEY_0", "http.extraHeader")
+                .env("GIT_CONFIG_VALUE_0", "")
+                .env("GIT_CONFIG_KEY_1", "http.extraHeader")
                 .env(
-                    "GIT_CONFIG_VALUE_0",
+                    "GIT_CONFIG_VALUE_1",
                     format!("Authorization: Basic {}", basic_credentials(token)),
                 );
         }
@@ -192,6 +202,11 @@ impl Repo {
         } else {
             let mut stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
             if let Some(token) = &self.token {
+                // A 401 to the header makes git ask for a user name, which it may not: what it
+                // then prints ("could not read Username") reads as if no token was sent.
+                if stderr.contains("could not read Username") || stderr.contains("Authentication failed") {
+                    return Err(GitError::TokenRefused { command: subcommand });
+                }
                 stderr = stderr
                     .replace(token.as_str(), "[REDACTED:TOKEN]")
                     .replace(&basic_credentials(token), "[REDACTED:TOKEN]");

@@ -343,6 +343,29 @@ fn the_operators_identities_cannot_decide_even_when_bound_to_the_approver_role()
             }
         }
     }
+    // Bound to a role that may update work orders and tickets, the operator's identity still
+    // changes no spec people wrote: the operator-spec policy refuses it, naming the object.
+    for (resource, object, change) in [
+        (
+            "codefixdds",
+            FIX,
+            r#"{"spec":{"goal":"Do something else about DDS-20260202-CODE-001"}}"#,
+        ),
+        ("healertickets", TICKET, r#"{"spec":{"priority":"low"}}"#),
+    ] {
+        refused(
+            &kubectl(
+                plane,
+                &operator,
+                &["patch", resource, object, "-n", &ns.name, "--type=merge", "-p", change],
+            ),
+            &format!("a spec change of {resource}/{object} by kubeheal-operator"),
+            &[
+                &format!("kubeheal-operator may not change the spec of {resource}/{object}"),
+                "never the spec people wrote",
+            ],
+        );
+    }
 }
 
 #[test]

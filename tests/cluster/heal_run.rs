@@ -135,7 +135,8 @@ impl Heal {
             // Many operators run at once here: none takes the /healer API's default port (a
             // test that needs it passes --healer-listen).
             .env("KUBEHEAL_HEALER_LISTEN", "off")
-            .env("RUST_LOG", "info,kube=warn")
+            // Not `kube=warn`: targets match by prefix, and it would silence kubeheal's own INFO.
+            .env("RUST_LOG", "info,kube_client=warn,kube_runtime=warn")
             .env_remove("CODE_HEALER_URL")
             .envs(self.operator_env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let n = std::fs::read_dir(self.work.path()).map(|d| d.count()).unwrap_or(0);
@@ -1370,7 +1371,9 @@ async fn under_the_charts_service_account_the_operator_heals_a_run_and_can_do_no
         ("patch", "healertickets.kubeheal.dev"),
         ("create", "rolebindings.rbac.authorization.k8s.io"),
     ] {
-        let out = as_operator(&["auth", "can-i", verb, resource, "-n", ns]);
+        let (resource, subresource) = resource.split_once('/').unwrap_or((resource, ""));
+        let subresource = format!("--subresource={subresource}");
+        let out = as_operator(&["auth", "can-i", verb, resource, &subresource, "-n", ns]);
         assert_eq!(
             String::from_utf8_lossy(&out.stdout).trim(),
             "no",

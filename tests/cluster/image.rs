@@ -90,22 +90,37 @@ async fn the_operator_heals_a_run_from_the_images_runtime_root_with_no_shell_as_
     // The image: the runtime root with this build's binary, as the Dockerfile copies it.
     let image = heal.work.path().join("image");
     run(Command::new("cp").arg("-a").arg(runtime_root()).arg(&image));
-    for shell in [
-        "bin/sh",
-        "usr/bin/sh",
-        "bin/bash",
-        "usr/bin/bash",
-        "bin/dash",
-        "usr/bin/dash",
+    for program in ["sh", "bash", "dash", "perl"] {
+        for dir in ["bin", "usr/bin"] {
+            let path = image.join(dir).join(program);
+            assert!(
+                !path.exists(),
+                "the runtime root has a shell or interpreter: {}",
+                path.display()
+            );
+        }
+    }
+    // The device nodes every container runtime provides in /dev (git needs random bytes for its
+    // temporary files); the root has none of its own.
+    std::fs::create_dir_all(image.join("dev")).expect("mkdir dev");
+    for (name, minor) in [
+        ("null", "3"),
+        ("zero", "5"),
+        ("full", "7"),
+        ("random", "8"),
+        ("urandom", "9"),
     ] {
-        assert!(!image.join(shell).exists(), "the runtime root has a shell: {shell}");
+        run(Command::new("mknod")
+            .args(["-m", "666"])
+            .arg(image.join("dev").join(name))
+            .args(["c", "1", minor]));
     }
     std::fs::copy(env!("CARGO_BIN_EXE_kubeheal"), image.join("usr/local/bin/kubeheal"))
         .expect("copy the binary into the image");
-    // Writable by the operator's user: its work dir (an emptyDir in the chart) and /tmp only.
-    run(Command::new("chown")
-        .args(["65532:65532"])
-        .arg(image.join("var/cache/kubeheal")));
+    // The whole root is the operator's user's to write, so that a write outside its work dir (an
+    // emptyDir in the chart) and /tmp would happen here instead of failing on a read-only root,
+    // and be found below.
+    run(Command::new("chown").args(["-R", "65532:65532"]).arg(&image));
 
     // The chart's ServiceAccount, as the Pod would mount it.
     let token = heal.plane.service_account_token(RELEASE_NAMESPACE, "kubeheal");
@@ -151,7 +166,9 @@ async fn the_operator_heals_a_run_from_the_images_runtime_root_with_no_shell_as_
         .env("PATH", "/usr/local/bin:/usr/bin")
         .env("KUBECONFIG", "/etc/kubeheal/kubeconfig")
         .env("KUBEHEAL_HEALER_LISTEN", "off")
-        .env("RUST_LOG", "info,kube=warn");
+        .env("RUST_LOG", "info,kube_client=warn,kube_runtime=warn");
+    let before = heal.work.path().join("before-the-operator");
+    std::fs::write(&before, "").expect("a marker");
     heal.operator =
         Some(spawn_watched(heal.work.path(), "operator-image", &mut operator, None).expect("the operator starts"));
 
@@ -164,10 +181,12 @@ async fn the_operator_heals_a_run_from_the_images_runtime_root_with_no_shell_as_
     // It wrote in its work dir, and nowhere else in the image.
     let written = Command::new("find")
         .arg(&image)
-        .args(["-user", "65532", "-not", "-path"])
+        .arg("-newer")
+        .arg(&before)
+        .args(["-not", "-path"])
         .arg(format!("{}/var/cache/kubeheal*", image.display()))
         .args(["-not", "-path"])
-        .arg(format!("{}/tmp/*", image.display()))
+        .arg(format!("{}/tmp*", image.display()))
         .output()
         .expect("find runs");
     assert_eq!(

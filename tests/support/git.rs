@@ -41,7 +41,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Smart HTTP by `git http-backend` (CGI) for the repositories under `root`, behind Basic
-/// authentication with [`TOKEN`]; counts the requests it refused.
+/// authentication with [`FORGE_TOKEN`]; counts the requests it refused.
 #[derive(Clone)]
 struct Forge {
     root: PathBuf,
