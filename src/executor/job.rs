@@ -566,9 +566,12 @@ impl JobExecutor {
     fn cached_job_and_pod(&self, namespace: &str, name: &str) -> Option<(Job, Option<Pod>)> {
         let cache = self.cache.as_ref()?;
         let job = cache.jobs.get(&ObjectRef::new(name).within(namespace))?;
-        let pod = cache.pods.find(|p| {
-            p.namespace().as_deref() == Some(namespace) && p.labels().get("job-name").map(String::as_str) == Some(name)
-        });
+        // By the Job's uid, not its name: a Pod left from an earlier Job of the same name (one
+        // that expired and was launched again) is not this Job's.
+        let uid = job.metadata.uid.as_deref()?;
+        let pod = cache
+            .pods
+            .find(|p| p.owner_references().iter().any(|owner| owner.uid == uid));
         Some((Job::clone(&job), pod.map(|p| Pod::clone(&p))))
     }
 
