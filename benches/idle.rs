@@ -24,8 +24,9 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
+use support::http::free_port;
+
 use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -41,12 +42,6 @@ use support::cluster::ControlPlane;
 
 /// Connections the bench creates HealRuns from (as a GitOps tool syncing a folder would).
 const CREATE_CONCURRENCY: usize = 32;
-
-fn free_port() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-}
 
 /// The API server's `apiserver_request_total` for resource requests, by (verb, code, resource).
 fn requests(plane: &ControlPlane) -> BTreeMap<(String, String, String), f64> {

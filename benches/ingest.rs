@@ -22,7 +22,8 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
-use std::net::SocketAddr;
+use support::http::free_port;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -36,12 +37,6 @@ const CONCURRENCY: usize = 64;
 
 fn env_count(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-fn free_port() -> SocketAddr {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
 }
 
 /// Seed 004's example error; `frame` names the project file of its top frame (a different file

@@ -296,10 +296,7 @@ impl Drop for Heal {
     }
 }
 
-pub(crate) fn free_port() -> SocketAddr {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
-    listener.local_addr().expect("an address")
-}
+pub(crate) use crate::support::http::free_port;
 
 /// The reference Code Healer server (built-in deterministic fixers) on loopback, counting calls.
 async fn reference_healer() -> (String, Arc<AtomicUsize>) {

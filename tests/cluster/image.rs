@@ -30,8 +30,9 @@ fn runtime_root() -> &'static Path {
     static ROOT: OnceLock<PathBuf> = OnceLock::new();
     ROOT.get_or_init(|| {
         let script = repo_root().join("image/rootfs.sh");
-        let text = std::fs::read(&script).expect("image/rootfs.sh is readable");
-        let version = format!("{:016x}", fnv(&text));
+        let text = std::fs::read_to_string(&script).expect("image/rootfs.sh is readable");
+        // Named after the script's content: `sha256:` and 16 of its hex digits.
+        let version = kubeheal::core::patch::digest(&text)[7..23].to_owned();
         let home = std::env::var_os("HOME").map(PathBuf::from).expect("HOME is set");
         let cache = home.join(".cache/kubeheal/rootfs");
         let root = cache.join(&version);
@@ -57,13 +58,6 @@ fn runtime_root() -> &'static Path {
             let _ = std::fs::remove_dir_all(&building);
         }
         root
-    })
-}
-
-/// FNV-1a: names the cached root after the script's content.
-fn fnv(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
     })
 }
 

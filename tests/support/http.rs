@@ -3,6 +3,14 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+/// A loopback address whose port was free a moment ago (a server started on it may still lose
+/// it to another process).
+pub fn free_port() -> SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+}
+
 /// Serves `app` on a free loopback port for the rest of the test.
 pub async fn serve(app: axum::Router) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
