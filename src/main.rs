@@ -207,6 +207,12 @@ enum Command {
         #[arg(long = "tool", env = "KUBEHEAL_TOOLS", value_name = "NAME=IMAGE",
               value_delimiter = ',', value_parser = parse_tool)]
         tools: Vec<(String, String)>,
+        /// Where HealerTickets' contract fixes go when a ticket's `spec.target` does not say (as
+        /// ingested tickets do not): a YAML or JSON file of `spec.target`'s fields
+        /// (`repository`, `contractLayout`, `contractSchema`, `healer`). Default: none, so a
+        /// contract ticket waits in Queued until its own spec says.
+        #[arg(long, env = "KUBEHEAL_TICKET_TARGET", value_name = "FILE")]
+        ticket_target: Option<PathBuf>,
     },
     /// Approve a CodeFixDDS as the current kubeconfig user (with its proposal's digest). The
     /// API server decides whether you may: you need the `approve` verb on codefixdds.
@@ -421,6 +427,7 @@ fn main() -> ExitCode {
             notify_secret,
             ticket_page_url,
             tools,
+            ticket_target,
         } => ingest_settings(
             &healer_listen,
             ticket_namespace.clone().or_else(|| namespace.clone()),
@@ -435,8 +442,10 @@ fn main() -> ExitCode {
                 ticket_namespace.or_else(|| namespace.clone()),
             )?;
             let tools = tool_settings(tools)?;
+            let ticket_target = ticket_target.as_deref().map(ticket_target_settings).transpose()?;
             operator(kubeheal::operator::Settings {
                 ingest,
+                ticket_target,
                 notify,
                 tools,
                 watch_label_selector: watch_label_selector.filter(|s| !s.trim().is_empty()),
@@ -648,6 +657,32 @@ fn parse_tool(value: &str) -> Result<(String, String), String> {
         ));
     }
     Ok((name.to_owned(), image.to_owned()))
+}
+
+/// `--ticket-target`'s file, read and checked once at start: a mistake stops the operator with
+/// the file's name and what is wrong, rather than failing every ticket later.
+fn ticket_target_settings(path: &std::path::Path) -> Result<kubeheal::api::healer_ticket::TicketTarget, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("--ticket-target {}: cannot read it: {e}", path.display()))?;
+    let target: kubeheal::api::healer_ticket::TicketTarget = serde_yaml_ng::from_str(&text).map_err(|e| {
+        format!(
+            "--ticket-target {}: not a ticket target ({e}); give spec.target's fields: repository, contractLayout, contractSchema, healer",
+            path.display()
+        )
+    })?;
+    if target.contract_fqn.is_some() || target.path.is_some() || target.heal_run.is_some() || target.branch.is_some() {
+        return Err(format!(
+            "--ticket-target {}: contractFqn, path, healRun and branch belong to each ticket, not to the defaults",
+            path.display()
+        ));
+    }
+    if target.healer.as_ref().is_some_and(|h| h.open_ai.is_none()) {
+        return Err(format!(
+            "--ticket-target {}: healer must be openAI: contract fixes are proposed by an OpenAI-compatible model",
+            path.display()
+        ));
+    }
+    Ok(target)
 }
 
 /// The tools by name; a name given twice is refused (which image would run?).

@@ -104,8 +104,7 @@ pub async fn show(namespace: Option<&str>, id: &str) -> Result<Value, String> {
 }
 
 /// `kubeheal ticket approve|reject`: writes `spec.decision` as the current user, bound to the
-/// proposal's digest — when there is a proposal. Tickets get proposals with the fixing half of
-/// the pipeline; until then a ticket has none and nothing is written.
+/// proposal's digest — when there is a proposal; without one nothing is written.
 pub async fn decide(
     namespace: Option<&str>,
     id: &str,
@@ -123,7 +122,7 @@ pub async fn decide(
             .and_then(|s| s.phase)
             .map_or_else(|| "queued".to_owned(), phase_name);
         return Err(format!(
-            "{what} has no proposed fix to {} (status {phase}): kubeheal classifies and queues tickets, but proposing fixes — and so approving or rejecting them — comes with the fixing half of the healer pipeline, which is not there yet",
+            "{what} has no proposed fix to {} (status {phase}): a fix is proposed for a contract ticket once the operator knows where its contract lives and which model to ask (its spec.target or the operator's --ticket-target); its conditions say what it waits for (kubectl describe healerticket/{id} -n {namespace})",
             match verdict {
                 Verdict::Approve => "approve",
                 Verdict::Reject => "reject",

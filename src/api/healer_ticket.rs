@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::heal_run::HealRunSpec;
-use super::shared::Decision;
+use super::shared::{Decision, GitSource, HealerSpec};
 
 /// Desired state of a HealerTicket: the error, where it points, and the human's decision on the
 /// proposed fix.
@@ -111,6 +111,46 @@ pub struct TicketTarget {
     /// For errors fixed in code: the HealRun to create for them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heal_run: Option<HealRunSpec>,
+
+    /// The repository the contract lives in; the fix is committed to `branch` there and pushed.
+    /// Default: the operator's `--ticket-target`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<GitSource>,
+
+    /// Where a contract's file is, from its FQN `kind/domain/name`: `{kind}`, `{kinds}` (the
+    /// plural: `entity` → `entities`), `{domain}` and `{name}`. Default:
+    /// `domains/{domain}/{kinds}/{name}.contract.yaml` (seed 004's layout, so
+    /// `entity/helpdesk/ticket` is `domains/helpdesk/entities/ticket.contract.yaml`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 1024))]
+    #[x_kube(validation = Rule::new(r"!self.startsWith('/') && !self.split('/').exists(s, s == '..') && self.contains('{name}')")
+        .message("contractLayout must be a relative path without '..' that contains {name}, e.g. domains/{domain}/{kinds}/{name}.contract.yaml"))]
+    pub contract_layout: Option<String>,
+
+    /// Repository path of the JSON Schema contracts must satisfy: a proposal is checked against
+    /// it, and a fix is committed only when it adds no error the schema finds. `{kind}` is the
+    /// contract's `kind` in lower case (Specora's `spec/meta/{kind}.meta.yaml`); a `$ref` may name
+    /// the `$id` of another schema in the same folder, and nothing else. Required for contract
+    /// fixes (here or in `--ticket-target`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 1024))]
+    #[x_kube(validation = Rule::new(r"!self.startsWith('/') && !self.split('/').exists(s, s == '..')")
+        .message("contractSchema must be a path relative to the repository root, without '..'"))]
+    pub contract_schema: Option<String>,
+
+    /// The model that proposes tier 2 and 3 fixes: `openAI` (an OpenAI-compatible endpoint).
+    /// Default: the operator's `--ticket-target`; without one, such tickets wait in `Queued`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[x_kube(validation = Rule::new("has(self.openAI)")
+        .message("target.healer must be openAI: contract fixes are proposed by an OpenAI-compatible model"))]
+    pub healer: Option<HealerSpec>,
+
+    /// The branch fixes are committed to and force-pushed; kubeheal's own, so it must start with
+    /// `kubeheal/`. Default: `kubeheal/<ticket name>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 255))]
+    #[x_kube(validation = Rule::new("self.startsWith('kubeheal/') && !self.contains('..') && !self.endsWith('/') && !self.endsWith('.lock')").message("target.branch must start with kubeheal/: the operator force-pushes it, so it must be kubeheal's own, never main, master or a release branch"))]
+    pub branch: Option<String>,
 }
 
 /// How urgent a ticket is; tickets are analysed CRITICAL first, first-in first-out within a
@@ -256,10 +296,30 @@ pub struct TicketProposal {
     pub confidence: f64,
     /// What the fix does, for people.
     pub explanation: String,
-    /// Each change, e.g. `spec.fields.myField -> spec.fields.my_field`.
+    /// Each change, e.g. `spec.fields.myField -> spec.fields.my_field` or
+    /// `modified: spec.fields.resolution.required = true`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub changes: Vec<String>,
-    /// `sha256:` digest of the change; an approval must carry the same digest.
+    /// Properties the model invented that seed 004's whitelist does not allow: removed from the
+    /// proposal before it was validated, listed here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
+    /// The contract's file in the repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract_path: Option<String>,
+    /// The commit the proposal was made at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
+    /// The contract before the fix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 65536))]
+    pub before: Option<String>,
+    /// The contract after the fix: what an approval applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 65536))]
+    pub after: Option<String>,
+    /// `sha256:` digest of the change (the unified diff of `before` to `after`); an approval
+    /// must carry the same digest.
     pub patch_digest: String,
 }
 
@@ -279,6 +339,9 @@ pub enum ProposalMethod {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApplyStatus {
+    /// The branch the fix was committed to and pushed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
     /// The commit that applied the fix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,

@@ -687,6 +687,14 @@ pub fn decide(
     let mut status = previous.clone();
     let classification = classify(report);
     status.fingerprint = Some(fingerprint(report, &classification));
+    // Past intake, the fixing half (`core::ticket_fix`) owns the phase and the conditions.
+    if matches!(
+        previous.phase,
+        Some(TicketPhase::Analyzing | TicketPhase::Proposed | TicketPhase::Approved)
+    ) {
+        status.classification = Some(classification);
+        return (status, None);
+    }
     let terminal = matches!(
         previous.phase,
         Some(TicketPhase::Applied | TicketPhase::Failed | TicketPhase::Rejected)
@@ -701,7 +709,6 @@ pub fn decide(
         TicketPhase::Queued
     };
     status.classification = Some(classification.clone());
-    status.phase = Some(phase);
     let message = status.resolution_note.clone().unwrap_or_else(|| {
         format!(
             "{} (tier {}, fixable by {}, {}): queued for a proposal",
@@ -711,6 +718,26 @@ pub fn decide(
             crate::api::shared::wire_name(&classification.priority)
         )
     });
+    // A ticket that stays queued keeps its conditions: the fixing half may have said there why
+    // it waits.
+    if previous.phase != Some(phase) || previous.conditions.is_empty() {
+        settle(&mut status, phase, &message, now);
+    }
+    let note = (previous.phase != Some(phase)).then(|| Note {
+        warning: phase == TicketPhase::Failed,
+        reason: match phase {
+            TicketPhase::Failed => "Failed",
+            _ => "Queued",
+        },
+        message,
+    });
+    (status, note)
+}
+
+/// Puts `status` in `phase`, with its three conditions saying so: `Ready` once applied,
+/// `Stalled` once failed, `Reconciling` while on its way; reason the phase, `message` the why.
+pub fn settle(status: &mut HealerTicketStatus, phase: TicketPhase, message: &str, now: Timestamp) {
+    status.phase = Some(phase);
     let (ready, reconciling, stalled) = match phase {
         TicketPhase::Applied => ("True", "False", "False"),
         TicketPhase::Failed => ("False", "False", "True"),
@@ -723,17 +750,8 @@ pub fn decide(
         (condition::RECONCILING, reconciling),
         (condition::STALLED, stalled),
     ] {
-        upsert_condition(&mut status.conditions, kind, value, &reason, &message, now);
+        upsert_condition(&mut status.conditions, kind, value, &reason, message, now);
     }
-    let note = (previous.phase != Some(phase)).then(|| Note {
-        warning: phase == TicketPhase::Failed,
-        reason: match phase {
-            TicketPhase::Failed => "Failed",
-            _ => "Queued",
-        },
-        message,
-    });
-    (status, note)
 }
 
 #[cfg(test)]

@@ -27,4 +27,5 @@ pub mod proposal;
 pub mod redact;
 pub mod step;
 pub mod ticket_api;
+pub mod ticket_fix;
 pub mod ticket_page;

@@ -102,8 +102,7 @@ pub fn ingest_spec(body: &[u8]) -> Result<HealerTicketSpec, String> {
         source,
         target: TicketTarget {
             contract_fqn: contract_fqn.clone(),
-            path: None,
-            heal_run: None,
+            ..TicketTarget::default()
         },
         error,
         stacktrace,

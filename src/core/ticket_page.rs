@@ -1,15 +1,19 @@
 //! The ticket pages of seed 004's `/healer` API: `/healer/view` (every ticket, in queue order)
 //! and `/healer/tickets/{id}/view` (one ticket: the error, its stack trace, the classification,
-//! its occurrences, how it ended). Self-contained HTML with inline styles and no script, readable
+//! its occurrences, the proposed fix with its changes and diff, how it ended). Self-contained HTML with inline styles and no script, readable
 //! on a phone. Error texts come from applications and are untrusted: maud escapes every value
 //! it interpolates, and everything shown is redacted first (as in [`describe`]).
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 use serde_json::Value;
 
+use kube::ResourceExt;
+
 use crate::api::healer_ticket::HealerTicket;
+use crate::api::shared::wire_name;
 use crate::core::redact::redact;
 use crate::core::ticket_api::describe;
+use crate::core::ticket_fix::patch_digest;
 
 const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:60rem;padding:1rem;color:#1b1f24}\
 h1{font-size:1.3rem;word-break:break-all}h2{font-size:1.05rem;margin-top:1.5rem}\
@@ -118,10 +122,42 @@ pub fn ticket_page(ticket: &HealerTicket) -> String {
             }
         }
         h2 { "Proposal" }
-        @if d["proposal"].is_null() {
-            p { "No fix has been proposed for this ticket." }
+        @if let Some(proposal) = ticket.status.as_ref().and_then(|s| s.proposal.as_ref()) {
+            table {
+                tr { th { "Fix" } td { (redact(&proposal.explanation, &[]).0) } }
+                tr { th { "Method" } td { (wire_name(&proposal.method)) } }
+                tr { th { "Confidence" } td { (proposal.confidence) } }
+                @if let Some(path) = &proposal.contract_path {
+                    tr { th { "Contract file" } td { code { (path) } } }
+                }
+                tr { th { "Patch" } td { code { (proposal.patch_digest) } } }
+            }
+            @if !proposal.changes.is_empty() {
+                h2 { "Changes" }
+                ul { @for change in &proposal.changes { li { code { (redact(change, &[]).0) } } } }
+            }
+            @if !proposal.removed.is_empty() {
+                p { "Removed from the model's answer (not allowed in a contract field):" }
+                ul { @for key in &proposal.removed { li { code { (key) } } } }
+            }
+            @if let (Some(path), Some(before), Some(after)) = (&proposal.contract_path, &proposal.before, &proposal.after) {
+                h2 { "Diff" }
+                pre { (redact(&patch_digest(path, before, after).0, &[]).0) }
+            }
+            @if let Some(apply) = ticket.status.as_ref().and_then(|s| s.apply.as_ref()) {
+                p {
+                    "Applied as commit " code { (text(&serde_json::json!(apply.commit))) }
+                    " on branch " code { (text(&serde_json::json!(apply.branch))) } "."
+                }
+            } @else if status == "proposed" {
+                p {
+                    "Approve or reject with your own Kubernetes identity: "
+                    code { "kubeheal ticket approve " (id) " -n " (ticket.namespace().unwrap_or_default()) }
+                    " or " code { "kubeheal ticket reject " (id) " --reason …" } "."
+                }
+            }
         } @else {
-            pre { (serde_json::to_string_pretty(&d["proposal"]).unwrap_or_default()) }
+            p { "No fix has been proposed for this ticket." }
         }
     };
     page(&format!("Ticket {id}"), body)

@@ -320,10 +320,35 @@ impl Repo {
     /// The tip of `reference` when it is the commit made for `run`'s `cycle` (`trailer` is
     /// `core::format`'s `CYCLE_TRAILER` or `REVERT_TRAILER`).
     pub async fn commit_for(&self, reference: &str, run: &str, trailer: &str, cycle: u32) -> Option<String> {
+        self.commit_with(reference, &[(RUN_TRAILER, run), (trailer, &cycle.to_string())])
+            .await
+    }
+
+    /// The tip of `reference` when its message carries every one of `trailers` (`Key: value`
+    /// lines): the commit an earlier, interrupted attempt already made.
+    pub async fn commit_with(&self, reference: &str, trailers: &[(&str, &str)]) -> Option<String> {
         let body = self.git(&["log", "-1", "--format=%H%n%B", reference]).await.ok()?;
         let (sha, message) = body.split_once('\n')?;
         let has = |key: &str, value: &str| message.lines().any(|l| l.trim() == format!("{key}: {value}"));
-        (has(RUN_TRAILER, run) && has(trailer, &cycle.to_string())).then(|| sha.to_owned())
+        trailers
+            .iter()
+            .all(|(key, value)| has(key, value))
+            .then(|| sha.to_owned())
+    }
+
+    /// The last `count` commits that changed `path`, with their diffs (`git log -p`), for people
+    /// and models to see how a file came to be.
+    pub async fn recent_changes(&self, path: &str, count: u32) -> Result<String, GitError> {
+        self.git(&[
+            "log",
+            &format!("-{count}"),
+            "-p",
+            "--no-color",
+            "--format=commit %h %s",
+            "--",
+            path,
+        ])
+        .await
     }
 
     /// On `branch` reset to `base`: applies `patch` (a unified diff), commits it with `message`,

@@ -9,8 +9,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_yaml_ng::Value;
 
+/// Python's jsonschema quotes with `'`, Rust's with `"`: either is read.
 static MESSAGE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?:(\S*): )?'([^']*)' does not match '([^']*)'$").expect("regex"));
+    LazyLock::new(|| Regex::new(r#"^(?:(\S*): )?['"]([^'"]*)['"] does not match ['"](.*)['"]$"#).expect("regex"));
 
 /// The tier-1 error types of seed 004, by the pattern a value failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,12 +88,20 @@ fn words(s: &str) -> Vec<String> {
     words
 }
 
+/// The value and the pattern a validator's `'<value>' does not match '<pattern>'` message names
+/// (either quoting, with or without the path before it), if it is one.
+pub fn violation(message: &str) -> Option<(String, String)> {
+    let c = MESSAGE.captures(message.trim())?;
+    Some((c[2].to_owned(), c[3].to_owned()))
+}
+
 /// Applies every tier-1 normalisation the validator's `errors` call for to the contract `yaml`.
 /// Returns the new YAML and one line per change (`spec.fields.myField -> spec.fields.my_field`),
 /// or `None` when no message is a tier-1 one the normaliser is sure of.
 pub fn normalize_contract(yaml: &str, errors: &[String]) -> Result<Option<(String, Vec<String>)>, String> {
     let mut doc: Value = serde_yaml_ng::from_str(yaml).map_err(|e| format!("the contract is not YAML: {e}"))?;
     let mut changes = Vec::new();
+    let mut replaced = Vec::new();
     for error in errors {
         let Some(c) = MESSAGE.captures(error.trim()) else {
             continue;
@@ -105,13 +114,36 @@ pub fn normalize_contract(yaml: &str, errors: &[String]) -> Result<Option<(Strin
         let Some(fixed) = kind.apply(value) else { continue };
         if let Some(change) = replace_at(&mut doc, path, value, &fixed) {
             changes.push(change);
+            replaced.push((value.to_owned(), fixed));
         }
     }
     if changes.is_empty() {
         return Ok(None);
     }
-    let text = serde_yaml_ng::to_string(&doc).map_err(|e| format!("cannot write the contract: {e}"))?;
+    let text = match in_place(yaml, &replaced) {
+        Some(text) if serde_yaml_ng::from_str::<Value>(&text).ok().as_ref() == Some(&doc) => text,
+        _ => serde_yaml_ng::to_string(&doc).map_err(|e| format!("cannot write the contract: {e}"))?,
+    };
     Ok(Some((text, changes)))
+}
+
+/// `yaml` with each `(from, to)` replaced where `from` stands as a whole word exactly once: the
+/// contract keeps its comments, order and layout, and the diff shows only the fix. `None` when a
+/// value appears more than once (the caller then writes the whole document anew).
+fn in_place(yaml: &str, replaced: &[(String, String)]) -> Option<String> {
+    let mut text = yaml.to_owned();
+    for (from, to) in replaced {
+        let word = Regex::new(&format!(r"(^|[^A-Za-z0-9_]){}([^A-Za-z0-9_]|$)", regex::escape(from))).ok()?;
+        let mut found = word.captures_iter(&text);
+        let only = found.next()?;
+        if found.next().is_some() {
+            return None;
+        }
+        let whole = only.get(0)?;
+        let (before, after) = (&only[1], &only[2]);
+        text = format!("{}{before}{to}{after}{}", &text[..whole.start()], &text[whole.end()..]);
+    }
+    Some(text)
 }
 
 /// At `path` (dotted), renames the key `from` of a mapping, or replaces the string `from`.
@@ -145,9 +177,175 @@ fn replace_at(doc: &mut Value, path: &str, from: &str, to: &str) -> Option<Strin
     }
 }
 
+/// The JSON Schema a repository's contracts must satisfy (seed 004's `validate_contract`), and
+/// the messages it gives a contract in the validator's words, each prefixed by the dotted path
+/// of the value it is about: `spec.fields: "myField" does not match "^[a-z][a-z0-9_]*$"` — the
+/// form [`normalize_contract`] reads.
+pub struct ContractSchema(jsonschema::Validator);
+
+impl ContractSchema {
+    /// The schema in `text` (JSON or YAML) from the file at `path`. It may refer to nothing
+    /// outside itself: a `$ref` to another file or a URL is refused, never fetched.
+    pub fn parse(text: &str, path: &str) -> Result<Self, String> {
+        Self::parse_with(text, path, &[])
+    }
+
+    /// [`ContractSchema::parse`], where a `$ref` may also name the `$id` of one of `siblings`
+    /// (path, text): the other schemas of the repository's schema folder, as Specora's own
+    /// validator registers its meta-schemas. Nothing else is fetched or read.
+    pub fn parse_with(text: &str, path: &str, siblings: &[(String, String)]) -> Result<Self, String> {
+        let schema: serde_json::Value = serde_yaml_ng::from_str(text)
+            .map_err(|e| format!("the contract schema {path} is neither JSON nor YAML: {e}"))?;
+        let mut by_id = std::collections::BTreeMap::new();
+        for (sibling, text) in siblings {
+            let Ok(value) = serde_yaml_ng::from_str::<serde_json::Value>(text) else {
+                continue; // not a schema: a `$ref` to it fails, saying so
+            };
+            if let Some(id) = value.get("$id").and_then(|i| i.as_str()) {
+                by_id.insert(id.trim_end_matches('#').to_owned(), (sibling.clone(), value.clone()));
+            }
+        }
+        jsonschema::options()
+            .with_retriever(Siblings(by_id))
+            .build(&schema)
+            .map(ContractSchema)
+            .map_err(|e| format!("the contract schema {path} is not a usable JSON Schema: {e}"))
+    }
+
+    /// What is wrong with the contract `yaml` (empty when it is valid); `Err` when it is not a
+    /// YAML document at all.
+    pub fn check(&self, yaml: &str) -> Result<Vec<String>, String> {
+        let contract: serde_json::Value =
+            serde_yaml_ng::from_str(yaml).map_err(|e| format!("the contract is not YAML: {e}"))?;
+        Ok(self
+            .0
+            .iter_errors(&contract)
+            .map(|error| {
+                let path = dotted(error.instance_path().as_str());
+                if path.is_empty() {
+                    error.to_string()
+                } else {
+                    format!("{path}: {error}")
+                }
+            })
+            .collect())
+    }
+}
+
+/// Serves a `$ref` from the schema folder's documents by their `$id`, and refuses any other.
+struct Siblings(std::collections::BTreeMap<String, (String, serde_json::Value)>);
+
+impl jsonschema::Retrieve for Siblings {
+    fn retrieve(
+        &self,
+        uri: &jsonschema::Uri<String>,
+    ) -> Result<serde_json::Value, Box<dyn std::error::Error + Send + Sync>> {
+        let wanted = uri.as_str().trim_end_matches('#');
+        self.0.get(wanted).map(|(_, value)| value.clone()).ok_or_else(|| {
+            format!("{wanted} is not the $id of a schema in the contract schema's folder, and nothing else is fetched")
+                .into()
+        })
+    }
+}
+
+/// `/spec/fields/0` → `spec.fields.0` (a JSON pointer's escapes undone).
+fn dotted(pointer: &str) -> String {
+    pointer
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .map(|p| p.replace("~1", "/").replace("~0", "~"))
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SCHEMA: &str = r#"
+type: object
+required: [apiVersion, kind, spec]
+properties:
+  kind: {enum: [Entity, Workflow]}
+  spec:
+    type: object
+    properties:
+      number_prefix: {type: string, pattern: "^[A-Z]{2,6}$"}
+      fields:
+        type: object
+        propertyNames: {pattern: "^[a-z][a-z0-9_]*$"}
+        additionalProperties:
+          type: object
+          required: [type]
+"#;
+
+    #[test]
+    fn a_schema_s_messages_name_the_place_and_drive_the_normalisations() {
+        let schema = ContractSchema::parse(SCHEMA, "contract.schema.yaml").expect("a schema");
+        let contract = "apiVersion: specora.dev/v1\nkind: Entity\nspec:\n  number_prefix: tkt\n  fields:\n    myField: {type: string}\n    title: {type: string}\n";
+        let errors = schema.check(contract).expect("YAML");
+        assert!(
+            errors.contains(&r#"spec.fields: "myField" does not match "^[a-z][a-z0-9_]*$""#.to_owned()),
+            "{errors:?}"
+        );
+        let (fixed, changes) = normalize_contract(contract, &errors).expect("YAML").expect("a fix");
+        assert_eq!(
+            changes,
+            [
+                "spec.fields.myField -> spec.fields.my_field",
+                "spec.number_prefix: tkt -> TKT"
+            ],
+            "in the validator's order: {errors:?}"
+        );
+        assert_eq!(schema.check(&fixed).expect("YAML"), Vec::<String>::new(), "{fixed}");
+        // Only the two values changed: the contract's layout is kept.
+        assert_eq!(
+            fixed,
+            contract.replace("tkt", "TKT").replace("myField", "my_field"),
+            "{fixed}"
+        );
+        // A value that appears twice is not guessed at: the document is written anew.
+        let twice = "apiVersion: v1\nkind: Entity\nspec:\n  number_prefix: tkt\n  fields: {title: {type: string, description: tkt}}\n";
+        let errors = schema.check(twice).expect("YAML");
+        let (fixed, _) = normalize_contract(twice, &errors).expect("YAML").expect("a fix");
+        assert!(
+            fixed.contains("number_prefix: TKT") && fixed.contains("description: tkt"),
+            "{fixed}"
+        );
+        // A field without its type is a structural error: reported, not normalised.
+        let missing = schema
+            .check("apiVersion: v1\nkind: Entity\nspec: {fields: {title: {}}}")
+            .expect("YAML");
+        assert_eq!(missing, [r#"spec.fields.title: "type" is a required property"#]);
+        assert!(schema.check("a: [").is_err(), "not YAML");
+    }
+
+    #[test]
+    fn a_schema_that_refers_outside_itself_is_refused_not_fetched() {
+        for target in [
+            "http://169.254.169.254/latest/meta-data",
+            "file:///etc/passwd",
+            "other.json",
+        ] {
+            let schema = format!(r#"{{"$ref": "{target}"}}"#);
+            let why = ContractSchema::parse(&schema, "s.json").err().expect("refused");
+            assert!(why.contains("s.json is not a usable JSON Schema"), "{why}");
+        }
+        let why = ContractSchema::parse("[", "s.json").err().expect("refused");
+        assert!(why.contains("neither JSON nor YAML"), "{why}");
+        // A sibling's `$id` is served; the same reference without the sibling is refused.
+        let main = r#"{"$ref": "https://schemas.example/name#/$defs/name"}"#;
+        let sibling = (
+            "name.yaml".to_owned(),
+            "$id: https://schemas.example/name\n$defs: {name: {type: string, pattern: '^[a-z]+$'}}\n".to_owned(),
+        );
+        let schema = ContractSchema::parse_with(main, "main.json", &[sibling]).expect("resolved");
+        assert_eq!(
+            schema.check("Ticket").expect("YAML"),
+            [r#""Ticket" does not match "^[a-z]+$""#]
+        );
+        assert!(ContractSchema::parse(main, "main.json").is_err());
+    }
 
     #[test]
     fn names_become_snake_or_screaming_snake_case() {

@@ -10,6 +10,7 @@ pub mod builtin;
 pub mod code_healer_api;
 pub mod compiles;
 pub mod contract;
+pub mod contract_model;
 pub mod cycle;
 pub mod factory;
 pub mod files;

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -50,74 +50,63 @@ impl OpenAi {
         })
     }
 
-    async fn call(&self, request: &HealRequest) -> HealResponse {
-        let started = Instant::now();
+    /// One chat completion: the `system` and `user` messages, the answer's text and the tokens it
+    /// cost, or why there is none (as a healer outcome and a message for people).
+    pub async fn chat(&self, system: &str, user: &str, timeout: Duration) -> Result<Chat, (HealerOutcome, String)> {
         let body = json!({
             "model": self.model,
             "temperature": 0,
             "max_tokens": self.max_tokens,
             "messages": [
-                {"role": "system", "content": SYSTEM},
-                {"role": "user", "content": prompt(request, self.prompt_budget)},
+                {"role": "system", "content": system},
+                {"role": "user", "content": user},
             ],
         });
         let url = format!("{}/chat/completions", self.base_url);
-        let mut http = self.client.post(&url).timeout(request.timeout).json(&body);
+        let mut http = self.client.post(&url).timeout(timeout).json(&body);
         if let Some(key) = &self.api_key {
             http = http.bearer_auth(key);
         }
         let response = match http.send().await {
             Ok(r) => r,
             Err(e) if e.is_timeout() => {
-                return HealResponse::failed(
+                return Err((
                     HealerOutcome::Timeout,
-                    format!("the model did not answer within {} s", request.timeout.as_secs()),
-                    started.elapsed(),
-                );
+                    format!("the model did not answer within {} s", timeout.as_secs()),
+                ));
             }
             Err(e) => {
-                return HealResponse::failed(
+                return Err((
                     HealerOutcome::Unreachable,
                     format!("cannot reach {}: {e}", self.base_url),
-                    started.elapsed(),
-                );
+                ));
             }
         };
         let status = response.status();
         if status.is_redirection() {
-            return HealResponse::failed(
+            return Err((
                 HealerOutcome::Error,
                 format!("the endpoint {}", super::redirect_message(&url, &response)),
-                started.elapsed(),
-            );
+            ));
         }
         let text = match response.text().await {
             Ok(t) => t,
             Err(e) if e.is_timeout() => {
-                return HealResponse::failed(
+                return Err((
                     HealerOutcome::Timeout,
-                    "the model's answer did not finish in time",
-                    started.elapsed(),
-                );
+                    "the model's answer did not finish in time".into(),
+                ));
             }
-            Err(e) => {
-                return HealResponse::failed(
-                    HealerOutcome::Error,
-                    format!("the model's answer broke off: {e}"),
-                    started.elapsed(),
-                );
-            }
+            Err(e) => return Err((HealerOutcome::Error, format!("the model's answer broke off: {e}"))),
         };
-        let elapsed = started.elapsed();
         let value: Value = match serde_json::from_str(&text) {
             Ok(v) => v,
             Err(_) => {
                 let shown: String = text.chars().take(200).collect();
-                return HealResponse::failed(
+                return Err((
                     HealerOutcome::Error,
                     format!("the endpoint answered {status} with something that is not JSON: {shown}"),
-                    elapsed,
-                );
+                ));
             }
         };
         if !status.is_success() {
@@ -130,21 +119,31 @@ impl OpenAi {
             } else {
                 HealerOutcome::Error
             };
-            return HealResponse::failed(
-                outcome,
-                format!("the endpoint answered {}: {message}", status.as_u16()),
-                elapsed,
-            );
+            return Err((outcome, format!("the endpoint answered {}: {message}", status.as_u16())));
         }
         let Some(content) = value["choices"][0]["message"]["content"].as_str() else {
-            return HealResponse::failed(
+            return Err((
                 HealerOutcome::Error,
-                "the endpoint's answer has no choices[0].message.content",
-                elapsed,
-            );
+                "the endpoint's answer has no choices[0].message.content".into(),
+            ));
         };
-        let tokens = value["usage"]["total_tokens"].as_u64();
-        match parse_reply(content) {
+        Ok(Chat {
+            content: content.to_owned(),
+            tokens: value["usage"]["total_tokens"].as_u64(),
+        })
+    }
+
+    async fn call(&self, request: &HealRequest) -> HealResponse {
+        let started = Instant::now();
+        let chat = self
+            .chat(SYSTEM, &prompt(request, self.prompt_budget), request.timeout)
+            .await;
+        let elapsed = started.elapsed();
+        let Chat { content, tokens } = match chat {
+            Ok(chat) => chat,
+            Err((outcome, reason)) => return HealResponse::failed(outcome, reason, elapsed),
+        };
+        match parse_reply(&content) {
             Ok(reply) => match validate::validate(&reply.files, &request.limits) {
                 Ok(files) => HealResponse {
                     outcome: HealerOutcome::Healed,
@@ -171,6 +170,14 @@ impl OpenAi {
             },
         }
     }
+}
+
+/// A model's answer to one chat completion.
+pub struct Chat {
+    /// The text of `choices[0].message.content`.
+    pub content: String,
+    /// `usage.total_tokens`, when the endpoint says.
+    pub tokens: Option<u64>,
 }
 
 impl Healer for OpenAi {

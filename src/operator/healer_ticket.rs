@@ -1,7 +1,9 @@
-//! The HealerTicket controller, intake half (seed 004): classifies each ticket, however it
-//! arrived (`POST /healer/ingest`, `kubectl apply`, `kubeheal ticket ingest`), gives it its
-//! fingerprint and phase, and announces each transition as an Event. The decisions are
-//! `core::healer_ticket`'s; this module reads the ticket and writes what was decided.
+//! The HealerTicket controller: intake (seed 004) classifies each ticket, however it arrived
+//! (`POST /healer/ingest`, `kubectl apply`, `kubeheal ticket ingest`), gives it its fingerprint
+//! and phase, and announces each transition as an Event; then `ticket_fix` takes a queued
+//! contract ticket on through proposal, approval and apply. The decisions are
+//! `core::healer_ticket`'s and `core::ticket_fix`'s; this module reads the ticket and writes
+//! what was decided.
 //!
 //! A transition to one of seed 004's announced phases is also handed to `operator::notify`; the
 //! status write that records the phase records it in `notified` too, so each is announced once,
@@ -100,6 +102,7 @@ async fn reconcile_ticket(ticket: &HealerTicket, ctx: &Context) -> Result<Requeu
         && previous.observed_generation == ticket.metadata.generation
         && written.get("occurrences").is_none()
         && announce.is_none();
+    let mut current = ticket.clone();
     if !unchanged {
         let mut patch = json!({ "status": written });
         // An announcement is written only over the status it was decided from: a reconcile that
@@ -116,7 +119,7 @@ async fn reconcile_ticket(ticket: &HealerTicket, ctx: &Context) -> Result<Requeu
                 return Ok(Requeue::requeue(Duration::from_secs(1)));
             }
             written => {
-                written?;
+                current = written?;
             }
         }
     }
@@ -132,5 +135,9 @@ async fn reconcile_ticket(ticket: &HealerTicket, ctx: &Context) -> Result<Requeu
     if let Some(note) = note {
         ctx.publish(&note, "Classify", &ticket.object_ref(&())).await;
     }
-    Ok(Requeue::await_change())
+    // The fixing half goes on from what intake wrote.
+    let status = current.status.clone().unwrap_or(status);
+    Ok(super::ticket_fix::advance(&current, &status, ctx)
+        .await?
+        .unwrap_or_else(Requeue::await_change))
 }

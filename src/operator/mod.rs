@@ -11,6 +11,7 @@ pub mod ingest;
 pub mod leader;
 pub mod metrics;
 pub mod notify;
+pub mod ticket_fix;
 pub mod url_policy;
 
 use std::future::Future;
@@ -67,6 +68,9 @@ pub struct Settings {
     pub notify: Option<notify::NotifySettings>,
     /// The executor tools work orders may name (`--tool NAME=IMAGE`): name → image.
     pub tools: std::collections::BTreeMap<String, String>,
+    /// Where HealerTickets' contract fixes go when their `spec.target` does not say
+    /// (`--ticket-target`).
+    pub ticket_target: Option<crate::api::healer_ticket::TicketTarget>,
 }
 
 /// How many reconciles of each object failed in a row: the error policy backs off by it.

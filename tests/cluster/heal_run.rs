@@ -64,7 +64,9 @@ impl Heal {
         let client = plane.client().await;
         let source = tempfile::tempdir().expect("a temp dir");
         for (path, content) in files {
-            std::fs::write(source.path().join(path), content).expect("write a project file");
+            let file = source.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("a folder")).expect("make the file's folder");
+            std::fs::write(file, content).expect("write a project file");
         }
         for (name, target) in links {
             std::os::unix::fs::symlink(target, source.path().join(name)).expect("a link");
@@ -1205,10 +1207,15 @@ fn a_selector_the_api_server_refuses_stops_the_operator_with_what_is_wrong() {
 /// Lets the `kubeheal:approvers` group (the harness user alice) decide on CodeFixDDS in the
 /// test's namespace — what a platform team grants its reviewers.
 pub(crate) fn grant_approvers(heal: &Heal) {
+    grant_approvers_of(heal, "codefixdds");
+}
+
+/// [`grant_approvers`] for `resource` (`codefixdds` or `healertickets`).
+pub(crate) fn grant_approvers_of(heal: &Heal, resource: &str) {
     let rbac = json!({"apiVersion": "v1", "kind": "List", "items": [
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
          "metadata": {"name": "kubeheal-approver"},
-         "rules": [{"apiGroups": ["kubeheal.dev"], "resources": ["codefixdds"],
+         "rules": [{"apiGroups": ["kubeheal.dev"], "resources": [resource],
                     "verbs": ["get", "list", "watch", "patch", "update", "approve"]}]},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
          "metadata": {"name": "kubeheal-approvers"},

@@ -22,6 +22,13 @@ pub(crate) async fn intake(test: &str) -> (Heal, String) {
 /// [`intake`] with more operator `flags`.
 async fn intake_with(test: &str, flags: &[&str]) -> (Heal, String) {
     let mut heal = Heal::new(test, &logic_project(), Hold::default()).await;
+    let base = serve_intake(&mut heal, flags).await;
+    (heal, base)
+}
+
+/// Starts the test's operator serving the /healer API on loopback without a token, with more
+/// `flags`; the API's base URL.
+pub(crate) async fn serve_intake(heal: &mut Heal, flags: &[&str]) -> String {
     // A port picked free may be taken by another test's process before the operator binds it:
     // then the operator exits saying so, and starts again on another.
     for _ in 0..3 {
@@ -33,7 +40,7 @@ async fn intake_with(test: &str, flags: &[&str]) -> (Heal, String) {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if client().get(format!("{base}/health")).send().await.is_ok() {
-                return (heal, base);
+                return base;
             }
             let operator = heal.operator.as_mut().expect("the operator");
             if let Some(exit) = operator.exited() {

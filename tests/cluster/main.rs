@@ -15,3 +15,4 @@ mod healer_ticket;
 mod image;
 mod notify;
 mod ticket_cli;
+mod ticket_fix;

@@ -195,7 +195,9 @@ async fn the_cli_and_the_http_api_file_count_and_describe_the_same_tickets() {
         assert!(!refused.status.success(), "{args:?} succeeded");
         let why = String::from_utf8_lossy(&refused.stderr);
         assert!(
-            why.contains("has no proposed fix") && why.contains("fixing half"),
+            why.contains("has no proposed fix")
+                && why.contains("--ticket-target")
+                && why.contains("kubectl describe healerticket/"),
             "{why}"
         );
     }

@@ -8,3 +8,4 @@ pub mod git;
 pub mod http;
 pub mod node;
 pub mod seed003;
+pub mod specora;

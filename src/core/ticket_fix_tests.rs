@@ -1,0 +1,306 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::api::healer_ticket::{Classification, Priority, TicketProposal, TicketSource};
+use crate::api::shared::{Decision, GitSource, HealerSpec, OpenAiHealer};
+
+fn yaml(text: &str) -> Value {
+    serde_yaml_ng::from_str(text).expect("YAML")
+}
+
+#[test]
+fn seed_004_s_layout_maps_an_fqn_to_its_file_and_nothing_leads_outside() {
+    assert_eq!(
+        contract_path("entity/helpdesk/ticket", None).as_deref(),
+        Ok("domains/helpdesk/entities/ticket.contract.yaml")
+    );
+    assert_eq!(
+        contract_path("workflow/helpdesk/ticket_lifecycle", None).as_deref(),
+        Ok("domains/helpdesk/workflows/ticket_lifecycle.contract.yaml")
+    );
+    assert_eq!(
+        contract_path("route/shop/orders", Some("contracts/{kind}/{domain}-{name}.yaml")).as_deref(),
+        Ok("contracts/route/shop-orders.yaml")
+    );
+    assert_eq!(
+        contract_path("page/home", Some("{kinds}/{name}.yaml")).as_deref(),
+        Ok("pages/home.yaml")
+    );
+    for hostile in [
+        "entity/../../etc/passwd",
+        "entity/../x",
+        "entity/helpdesk/..",
+        "a/b/c/d",
+        "entity",
+    ] {
+        assert!(contract_path(hostile, None).is_err(), "{hostile}");
+    }
+    let why = contract_path("page/home", None).expect_err("no domain");
+    assert!(why.contains("has no domain"), "{why}");
+    assert!(contract_path("entity/helpdesk/ticket", Some("../{name}.yaml")).is_err());
+    assert!(contract_path("entity/helpdesk/ticket", Some("/etc/{name}")).is_err());
+}
+
+#[test]
+fn invented_properties_are_removed_and_listed_but_the_contract_s_own_are_kept() {
+    let before = yaml(
+        "spec:\n  fields:\n    title: {type: string, x_ui: wide}\n    status: {type: string, constraints: {pattern: '^[a-z]+$'}}\n",
+    );
+    let mut after = yaml(
+        "spec:\n  fields:\n    title: {type: string, x_ui: wide, required_when: open}\n    status: {type: string, constraints: {pattern: '^[a-z]+$', regex: x}}\n    resolution: {type: text, description: Resolution notes, conditional_required: true, constraints: {maxLength: 2000, step: 1}}\n",
+    );
+    let removed = sanitize(&before, &mut after);
+    assert_eq!(
+        removed,
+        [
+            "spec.fields.title.required_when",
+            "spec.fields.status.constraints.regex",
+            "spec.fields.resolution.conditional_required",
+            "spec.fields.resolution.constraints.step",
+        ]
+    );
+    assert_eq!(
+        after,
+        yaml(
+            "spec:\n  fields:\n    title: {type: string, x_ui: wide}\n    status: {type: string, constraints: {pattern: '^[a-z]+$'}}\n    resolution: {type: text, description: Resolution notes, constraints: {maxLength: 2000}}\n"
+        )
+    );
+    // A contract without fields has nothing to strip.
+    let mut other = yaml("kind: Workflow\nspec: {states: [open]}");
+    assert!(sanitize(&before, &mut other).is_empty());
+}
+
+#[test]
+fn changes_read_as_seed_004_s_page_lists_them() {
+    let before = yaml("spec:\n  fields:\n    resolution: {type: text}\n    old: {type: string}\n");
+    let after = yaml(
+        "spec:\n  fields:\n    resolution: {type: text, required: true}\n    severity: {type: string, enum: [critical, high]}\n",
+    );
+    assert_eq!(
+        changes(&before, &after),
+        [
+            "added: spec.fields.resolution.required = true",
+            "added: spec.fields.severity = {type: string, enum: [critical, high]}",
+            "removed: spec.fields.old",
+        ]
+    );
+    let before = yaml("spec: {fields: {resolution: {type: text, required: false}}}");
+    let after = yaml("spec: {fields: {resolution: {type: text, required: true}}}");
+    assert_eq!(
+        changes(&before, &after),
+        ["modified: spec.fields.resolution.required = true"]
+    );
+    assert!(changes(&after, &after).is_empty());
+}
+
+#[test]
+fn the_digest_is_the_diff_s_so_another_proposal_has_another_digest() {
+    let (patch, first) = patch_digest("c.yaml", "a: 1\n", "a: 2\n");
+    assert!(patch.contains("-a: 1\n+a: 2"), "{patch}");
+    assert!(first.starts_with("sha256:") && first.len() == 71);
+    assert_eq!(patch_digest("c.yaml", "a: 1\n", "a: 2\n").1, first);
+    assert_ne!(patch_digest("c.yaml", "a: 1\n", "a: 3\n").1, first);
+    assert_ne!(patch_digest("d.yaml", "a: 1\n", "a: 2\n").1, first);
+}
+
+fn spec(decision: Option<Decision>) -> HealerTicketSpec {
+    HealerTicketSpec {
+        source: TicketSource::Runtime,
+        target: TicketTarget {
+            contract_fqn: Some("entity/helpdesk/ticket".into()),
+            ..TicketTarget::default()
+        },
+        error: "KeyError: 'resolution'".into(),
+        stacktrace: None,
+        context: BTreeMap::new(),
+        priority: None,
+        decision,
+    }
+}
+
+fn status(phase: TicketPhase, tier: u8, fixable_by: FixableBy, method: Option<ProposalMethod>) -> HealerTicketStatus {
+    HealerTicketStatus {
+        phase: Some(phase),
+        classification: Some(Classification {
+            error_type: "runtime_500".into(),
+            tier,
+            fixable_by,
+            priority: Priority::Critical,
+        }),
+        proposal: method.map(|method| TicketProposal {
+            method,
+            confidence: 0.5,
+            explanation: "add resolution".into(),
+            changes: vec![],
+            removed: vec![],
+            contract_path: None,
+            base_commit: None,
+            before: None,
+            after: None,
+            patch_digest: format!("sha256:{}", "a".repeat(64)),
+        }),
+        ..HealerTicketStatus::default()
+    }
+}
+
+fn configured() -> TicketTarget {
+    TicketTarget {
+        contract_fqn: Some("entity/helpdesk/ticket".into()),
+        repository: Some(GitSource {
+            url: "https://git.example/app.git".into(),
+            ..GitSource::default()
+        }),
+        contract_schema: Some("contract.schema.json".into()),
+        healer: Some(HealerSpec {
+            open_ai: Some(OpenAiHealer {
+                base_url: "https://llm.example/v1".into(),
+                model: "m".into(),
+                secret_ref: None,
+                max_tokens: 4096,
+            }),
+            ..HealerSpec::default()
+        }),
+        ..TicketTarget::default()
+    }
+}
+
+fn decision(verdict: Verdict, digest: char) -> Option<Decision> {
+    Some(Decision {
+        decision: verdict,
+        reason: Some("because".into()),
+        approved_by: "alice".into(),
+        patch_digest: Some(format!("sha256:{}", digest.to_string().repeat(64))),
+    })
+}
+
+#[test]
+fn each_phase_and_decision_leads_to_one_step() {
+    use TicketPhase::*;
+    let target = configured();
+    let contract = FixableBy::Contract;
+    let cases: Vec<(&str, Option<Decision>, HealerTicketStatus, Step)> = vec![
+        ("queued", None, status(Queued, 3, contract, None), Step::Propose),
+        (
+            "crashed while analysing",
+            None,
+            status(Analyzing, 3, contract, None),
+            Step::Propose,
+        ),
+        (
+            "fixed in code: a HealRun's, not here",
+            None,
+            status(Queued, 3, FixableBy::Code, None),
+            Step::Wait,
+        ),
+        (
+            "a generator bug failed at intake",
+            None,
+            status(Failed, 3, FixableBy::Generator, None),
+            Step::Wait,
+        ),
+        (
+            "awaits a human",
+            None,
+            status(Proposed, 3, contract, Some(ProposalMethod::LlmRuntime)),
+            Step::Wait,
+        ),
+        (
+            "tier 1 needs no human",
+            None,
+            status(Proposed, 1, contract, Some(ProposalMethod::Deterministic)),
+            Step::Apply,
+        ),
+        (
+            "approved this patch",
+            decision(Verdict::Approved, 'a'),
+            status(Proposed, 3, contract, Some(ProposalMethod::LlmRuntime)),
+            Step::Apply,
+        ),
+        (
+            "rejected",
+            decision(Verdict::Rejected, 'a'),
+            status(Proposed, 3, contract, Some(ProposalMethod::LlmRuntime)),
+            Step::Reject,
+        ),
+        (
+            "crashed while applying",
+            decision(Verdict::Approved, 'a'),
+            status(Approved, 3, contract, Some(ProposalMethod::LlmRuntime)),
+            Step::Apply,
+        ),
+        (
+            "ended",
+            decision(Verdict::Approved, 'a'),
+            status(Applied, 3, contract, Some(ProposalMethod::LlmRuntime)),
+            Step::Wait,
+        ),
+    ];
+    for (case, decided, status, expected) in cases {
+        assert_eq!(next_step(&spec(decided), &status, &target), expected, "{case}");
+    }
+    let stale = next_step(
+        &spec(decision(Verdict::Approved, 'b')),
+        &status(Proposed, 3, contract, Some(ProposalMethod::LlmRuntime)),
+        &target,
+    );
+    let Step::Fail(why) = stale else { panic!("{stale:?}") };
+    assert!(
+        why.contains("is for patch sha256:bbbb") && why.contains("nothing was applied"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_contract_ticket_with_nowhere_to_go_says_what_is_missing() {
+    let queued = status(TicketPhase::Queued, 3, FixableBy::Contract, None);
+    let bare = TicketTarget {
+        contract_fqn: Some("entity/helpdesk/ticket".into()),
+        ..TicketTarget::default()
+    };
+    let Step::Unconfigured(why) = next_step(&spec(None), &queued, &bare) else {
+        panic!()
+    };
+    assert!(
+        why.contains("target.repository")
+            && why.contains("target.contractSchema")
+            && why.contains("target.healer.openAI"),
+        "{why}"
+    );
+    // Tier 1 needs no model; the operator's defaults fill in what the ticket leaves out.
+    let tier1 = status(TicketPhase::Queued, 1, FixableBy::Contract, None);
+    let defaults = TicketTarget {
+        healer: None,
+        ..configured()
+    };
+    let merged = effective_target(&bare, Some(&defaults));
+    assert_eq!(merged.contract_fqn, bare.contract_fqn);
+    assert_eq!(next_step(&spec(None), &tier1, &merged), Step::Propose);
+    let Step::Unconfigured(why) = next_step(&spec(None), &queued, &merged) else {
+        panic!()
+    };
+    assert!(
+        why.contains("target.healer.openAI") && !why.contains("target.repository"),
+        "{why}"
+    );
+}
+
+#[test]
+fn the_commit_names_the_ticket_and_the_patch_it_applies() {
+    let message = commit_message(
+        "ht-0123",
+        "entity/helpdesk/ticket",
+        "Add 'resolution' field (type: text) to fix KeyError on PATCH.",
+        &["added: spec.fields.resolution = {type: text}".into()],
+        Some("alice"),
+        "sha256:abc",
+    );
+    assert!(
+        message.starts_with("fix(entity/helpdesk/ticket): Add 'resolution' field (type: text) to fix KeyError on PATCH.\n\n- added: spec.fields.resolution = {type: text}\n"),
+        "{message}"
+    );
+    assert!(
+        message.contains("\nKubeheal-Ticket: ht-0123\nKubeheal-Patch: sha256:abc\nApproved-by: alice\n"),
+        "{message}"
+    );
+    assert_eq!(branch(&configured(), "ht-0123"), "kubeheal/ht-0123");
+}

@@ -1,0 +1,687 @@
+//! The HealerTicket controller, fixing half (seed 004): after intake queued a contract ticket,
+//! proposes its fix (tier 1: the deterministic normaliser, applied at once; tiers 2-3: the
+//! model, then `Proposed` until a human decides), applies an approved fix as a commit on the
+//! ticket's heal branch, and records a rejection. What to do is `core::ticket_fix`'s decision;
+//! this module does the Git, Secret and model work and writes the outcome.
+//!
+//! Nothing is written to the repository before the new contract passes the repository's schema:
+//! a failed validation leaves the branch exactly as it was. An apply finds the commit an
+//! interrupted earlier attempt made (by its trailers) instead of committing twice.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::Action as Requeue;
+use kube::{Resource, ResourceExt};
+use serde_json::json;
+use tracing::info;
+
+use super::Context;
+use crate::api::healer_ticket::{
+    ApplyStatus, HealerTicket, HealerTicketStatus, ProposalMethod, TicketEvent, TicketPhase, TicketProposal,
+    TicketTarget,
+};
+use crate::api::shared::{SecretKeyRef, wire_name};
+use crate::confined::ConfinedDir;
+use crate::core::format::short_commit;
+use crate::core::heal_run::Note;
+use crate::core::healer_ticket::settle;
+use crate::core::notify;
+use crate::core::redact::redact;
+use crate::core::ticket_fix::{
+    PATCH_TRAILER, Step, TICKET_TRAILER, branch, changes, commit_message, contract_path, effective_target, introduced,
+    next_step, patch_digest, sanitize,
+};
+use crate::git::Repo;
+use crate::healer::contract::{ContractSchema, normalize_contract, violation};
+use crate::healer::contract_model::{self, Answer, Question};
+use crate::healer::openai::OpenAi;
+
+/// Largest contract a proposal carries (the status holds it twice, before and after).
+const MAX_CONTRACT: u64 = 64 * 1024;
+/// Largest contract schema read.
+const MAX_SCHEMA: u64 = 1024 * 1024;
+/// Most schemas read beside the contract schema for its `$ref`s.
+const MAX_SIBLINGS: usize = 50;
+/// How long to wait before trying again after the repository or the API server failed.
+const RETRY: Duration = Duration::from_secs(30);
+
+/// Why a step did not finish.
+enum Failure {
+    /// The repository or a Secret could not be reached: tried again later.
+    Transient(String),
+    /// No fix can come of it: the ticket ends `Failed` with this message.
+    Final(String),
+}
+
+impl From<crate::git::GitError> for Failure {
+    fn from(error: crate::git::GitError) -> Self {
+        if error.is_transient() {
+            Failure::Transient(format!("the repository: {error}"))
+        } else {
+            Failure::Final(format!("the repository: {error}"))
+        }
+    }
+}
+
+/// What a step ended in: the status to write and the event to announce.
+struct Outcome {
+    status: HealerTicketStatus,
+    note: Note,
+}
+
+/// Takes the ticket one step further in the fixing half, if it has one to take; `None` when it
+/// has nothing to do now (intake's or a human's turn).
+pub async fn advance(
+    ticket: &HealerTicket,
+    status: &HealerTicketStatus,
+    ctx: &Context,
+) -> Result<Option<Requeue>, kube::Error> {
+    let target = effective_target(&ticket.spec.target, ctx.settings.ticket_target.as_ref());
+    let step = next_step(&ticket.spec, status, &target);
+    let now = Timestamp::now();
+    let mut written = Written {
+        version: ticket.resource_version(),
+        status: status.clone(),
+    };
+    let outcome = match step {
+        Step::Wait => return Ok(None),
+        Step::Unconfigured(why) => {
+            // Said once in the conditions; the ticket waits for its spec or the operator to change.
+            let shown = status
+                .conditions
+                .iter()
+                .any(|c| c.type_ == crate::api::shared::condition::RECONCILING && c.message == why);
+            if !shown {
+                let mut next = status.clone();
+                settle(&mut next, TicketPhase::Queued, &why, now);
+                write(ticket, ctx, &mut written, next, None).await?;
+            }
+            return Ok(None);
+        }
+        Step::Reject => {
+            let decision = ticket.spec.decision.as_ref();
+            let why = format!(
+                "Rejected by {}{}",
+                decision.map_or("someone", |d| d.approved_by.as_str()),
+                decision
+                    .and_then(|d| d.reason.as_deref())
+                    .map(|r| format!(": {r}"))
+                    .unwrap_or_default()
+            );
+            Ok(ended(status.clone(), TicketPhase::Rejected, why))
+        }
+        Step::Fail(why) => Ok(ended(status.clone(), TicketPhase::Failed, why)),
+        Step::Propose => {
+            // Shown while the model thinks; a restart in the middle proposes again.
+            if status.phase != Some(TicketPhase::Analyzing) {
+                let mut analysing = status.clone();
+                settle(&mut analysing, TicketPhase::Analyzing, "proposing a fix", now);
+                if !write(ticket, ctx, &mut written, analysing, None).await? {
+                    return Ok(Some(Requeue::requeue(Duration::from_secs(1))));
+                }
+            }
+            let mut next = written.status.clone();
+            match propose(ticket, &target, &next, ctx).await {
+                Ok(proposal) if proposal.method == ProposalMethod::Deterministic => {
+                    // Tier 1 needs no approval (seed 004): applied at once.
+                    next.proposal = Some(proposal);
+                    apply(ticket, &target, &next, ctx).await.or_else(|f| failed(f, next))
+                }
+                Ok(proposal) => {
+                    let message = format!(
+                        "{} (confidence {}): waiting for approval of patch {}",
+                        proposal.explanation, proposal.confidence, proposal.patch_digest
+                    );
+                    next.proposal = Some(proposal);
+                    settle(&mut next, TicketPhase::Proposed, &message, Timestamp::now());
+                    Ok(Outcome {
+                        status: next,
+                        note: note(false, "Proposed", message),
+                    })
+                }
+                Err(failure) => failed(failure, next),
+            }
+        }
+        Step::Apply => {
+            // A human's approval is shown before the work starts (tier 1's has none to show).
+            if status.phase == Some(TicketPhase::Proposed) && ticket.spec.decision.is_some() {
+                let mut approved = status.clone();
+                settle(&mut approved, TicketPhase::Approved, "applying the approved fix", now);
+                if !write(ticket, ctx, &mut written, approved, None).await? {
+                    return Ok(Some(Requeue::requeue(Duration::from_secs(1))));
+                }
+            }
+            let next = written.status.clone();
+            apply(ticket, &target, &next, ctx).await.or_else(|f| failed(f, next))
+        }
+    };
+    match outcome {
+        Ok(outcome) => {
+            let done = write(ticket, ctx, &mut written, outcome.status, Some(&outcome.note)).await?;
+            Ok(Some(if done {
+                Requeue::await_change()
+            } else {
+                Requeue::requeue(Duration::from_secs(1))
+            }))
+        }
+        Err(why) => {
+            info!(ticket = %ticket.name_any(), %why, "a ticket's fix will be tried again");
+            let mut waiting = written.status.clone();
+            let phase = waiting.phase.unwrap_or(TicketPhase::Queued);
+            settle(&mut waiting, phase, &format!("will try again: {why}"), now);
+            write(ticket, ctx, &mut written, waiting, None).await?;
+            Ok(Some(Requeue::requeue(RETRY)))
+        }
+    }
+}
+
+/// The ticket's status as this reconcile last wrote it, and the object's version then.
+struct Written {
+    version: Option<String>,
+    status: HealerTicketStatus,
+}
+
+/// `status` ended in `phase` (`Failed` is announced as a warning).
+fn ended(mut status: HealerTicketStatus, phase: TicketPhase, why: String) -> Outcome {
+    finish(&mut status, phase, &why, Timestamp::now());
+    let (warning, reason) = match phase {
+        TicketPhase::Failed => (true, "Failed"),
+        TicketPhase::Rejected => (false, "Rejected"),
+        _ => (false, "Applied"),
+    };
+    Outcome {
+        status,
+        note: note(warning, reason, why),
+    }
+}
+
+/// A failed step: `Final` ends the ticket `Failed` (from `status`), `Transient` is retried.
+fn failed(failure: Failure, status: HealerTicketStatus) -> Result<Outcome, String> {
+    match failure {
+        Failure::Transient(why) => Err(why),
+        Failure::Final(why) => Ok(ended(status, TicketPhase::Failed, why)),
+    }
+}
+
+fn finish(status: &mut HealerTicketStatus, phase: TicketPhase, why: &str, now: Timestamp) {
+    status.resolved_at = Some(Time(now));
+    status.resolution_note = Some(why.to_owned());
+    settle(status, phase, why, now);
+}
+
+fn note(warning: bool, reason: &'static str, message: String) -> Note {
+    Note {
+        warning,
+        reason,
+        message,
+    }
+}
+
+/// The ticket's clone, fetched, checked out at the target's revision; and that commit.
+async fn checkout(ticket: &HealerTicket, target: &TicketTarget, ctx: &Context) -> Result<(Repo, String), Failure> {
+    let source = target
+        .repository
+        .as_ref()
+        .ok_or_else(|| Failure::Final("no repository to fix the contract in".into()))?;
+    // The operator's own defaults are the administrator's choice; a ticket's are its author's.
+    if ticket.spec.target.repository.is_some()
+        && let Some(why) = ctx.settings.url_policy.refuse_source(&source.url)
+    {
+        return Err(Failure::Final(why));
+    }
+    let token = repository_token(ticket, target, ctx).await?;
+    let namespace = ticket.namespace().unwrap_or_default();
+    // `.tickets` cannot be a namespace's name, so no HealRun's clone is ever this folder.
+    let dir = ctx
+        .settings
+        .work_dir
+        .join(".tickets")
+        .join(namespace)
+        .join(ticket.name_any());
+    let repo = Repo::at(dir).with_token(token);
+    repo.sync(&source.url).await?;
+    let commit = repo.resolve(source.revision.as_deref()).await?;
+    repo.checkout(&commit).await?;
+    Ok((repo, commit))
+}
+
+/// The token of the repository's `secretRef` (key `token`, as for a HealRun's source).
+async fn repository_token(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    ctx: &Context,
+) -> Result<Option<String>, Failure> {
+    match target.repository.as_ref().and_then(|s| s.secret_ref.as_ref()) {
+        Some(r) => {
+            let key = SecretKeyRef {
+                name: r.name.clone(),
+                key: "token".into(),
+            };
+            secret(ticket, ctx, &key).await
+        }
+        None => Ok(None),
+    }
+}
+
+/// A key of a Secret in the ticket's namespace.
+async fn secret(ticket: &HealerTicket, ctx: &Context, key: &SecretKeyRef) -> Result<Option<String>, Failure> {
+    let namespace = ticket.namespace().unwrap_or_default();
+    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+    let secret = secrets
+        .get_opt(&key.name)
+        .await
+        .map_err(|e| Failure::Transient(format!("reading Secret {}: {e}", key.name)))?
+        .ok_or_else(|| {
+            Failure::Final(format!(
+                "Secret {} does not exist in namespace {namespace}; create it or fix the secretRef",
+                key.name
+            ))
+        })?;
+    Ok(secret
+        .data
+        .and_then(|d| d.get(&key.key).cloned())
+        .map(|v| String::from_utf8_lossy(&v.0).trim().to_owned()))
+}
+
+/// The contract's path, its text, and the repository's schema, at the clone's checkout.
+async fn read_contract(
+    repo: &Repo,
+    target: &TicketTarget,
+    commit: &str,
+) -> Result<(String, String, ContractSchema), Failure> {
+    let fqn = target.contract_fqn.as_deref().unwrap_or_default();
+    let path = contract_path(fqn, target.contract_layout.as_deref()).map_err(Failure::Final)?;
+    let files: ConfinedDir = repo.files().map_err(|e| Failure::Final(e.to_string()))?;
+    let contract = files.read_text(&path, MAX_CONTRACT).map_err(|e| {
+        Failure::Final(if e.is_not_found() {
+            format!(
+                "the contract {fqn} is not in the repository at commit {}: {path} does not exist (check target.contractLayout)",
+                short_commit(commit)
+            )
+        } else {
+            format!("cannot read the contract {path}: {e}")
+        })
+    })?;
+    let kind = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&contract)
+        .ok()
+        .and_then(|c| c.get("kind").and_then(|k| k.as_str()).map(str::to_lowercase));
+    let template = target.contract_schema.as_deref().unwrap_or_default();
+    let schema_path = match (template.contains("{kind}"), kind) {
+        (false, _) => template.to_owned(),
+        (true, Some(kind)) if kind.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
+            template.replace("{kind}", &kind)
+        }
+        (true, _) => {
+            return Err(Failure::Final(format!(
+                "{path} has no plain `kind`, and the contract schema {template} is chosen by it"
+            )));
+        }
+    };
+    let at = short_commit(commit);
+    let schema_text = files.read_text(&schema_path, MAX_SCHEMA).map_err(|e| {
+        Failure::Final(format!(
+            "cannot read the contract schema {schema_path} at commit {at}: {e} (check target.contractSchema)"
+        ))
+    })?;
+    // The other schemas beside it, which its `$ref`s may name by their `$id`.
+    let folder = schema_path.rsplit_once('/').map_or("", |(folder, _)| folder);
+    let mut siblings = Vec::new();
+    for sibling in repo.tracked_files().await {
+        let beside = sibling.rsplit_once('/').map_or("", |(folder, _)| folder) == folder;
+        let schema_like = [".json", ".yaml", ".yml"].iter().any(|e| sibling.ends_with(e));
+        if beside
+            && schema_like
+            && sibling != schema_path
+            && siblings.len() < MAX_SIBLINGS
+            && let Ok(text) = files.read_text(&sibling, MAX_SCHEMA)
+        {
+            siblings.push((sibling, text));
+        }
+    }
+    let schema = ContractSchema::parse_with(&schema_text, &schema_path, &siblings).map_err(Failure::Final)?;
+    Ok((path, contract, schema))
+}
+
+/// A proposal for the ticket: tier 1 from the normaliser, tiers 2-3 from the model.
+async fn propose(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    status: &HealerTicketStatus,
+    ctx: &Context,
+) -> Result<TicketProposal, Failure> {
+    let tier = status.classification.as_ref().map_or(2, |c| c.tier);
+    let (repo, commit) = checkout(ticket, target, ctx).await?;
+    let (path, before, schema) = read_contract(&repo, target, &commit).await?;
+    let at = short_commit(&commit).to_owned();
+    let errors = schema
+        .check(&before)
+        .map_err(|e| Failure::Final(format!("{path} at {at}: {e}")))?;
+    let (after, changed, removed, explanation, method, confidence) = if tier == 1 {
+        // A ticket fixes its own error: the contract's other errors have tickets of their own.
+        let mine: Vec<String> = match violation(&ticket.spec.error) {
+            Some(reported) => errors
+                .iter()
+                .filter(|e| violation(e).as_ref() == Some(&reported))
+                .cloned()
+                .collect(),
+            None => errors.clone(),
+        };
+        let Some((after, changed)) = normalize_contract(&before, &mine).map_err(Failure::Final)? else {
+            return Err(Failure::Final(if errors.is_empty() {
+                format!(
+                    "{path} passes the contract schema at {at}: there is nothing to normalise (was it fixed already?)"
+                )
+            } else {
+                format!(
+                    "{path} at {at} has no error the deterministic normaliser can fix: {}",
+                    errors.join("; ")
+                )
+            }));
+        };
+        let added = introduced(&errors, &schema.check(&after).map_err(Failure::Final)?);
+        if !added.is_empty() {
+            return Err(Failure::Final(format!(
+                "normalising {path} ({}) would add errors: {}",
+                changed.join(", "),
+                added.join("; ")
+            )));
+        }
+        let explanation = format!("Deterministic normalization: {}", changed.join(", "));
+        (
+            after,
+            changed,
+            Vec::new(),
+            explanation,
+            ProposalMethod::Deterministic,
+            1.0,
+        )
+    } else {
+        let accepted = ask_model(ticket, target, &repo, (&path, &before, &errors), &schema, tier, ctx).await?;
+        let method = if tier >= 3 {
+            ProposalMethod::LlmRuntime
+        } else {
+            ProposalMethod::LlmStructural
+        };
+        let confidence = if tier >= 3 { 0.5 } else { 0.7 };
+        (
+            accepted.after,
+            accepted.changes,
+            accepted.removed,
+            accepted.explanation,
+            method,
+            confidence,
+        )
+    };
+    let (_, digest) = patch_digest(&path, &before, &after);
+    Ok(TicketProposal {
+        method,
+        confidence,
+        explanation,
+        changes: changed,
+        removed,
+        contract_path: Some(path),
+        base_commit: Some(commit),
+        before: Some(before),
+        after: Some(after),
+        patch_digest: digest,
+    })
+}
+
+/// A model's answer that passed the checks.
+struct Accepted {
+    after: String,
+    changes: Vec<String>,
+    removed: Vec<String>,
+    explanation: String,
+}
+
+/// Asks the ticket's model for the fix; what it is given is redacted, and what it answers is
+/// sanitised, validated and must change something (seed 004's proposer).
+#[allow(clippy::too_many_arguments)]
+async fn ask_model(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    repo: &Repo,
+    (path, before, errors): (&str, &str, &[String]),
+    schema: &ContractSchema,
+    tier: u8,
+    ctx: &Context,
+) -> Result<Accepted, Failure> {
+    let Some(open_ai) = target.healer.as_ref().and_then(|h| h.open_ai.as_ref()) else {
+        return Err(Failure::Final(
+            "no model to propose a structural or runtime fix: set target.healer.openAI".into(),
+        ));
+    };
+    if ticket.spec.target.healer.is_some()
+        && let Some(why) = ctx.settings.url_policy.refuse_healer(&open_ai.base_url)
+    {
+        return Err(Failure::Final(why));
+    }
+    let key = match &open_ai.secret_ref {
+        Some(key) => secret(ticket, ctx, key).await?,
+        None => None,
+    };
+    // The values no model may see: the model's own key and the repository's token.
+    let mut secrets: Vec<String> = key.iter().cloned().collect();
+    secrets.extend(repository_token(ticket, target, ctx).await?);
+    let hide = |text: &str| redact(text, &secrets);
+    let (contract, hidden) = hide(before);
+    if hidden > 0 {
+        return Err(Failure::Final(format!(
+            "{path} holds what looks like a secret ({hidden} value(s)); kubeheal does not send it to a model: move the secret out of the contract"
+        )));
+    }
+    let spec = &ticket.spec;
+    let error = hide(&spec.error).0;
+    let stacktrace = spec.stacktrace.as_deref().map(|t| hide(t).0);
+    let context = spec.context.iter().map(|(k, v)| (k.clone(), hide(v).0)).collect();
+    let recent = repo.recent_changes(path, 3).await.unwrap_or_default();
+    let recent = hide(&recent).0;
+    let question = Question {
+        fqn: target.contract_fqn.as_deref().unwrap_or_default(),
+        contract_path: path,
+        contract: &contract,
+        error: &error,
+        stacktrace: stacktrace.as_deref(),
+        context: &context,
+        recent_changes: &recent,
+        tier,
+    };
+    let model = OpenAi::new(&open_ai.base_url, &open_ai.model, key, open_ai.max_tokens).map_err(Failure::Final)?;
+    let old: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(before).map_err(|e| Failure::Final(format!("{path} is not YAML: {e}")))?;
+    contract_model::propose(&model, &question, |answer: Answer| {
+        let mut new: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(&answer.contract).map_err(|e| format!("not YAML: {e}"))?;
+        let removed = sanitize(&old, &mut new);
+        let after = if removed.is_empty() {
+            answer.contract.clone()
+        } else {
+            serde_yaml_ng::to_string(&new).map_err(|e| e.to_string())?
+        };
+        let added = introduced(errors, &schema.check(&after)?);
+        if !added.is_empty() {
+            return Err(format!(
+                "the contract it gives fails the contract schema: {}",
+                added.join("; ")
+            ));
+        }
+        let changed = changes(&old, &new);
+        if changed.is_empty() {
+            return Err("it changes nothing in the contract".into());
+        }
+        let explanation = answer
+            .explanation
+            .clone()
+            .unwrap_or_else(|| format!("Change {}", changed.join(", ")));
+        Ok(Accepted {
+            after,
+            changes: changed,
+            removed,
+            explanation,
+        })
+    })
+    .await
+    .map_err(Failure::Final)
+}
+
+/// Commits the proposal's contract on the ticket's branch and pushes it; the outcome is
+/// `Applied` with the commit.
+async fn apply(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    status: &HealerTicketStatus,
+    ctx: &Context,
+) -> Result<Outcome, Failure> {
+    let proposal = status
+        .proposal
+        .as_ref()
+        .ok_or_else(|| Failure::Final("there is no proposal to apply".into()))?;
+    let (Some(path), Some(before), Some(after)) = (&proposal.contract_path, &proposal.before, &proposal.after) else {
+        return Err(Failure::Final(
+            "the proposal does not carry the contract it changes".into(),
+        ));
+    };
+    let (patch, digest) = patch_digest(path, before, after);
+    if digest != proposal.patch_digest {
+        return Err(Failure::Final(format!(
+            "the proposal's contract does not match its digest {} (it was edited): nothing was applied",
+            proposal.patch_digest
+        )));
+    }
+    let name = ticket.name_any();
+    let branch = branch(target, &name);
+    let (repo, tip) = checkout(ticket, target, ctx).await?;
+    let trailers = [(TICKET_TRAILER, name.as_str()), (PATCH_TRAILER, digest.as_str())];
+    let done = repo
+        .commit_with(&format!("refs/remotes/origin/{branch}"), &trailers)
+        .await;
+    let commit = match done {
+        // An earlier attempt committed and pushed it, then stopped before recording it.
+        Some(commit) => commit,
+        None => {
+            let (_, current, schema) = read_contract(&repo, target, &tip).await?;
+            if &current != before {
+                return Err(Failure::Final(format!(
+                    "{path} changed since the proposal (made at {}, now at {}): nothing was applied; report the error again for a new proposal",
+                    proposal.base_commit.as_deref().map(short_commit).unwrap_or("?"),
+                    short_commit(&tip)
+                )));
+            }
+            // Validated before anything is written: a contract that fails leaves the branch as it was.
+            let errors = introduced(
+                &schema.check(before).map_err(Failure::Final)?,
+                &schema.check(after).map_err(Failure::Final)?,
+            );
+            if !errors.is_empty() {
+                return Err(Failure::Final(format!(
+                    "the fixed contract fails the contract schema at {}: {}; nothing was committed",
+                    short_commit(&tip),
+                    errors.join("; ")
+                )));
+            }
+            let approved_by = ticket.spec.decision.as_ref().map(|d| d.approved_by.as_str());
+            let fqn = target.contract_fqn.as_deref().unwrap_or_default();
+            let message = commit_message(
+                &name,
+                fqn,
+                &proposal.explanation,
+                &proposal.changes,
+                approved_by,
+                &digest,
+            );
+            let commit = repo.commit_patch(&branch, &tip, &patch, &message).await?;
+            repo.push(&branch).await?;
+            commit
+        }
+    };
+    let mut next = status.clone();
+    next.apply = Some(ApplyStatus {
+        branch: Some(branch.clone()),
+        commit: Some(commit.clone()),
+        rolled_back: false,
+        error: None,
+    });
+    let why = format!(
+        "{} — committed as {} on {branch}",
+        proposal.explanation,
+        short_commit(&commit)
+    );
+    finish(&mut next, TicketPhase::Applied, &why, Timestamp::now());
+    Ok(Outcome {
+        status: next,
+        note: note(false, "Applied", why),
+    })
+}
+
+/// Writes the fixing half's fields of `next` over the status last written (`written`: a write
+/// made from an older version is not forced), announcing its transition once. Another writer
+/// in between (the ingest counting occurrences) is written over when it left the phase as it
+/// was; `Ok(false)` when it moved the ticket on, which is then reconciled again.
+async fn write(
+    ticket: &HealerTicket,
+    ctx: &Context,
+    written: &mut Written,
+    mut next: HealerTicketStatus,
+    note: Option<&Note>,
+) -> Result<bool, kube::Error> {
+    let announce = ctx.notifier.as_ref().and_then(|notifier| {
+        let event: TicketEvent = notify::to_announce(&next)?;
+        next.notified = notify::with_notified(&next.notified, event);
+        Some((notifier, event))
+    });
+    let mut status = json!({
+        "phase": next.phase,
+        "conditions": next.conditions,
+        "proposal": next.proposal,
+        "apply": next.apply,
+        "resolvedAt": next.resolved_at,
+        "resolutionNote": next.resolution_note,
+    });
+    if announce.is_some() {
+        status["notified"] = json!(next.notified);
+    }
+    let namespace = ticket.namespace().unwrap_or_default();
+    let tickets: Api<HealerTicket> = Api::namespaced(ctx.client.clone(), &namespace);
+    let name = ticket.name_any();
+    let mut version = written.version.clone();
+    for _ in 0..3 {
+        let patch = json!({ "metadata": { "resourceVersion": version }, "status": status });
+        match tickets
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(object) => {
+                written.version = object.resource_version();
+                written.status = next.clone();
+                if let Some((notifier, event)) = announce {
+                    notifier.enqueue(notify::Transition::of(ticket, &next, event, notifier.ticket_page_url()));
+                }
+                if let Some(note) = note {
+                    ctx.publish(note, "Fix", &ticket.object_ref(&())).await;
+                    info!(
+                        ticket = %name,
+                        phase = %next.phase.map(|p| wire_name(&p)).unwrap_or_default(),
+                        "{}",
+                        redact(&note.message, &[]).0
+                    );
+                }
+                return Ok(true);
+            }
+            Err(kube::Error::Api(e)) if e.code == 409 => {
+                let fresh = tickets.get(&name).await?;
+                let current = fresh.status.clone().unwrap_or_default();
+                if current.phase != written.status.phase || current.notified != written.status.notified {
+                    return Ok(false);
+                }
+                version = fresh.resource_version();
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
+}

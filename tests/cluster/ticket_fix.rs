@@ -1,0 +1,399 @@
+//! HealerTicket fixes end to end (issue 15): the real operator, a bare Git repository holding
+//! Specora's own meta-schemas (from `specora-core` on PyPI) and a helpdesk contract, and an
+//! OpenAI-compatible model on loopback. Tier 1 is applied from the messages Specora's own
+//! validator gives; seed 004's live demo (`KeyError: 'resolution'`) is proposed, approved with
+//! `kubeheal ticket approve` and committed; Specora's validator judges every committed contract.
+//! A model that invents properties, answers broken YAML or an invalid contract, a stale approval
+//! and a rejection commit nothing.
+
+use std::collections::BTreeMap;
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+use kubeheal::api::healer_ticket::{HealerTicket, ProposalMethod, TicketPhase};
+use serde_json::{Value, json};
+
+use crate::heal_run::{Heal, grant_approvers_of};
+use crate::healer_ticket::{post, serve_intake, tickets, wait_ticket};
+use crate::support::git::git;
+use crate::support::http::serve_apart;
+use crate::support::node::Hold;
+use crate::support::specora::specora;
+
+const FQN: &str = "entity/helpdesk/ticket";
+const CONTRACT: &str = "domains/helpdesk/entities/ticket.contract.yaml";
+
+/// A helpdesk ticket entity that Specora's validator accepts.
+const TICKET: &str = "apiVersion: specora.dev/v1
+kind: Entity
+metadata:
+  name: ticket
+  domain: helpdesk
+  description: A helpdesk ticket
+spec:
+  number_prefix: TKT
+  fields:
+    title:
+      type: string
+      required: true
+    status:
+      type: string
+      enum: [open, resolved]
+";
+
+/// [`TICKET`] with the `resolution` field seed 004's model proposes, and `extra` lines in it.
+fn with_resolution(extra: &str) -> String {
+    format!("{TICKET}    resolution:\n      type: text\n      description: Resolution notes\n{extra}")
+}
+
+/// A model's answer as seed 004's proposer asks for it.
+fn answer(contract: &str, explanation: &str) -> String {
+    format!("Here is the corrected contract.\n```yaml\n{contract}```\nEXPLANATION: {explanation}\n")
+}
+
+/// An OpenAI-compatible model on loopback. Each chat is answered by the first rule whose key
+/// the prompt contains: its answers in turn, the last one again once they run out. Every prompt
+/// is kept.
+fn model(rules: Vec<(&'static str, Vec<String>)>) -> (String, Arc<Mutex<Vec<String>>>) {
+    use axum::routing::post;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let asked: Arc<Mutex<BTreeMap<&'static str, usize>>> = Arc::default();
+    let (record, rules) = (seen.clone(), Arc::new(rules));
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |axum::Json(body): axum::Json<Value>| {
+            let (record, rules, asked) = (record.clone(), rules.clone(), asked.clone());
+            async move {
+                let prompt = body["messages"].to_string();
+                record.lock().expect("the record").push(prompt.clone());
+                let content = rules
+                    .iter()
+                    .find(|(key, _)| prompt.contains(key))
+                    .map(|(key, answers)| {
+                        let mut asked = asked.lock().expect("the counts");
+                        let n = asked.entry(key).or_default();
+                        *n += 1;
+                        answers[(*n - 1).min(answers.len() - 1)].clone()
+                    })
+                    .unwrap_or_else(|| "NO_FIX: no rule for this prompt".to_owned());
+                axum::Json(json!({
+                    "choices": [{"message": {"role": "assistant", "content": content}}],
+                    "usage": {"total_tokens": 321}
+                }))
+            }
+        }),
+    );
+    let addr = serve_apart(app);
+    (format!("http://{addr}/v1"), seen)
+}
+
+/// An operator serving /healer whose `--ticket-target` is the test's repository (holding
+/// Specora's meta-schemas and `contract`), its schemas chosen by kind, and `model`.
+async fn operator(test: &str, contract: &str, model: &str) -> (Heal, String) {
+    let meta = specora().meta_files();
+    let mut files: Vec<(&str, &str)> = meta.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    files.push((CONTRACT, contract));
+    let mut heal = Heal::new(test, &files, Hold::default()).await;
+    let target = heal.work.path().join("ticket-target.yaml");
+    let text = format!(
+        "repository:\n  url: {}\ncontractSchema: spec/meta/{{kind}}.meta.yaml\nhealer:\n  openAI:\n    baseUrl: {model}\n    model: helpdesk-fixer\n",
+        heal.url()
+    );
+    std::fs::write(&target, text).expect("write the ticket target");
+    let base = serve_intake(&mut heal, &["--ticket-target", target.to_str().expect("a UTF-8 path")]).await;
+    (heal, base)
+}
+
+/// `kubeheal ticket ARGS -n <namespace>` as `user`.
+fn kubeheal_as(heal: &Heal, user: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kubeheal"))
+        .arg("ticket")
+        .args(args)
+        .args(["-n", heal.ns.name.as_str()])
+        .env("KUBECONFIG", heal.plane.kubeconfig_as(user))
+        .output()
+        .expect("kubeheal runs")
+}
+
+fn phase_is(phase: TicketPhase) -> impl Fn(&HealerTicket) -> bool {
+    move |t| t.status.as_ref().and_then(|s| s.phase) == Some(phase)
+}
+
+fn note(ticket: &HealerTicket) -> String {
+    ticket
+        .status
+        .as_ref()
+        .and_then(|s| s.resolution_note.clone())
+        .unwrap_or_default()
+}
+
+/// A runtime 500 of the helpdesk app, as its exception handler reports it.
+fn runtime_error(error: &str, context: Value) -> Value {
+    json!({
+        "source": "runtime",
+        "contract_fqn": FQN,
+        "error": error,
+        "stacktrace": format!("Traceback (most recent call last):\n  File \"backend/routes/tickets.py\", line 88, in patch_ticket\n    ticket[\"resolution\"] = body[\"resolution\"]\n{error}\n"),
+        "context": context,
+    })
+}
+
+async fn ingest(base: &str, body: &Value) -> String {
+    let (code, answer) = post(base, body).await;
+    assert_eq!(code, 202, "{answer}");
+    answer["ticket_id"].as_str().expect("a ticket id").to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tier_1_errors_from_specoras_own_validator_are_normalised_and_committed_one_ticket_one_fix() {
+    let broken = TICKET.replace("number_prefix: TKT", "number_prefix: tkt").replace(
+        "    status:\n",
+        "    assignee:\n      type: uuid\n      references: {entity: entity/helpdesk/user, display: name, graph_edge: assigned_to}\n    status:\n",
+    );
+    let errors = specora().validate(&broken);
+    assert_eq!(errors.len(), 2, "specora finds both: {errors:?}");
+    let (model, asked) = model(vec![]);
+    let (heal, base) = operator("ticket-tier1", &broken, &model).await;
+
+    // Filed as Specora's `healer validate` files them: the message, the FQN, the path.
+    let mut ids = Vec::new();
+    for (path, message) in &errors {
+        let body = json!({"source": "validation", "contract_fqn": FQN, "error": message,
+                          "context": {"path": path, "source_path": CONTRACT}});
+        ids.push((path.clone(), ingest(&base, &body).await));
+    }
+    for (path, id) in &ids {
+        let ticket = wait_ticket(&heal, id, "applied", |t| {
+            phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+        })
+        .await;
+        let status = ticket.status.clone().expect("a status");
+        assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&ticket));
+        let classification = status.classification.expect("classified");
+        assert_eq!(classification.tier, 1, "{path}");
+        let proposal = status.proposal.expect("a proposal");
+        assert_eq!(proposal.method, ProposalMethod::Deterministic);
+        assert_eq!(proposal.confidence, 1.0);
+        let expected = if path == "spec.number_prefix" {
+            "spec.number_prefix: tkt -> TKT"
+        } else {
+            "spec.fields.assignee.references.graph_edge: assigned_to -> ASSIGNED_TO"
+        };
+        assert_eq!(proposal.changes, [expected], "{path}");
+        let apply = status.apply.expect("applied");
+        let branch = apply.branch.expect("a branch");
+        assert_eq!(branch, format!("kubeheal/{id}"));
+        let commit = apply.commit.expect("a commit");
+        assert_eq!(git(&heal.origin, &["rev-parse", &branch]), commit);
+        let message = git(&heal.origin, &["log", "-1", "--format=%B", &branch]);
+        assert!(
+            message.starts_with(&format!("fix({FQN}): Deterministic normalization: {expected}"))
+                && message.contains(&format!("Kubeheal-Ticket: {id}"))
+                && message.contains(&format!("Kubeheal-Patch: {}", proposal.patch_digest)),
+            "{message}"
+        );
+        // The commit changes that one line, the contract's layout kept.
+        let stat = git(&heal.origin, &["diff", "--shortstat", "main", &branch]);
+        assert_eq!(stat, "1 file changed, 1 insertion(+), 1 deletion(-)", "{branch}");
+        // Specora's validator on the committed contract: this ticket's error is gone, the other
+        // ticket's is still there (it has its own branch).
+        let fixed = heal.file_on_branch(&branch, CONTRACT);
+        let left = specora().validate(&fixed);
+        assert_eq!(left.len(), 1, "{left:?}\n{fixed}");
+        assert_ne!(&left[0].0, path, "{left:?}");
+    }
+    assert!(asked.lock().expect("the record").is_empty(), "tier 1 asks no model");
+    // The default branch is untouched.
+    assert_eq!(heal.file_on_branch("main", CONTRACT), broken.trim_end());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seed_004s_live_demo_is_proposed_with_invented_properties_removed_approved_by_a_person_and_committed() {
+    let secret = "ghp_R2x8kQ7vLw3mZp9TnB4cY6dHs1aFj0eUiKoX";
+    let proposed = with_resolution("      required_when: \"status == resolved\"\n");
+    let (model, asked) = model(vec![(
+        "KeyError: 'resolution'",
+        vec![answer(
+            &proposed,
+            "Add 'resolution' field (type: text) to fix KeyError on PATCH.",
+        )],
+    )]);
+    let (heal, base) = operator("ticket-demo", TICKET, &model).await;
+    grant_approvers_of(&heal, "healertickets");
+    let id = ingest(
+        &base,
+        &runtime_error(
+            "KeyError: 'resolution'",
+            json!({"request_path": "/tickets/abc", "method": "PATCH", "status_code": 500,
+                   "authorization": format!("token {secret}")}),
+        ),
+    )
+    .await;
+    let ticket = wait_ticket(&heal, &id, "proposed", |t| {
+        phase_is(TicketPhase::Proposed)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = ticket.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Proposed), "{}", note(&ticket));
+    let classification = status.classification.expect("classified");
+    assert_eq!(
+        (classification.error_type.as_str(), classification.tier),
+        ("runtime_500", 3)
+    );
+    let proposal = status.proposal.expect("a proposal");
+    assert_eq!(
+        (proposal.method, proposal.confidence),
+        (ProposalMethod::LlmRuntime, 0.5)
+    );
+    assert_eq!(proposal.removed, ["spec.fields.resolution.required_when"]);
+    assert_eq!(
+        proposal.changes,
+        ["added: spec.fields.resolution = {type: text, description: Resolution notes}"]
+    );
+    assert_eq!(proposal.before.as_deref(), Some(TICKET));
+    assert!(
+        !proposal.after.as_deref().unwrap_or_default().contains("required_when"),
+        "{proposal:?}"
+    );
+    // What reached the model: the contract, the error, its trace and context — not the secret.
+    let prompts = asked.lock().expect("the record").clone();
+    assert_eq!(prompts.len(), 1, "one answer was enough: {prompts:?}");
+    for part in [
+        "number_prefix: TKT",
+        "KeyError: 'resolution'",
+        "patch_ticket",
+        "request_path",
+        "required_when or conditional_required",
+    ] {
+        assert!(prompts[0].contains(part), "{part} not in the prompt: {}", prompts[0]);
+    }
+    assert!(
+        !prompts[0].contains(secret),
+        "the secret reached the model: {}",
+        prompts[0]
+    );
+
+    // bob may read tickets but not approve; nothing is decided.
+    let refused = kubeheal_as(&heal, "bob", &["approve", &id]);
+    assert!(!refused.status.success(), "bob approved");
+    assert_eq!(tickets(&heal).get(&id).await.expect("the ticket").spec.decision, None);
+
+    // alice approves what she saw; the fix is committed on the ticket's branch.
+    let approved = kubeheal_as(&heal, "alice", &["approve", &id]);
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    let ticket = wait_ticket(&heal, &id, "applied", |t| {
+        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = ticket.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&ticket));
+    let apply = status.apply.expect("applied");
+    let branch = apply.branch.expect("a branch");
+    let fixed = heal.file_on_branch(&branch, CONTRACT);
+    assert_eq!(Some(fixed.as_str()), proposal.after.as_deref().map(str::trim_end));
+    assert_eq!(specora().validate(&fixed), Vec::<(String, String)>::new(), "{fixed}");
+    let message = git(&heal.origin, &["log", "-1", "--format=%B", &branch]);
+    assert!(
+        message.starts_with(&format!(
+            "fix({FQN}): Add 'resolution' field (type: text) to fix KeyError on PATCH."
+        )) && message.contains("Approved-by: alice"),
+        "{message}"
+    );
+    assert_eq!(heal.file_on_branch("main", CONTRACT).trim_end(), TICKET.trim_end());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn broken_answers_invalid_contracts_stale_approvals_and_rejections_commit_nothing() {
+    let good = answer(&with_resolution(""), "Add resolution.");
+    let (model, _) = model(vec![
+        (
+            "KeyError: 'broken'",
+            vec![
+                "```yaml\nkind: [Entity\n```".to_owned(),
+                "I would rather not.".to_owned(),
+            ],
+        ),
+        (
+            "KeyError: 'badtype'",
+            vec![answer(
+                &TICKET.replace(
+                    "type: string\n      required: true",
+                    "type: texte\n      required: true",
+                ),
+                "Retype the title.",
+            )],
+        ),
+        ("KeyError: 'stale'", vec![good.clone()]),
+        ("KeyError: 'unwanted'", vec![good]),
+    ]);
+    let (heal, base) = operator("ticket-refused", TICKET, &model).await;
+    grant_approvers_of(&heal, "healertickets");
+    let context = json!({"status_code": 500});
+    let broken = ingest(&base, &runtime_error("KeyError: 'broken'", context.clone())).await;
+    let badtype = ingest(&base, &runtime_error("KeyError: 'badtype'", context.clone())).await;
+    let stale = ingest(&base, &runtime_error("KeyError: 'stale'", context.clone())).await;
+    let unwanted = ingest(&base, &runtime_error("KeyError: 'unwanted'", context)).await;
+
+    let failed = wait_ticket(&heal, &broken, "failed", phase_is(TicketPhase::Failed)).await;
+    let why = note(&failed);
+    assert!(
+        why.contains("not valid YAML") && why.contains("asked more simply") && why.contains("no YAML mapping"),
+        "{why}"
+    );
+    let failed = wait_ticket(&heal, &badtype, "failed", phase_is(TicketPhase::Failed)).await;
+    let why = note(&failed);
+    assert!(
+        why.contains("fails the contract schema") && why.contains("texte"),
+        "{why}"
+    );
+
+    // An approval of another patch than the one proposed applies nothing.
+    let proposed = wait_ticket(&heal, &stale, "proposed", phase_is(TicketPhase::Proposed)).await;
+    let digest = proposed
+        .status
+        .and_then(|s| s.proposal)
+        .expect("a proposal")
+        .patch_digest;
+    let other = format!("sha256:{}", "0".repeat(64));
+    assert_ne!(digest, other);
+    let decision = json!({"spec": {"decision": {"decision": "Approved", "approvedBy": "alice", "patchDigest": other}}});
+    let out = heal.plane.kubectl_as(
+        "alice",
+        [
+            "patch",
+            "healerticket",
+            &stale,
+            "-n",
+            &heal.ns.name,
+            "--type=merge",
+            "-p",
+            &decision.to_string(),
+        ],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let failed = wait_ticket(&heal, &stale, "failed", phase_is(TicketPhase::Failed)).await;
+    let why = note(&failed);
+    assert!(
+        why.contains(&format!("is for patch {other}")) && why.contains("nothing was applied"),
+        "{why}"
+    );
+
+    // A rejection ends it with the reason.
+    wait_ticket(&heal, &unwanted, "proposed", phase_is(TicketPhase::Proposed)).await;
+    let out = kubeheal_as(
+        &heal,
+        "alice",
+        &["reject", &unwanted, "--reason", "add a workflow guard instead"],
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rejected = wait_ticket(&heal, &unwanted, "rejected", phase_is(TicketPhase::Rejected)).await;
+    assert_eq!(note(&rejected), "Rejected by alice: add a workflow guard instead");
+
+    // Nothing reached the repository.
+    let branches = git(&heal.origin, &["branch", "--list", "kubeheal/*"]);
+    assert_eq!(branches, "", "branches were pushed");
+}
