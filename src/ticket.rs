@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::api::healer_ticket::HealerTicket;
 use crate::core::ticket_api::{Filters, describe, ingest_spec, listing, phase_name, summary, ticket_id};
-use crate::decide::{Verdict, connect, decision, whoami, write};
+use crate::decide::{Verdict, connect, decide_ticket};
 use crate::intake::{Occurrences, record};
 
 /// What to ingest: a JSON file in seed 004's IngestRequest shape, or its fields as flags.
@@ -112,39 +112,17 @@ pub async fn decide(
     reason: Option<&str>,
 ) -> Result<String, String> {
     let (client, namespace) = connect(namespace).await?;
-    let api: Api<HealerTicket> = Api::namespaced(client.clone(), &namespace);
-    let ticket = get(&api, &namespace, id).await?;
-    let what = format!("healerticket/{id}");
-    let Some(proposal) = ticket.status.as_ref().and_then(|s| s.proposal.as_ref()) else {
-        let phase = ticket
-            .status
-            .as_ref()
-            .and_then(|s| s.phase)
-            .map_or_else(|| "queued".to_owned(), phase_name);
-        return Err(format!(
-            "{what} has no proposed fix to {} (status {phase}): a fix is proposed for a contract ticket once the operator knows where its contract lives and which model to ask (its spec.target or the operator's --ticket-target); its conditions say what it waits for (kubectl describe healerticket/{id} -n {namespace})",
-            match verdict {
-                Verdict::Approve => "approve",
-                Verdict::Reject => "reject",
-            }
-        ));
-    };
-    if let Some(made) = &ticket.spec.decision {
-        return Err(format!(
-            "{what} was already decided: {:?} by {}; a decision cannot change",
-            made.decision, made.approved_by
-        ));
-    }
-    let user = whoami(&client).await?;
-    let made = decision(verdict, &user, reason, Some(&proposal.patch_digest));
-    write(&api, &what, &ticket, "decision", made).await?;
+    let decided = decide_ticket(&client, &namespace, id, verdict, reason)
+        .await
+        .map_err(|r| r.message)?;
     Ok(format!(
-        "{what} {} by {user} (patch {})",
+        "healerticket/{id} {} by {} (patch {})",
         match verdict {
             Verdict::Approve => "approved",
             Verdict::Reject => "rejected",
         },
-        proposal.patch_digest
+        decided.user,
+        decided.patch_digest
     ))
 }
 

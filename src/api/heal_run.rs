@@ -100,6 +100,32 @@ pub struct HealRunSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub work_order: Option<String>,
+
+    /// A runtime error of the running application that the build does not show, such as the
+    /// one a HealerTicket reports: its stack frames in the project's own files are bug reports
+    /// of the baseline, so a run whose build already passes still asks for a fix, and is healed
+    /// once a fix is committed and the build passes. The operator sets it on the runs it creates
+    /// for tickets fixed in code; anyone may set it on a run of their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incident: Option<Incident>,
+}
+
+/// A runtime error to heal, as an application reported it.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Incident {
+    /// The error message, e.g. `KeyError: 'resolution'`. Required.
+    #[schemars(length(min = 1, max = 8192))]
+    pub error: String,
+    /// The stack trace (Python or JavaScript); its frames in the project's files become the
+    /// bug reports. Default: none (the run then has nothing to point the healer at).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 65536))]
+    pub stacktrace: Option<String>,
+    /// The HealerTicket that reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 253))]
+    pub ticket: Option<String>,
 }
 
 fn default_max_cycles() -> u32 {

@@ -454,7 +454,17 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
                 outcome,
             },
             Action::Execute { cycle: expected },
-        ) if cycle == expected => record_execution(&mut next, cycle, observation, outcome, now, &mut notes),
+        ) if cycle == expected => {
+            // An incident the build does not show is still a failure to heal: the baseline's
+            // reports from its stack trace are what the healer is asked about.
+            let outcome = match outcome {
+                Outcome::Passed if cycle == 0 && spec.incident.is_some() && !observation.bug_reports.is_empty() => {
+                    Outcome::Failed
+                }
+                outcome => outcome,
+            };
+            record_execution(&mut next, cycle, observation, outcome, now, &mut notes)
+        }
         (Input::HealerAnswered { cycle, call, patch }, Action::AskHealer { cycle: expected, .. })
             if cycle == expected =>
         {

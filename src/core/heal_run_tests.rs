@@ -225,6 +225,40 @@ fn a_baseline_that_passes_ends_healed_without_asking_the_healer() {
 }
 
 #[test]
+fn a_passing_baseline_with_an_incident_asks_for_a_fix_and_heals_once_one_is_committed() {
+    let spec = spec(json!({"policy": {"approval": "Automatic"},
+                           "incident": {"error": "KeyError: 'resolution'", "ticket": "ht-1"}}));
+    // The incident's frames are reports of the baseline (the driver adds them): not healed.
+    let (status, _) = run(
+        &spec,
+        vec![resolved(), executed(0, observation(&[], 1, 5), Outcome::Passed)],
+    );
+    assert_eq!(status.phase, Some(HealRunPhase::Running));
+    assert!(matches!(
+        next_action(&spec, &status),
+        Action::AskHealer { cycle: 1, .. }
+    ));
+    let (status, _) = apply(&spec, &status, answered(1, "code-healer-api", Some(patch(true))), at(5));
+    let (status, _) = apply(&spec, &status, committed(1), at(6));
+    let (status, _) = apply(
+        &spec,
+        &status,
+        executed(1, observation(&[], 0, 5), Outcome::Passed),
+        at(7),
+    );
+    assert_eq!(
+        ended(&status),
+        (Some(HealRunPhase::Healed), Some(HealRunReason::Healed))
+    );
+    // An incident whose trace names no file of the repository gives no report: nothing to heal.
+    let (status, _) = run(
+        &spec,
+        vec![resolved(), executed(0, observation(&[], 0, 5), Outcome::Passed)],
+    );
+    assert_eq!(ended(&status).0, Some(HealRunPhase::Healed));
+}
+
+#[test]
 fn a_failing_baseline_asks_the_healer_with_the_first_cycle_timeout() {
     let spec = spec(json!({"cycleTimeouts": [7, 9]}));
     let (status, _) = run(&spec, vec![resolved(), baseline_failing()]);

@@ -537,15 +537,17 @@ pub fn normalize(message: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame {
     pub file: String,
+    /// 1-based; 0 when the trace does not say.
+    pub line: u32,
     pub function: String,
 }
 
 /// `  File "/app/routes.py", line 42, in update_ticket` (Python).
 static PYTHON_FRAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"^\s*File "([^"]+)", line \d+(?:, in (.+?))?\s*$"#).expect("regex"));
+    LazyLock::new(|| Regex::new(r#"^\s*File "([^"]+)", line (\d+)(?:, in (.+?))?\s*$"#).expect("regex"));
 /// `    at updateTicket (/app/src/routes.js:42:13)`, `    at /app/src/x.js:1:2` (JavaScript).
 static JS_FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*at (?:async )?(?:(.+?) \()?((?:file://)?[^\s()]+?):\d+(?::\d+)?\)?\s*$").expect("regex")
+    Regex::new(r"^\s*at (?:async )?(?:(.+?) \()?((?:file://)?[^\s()]+?):(\d+)(?::\d+)?\)?\s*$").expect("regex")
 });
 /// Files that are not the project's: installed packages, the standard library, and pseudo-files
 /// (`<string>`, `<frozen runpy>`, `node:internal/…`, `[eval]`).
@@ -564,7 +566,8 @@ pub fn frames(stacktrace: &str) -> Vec<Frame> {
         .filter_map(|line| PYTHON_FRAME.captures(line))
         .map(|c| Frame {
             file: c[1].to_owned(),
-            function: c.get(2).map_or("", |m| m.as_str()).to_owned(),
+            line: c[2].parse().unwrap_or(0),
+            function: c.get(3).map_or("", |m| m.as_str()).to_owned(),
         })
         .collect();
     python.reverse();
@@ -573,6 +576,7 @@ pub fn frames(stacktrace: &str) -> Vec<Frame> {
         .filter_map(|line| JS_FRAME.captures(line))
         .map(|c| Frame {
             file: c[2].to_owned(),
+            line: c[3].parse().unwrap_or(0),
             function: c.get(1).map_or("", |m| m.as_str()).to_owned(),
         });
     python.into_iter().chain(javascript).collect()
@@ -580,9 +584,16 @@ pub fn frames(stacktrace: &str) -> Vec<Frame> {
 
 /// The innermost frame in the project's own code, if the stack trace has one.
 pub fn project_frame(stacktrace: Option<&str>) -> Option<Frame> {
-    frames(stacktrace?)
+    project_frames(stacktrace?).into_iter().next()
+}
+
+/// The frames in the project's own code (not installed packages, the standard library or
+/// pseudo-files), innermost first.
+pub fn project_frames(stacktrace: &str) -> Vec<Frame> {
+    frames(stacktrace)
         .into_iter()
-        .find(|frame| !LIBRARY.is_match(&frame.file))
+        .filter(|frame| !LIBRARY.is_match(&frame.file))
+        .collect()
 }
 
 /// The line of the error that says what it is: the first, or for a Python traceback pasted into

@@ -923,22 +923,31 @@ fn code_report<'a>(error: &'a str, trace: &'a str, ctx: &'a BTreeMap<String, Str
 
 #[test]
 fn project_frames_are_found_innermost_first() {
-    let frame = |file: &str, function: &str| Frame {
+    let frame = |file: &str, line: u32, function: &str| Frame {
         file: file.into(),
+        line,
         function: function.into(),
     };
     assert_eq!(
         project_frame(Some(PYTHON_TRACE)),
-        Some(frame("/app/backend/tickets.py", "update_ticket"))
+        Some(frame("/app/backend/tickets.py", 5, "update_ticket"))
     );
     assert_eq!(
         project_frame(Some(PYTHON_TRACE_INTO_STDLIB)),
-        Some(frame("/app/backend/tickets.py", "parse"))
+        Some(frame("/app/backend/tickets.py", 3, "parse"))
+    );
+    assert_eq!(
+        project_frames(PYTHON_TRACE_INTO_STDLIB),
+        [
+            frame("/app/backend/tickets.py", 3, "parse"),
+            frame("/app/backend/tickets.py", 5, "update_ticket"),
+            frame("/app/backend/tickets.py", 6, "<module>"),
+        ]
     );
     assert_eq!(project_frame(Some(PYTHON_TRACE_LIBRARIES_ONLY)), None);
     assert_eq!(
         project_frame(Some(NODE_TRACE)),
-        Some(frame("/app/src/routes/tickets.js", "updateTicket"))
+        Some(frame("/app/src/routes/tickets.js", 1, "updateTicket"))
     );
     assert_eq!(
         project_frame(Some(

@@ -20,6 +20,7 @@ pub mod format;
 pub mod gate;
 pub mod heal_run;
 pub mod healer_ticket;
+pub mod incident;
 pub mod monitor;
 pub mod notify;
 pub mod patch;

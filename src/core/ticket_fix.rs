@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 
 use serde_yaml_ng::{Mapping, Value};
 
+use crate::api::heal_run::{HealRunPhase, HealRunSpec, HealRunStatus, Incident};
 use crate::api::healer_ticket::{
-    FixableBy, HealerTicketSpec, HealerTicketStatus, ProposalMethod, TicketPhase, TicketTarget,
+    ApplyStatus, FixableBy, HealerTicketSpec, HealerTicketStatus, ProposalMethod, TicketPhase, TicketTarget,
 };
 use crate::api::shared::Verdict;
 use crate::core::patch::{digest, unified_diff};
@@ -41,8 +42,7 @@ const MAX_CHANGES: usize = 50;
 /// What the controller does next for a ticket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
-    /// Nothing now: intake has not queued it, it waits for a decision, it is fixed in code (a
-    /// HealRun, not built yet), or it has ended.
+    /// Nothing now: intake has not queued it, it waits for a decision, or it has ended.
     Wait,
     /// A contract ticket with nowhere to fix it: the message says what is missing.
     Unconfigured(String),
@@ -52,8 +52,79 @@ pub enum Step {
     Apply,
     /// A human rejected the proposal: end `Rejected` with their reason.
     Reject,
+    /// A ticket fixed in code: create its HealRun, or follow the one it has.
+    HealRun,
     /// End `Failed` with this message (nothing applied).
     Fail(String),
+}
+
+/// The HealRun that heals a ticket fixed in code: one per ticket, so one per fingerprint at a
+/// time (a recurrence is a ticket of its own, and gets a run of its own).
+pub fn heal_run_name(ticket: &str) -> String {
+    format!(
+        "{}-heal",
+        crate::parse::truncate_bytes(ticket, 240).trim_end_matches('-')
+    )
+}
+
+/// The HealRun for a ticket fixed in code: the ticket's template, with the error and its stack
+/// trace as the run's incident.
+pub fn heal_run_spec(template: &HealRunSpec, spec: &HealerTicketSpec, ticket: &str) -> HealRunSpec {
+    let mut run = template.clone();
+    run.incident = Some(Incident {
+        error: spec.error.clone(),
+        stacktrace: spec.stacktrace.clone(),
+        ticket: Some(ticket.to_owned()),
+    });
+    run
+}
+
+/// Where a ticket fixed in code stands, from its HealRun's status (`None`: not created yet):
+/// the ticket's phase, why, and the fix's commit once healed. A run that healed without
+/// committing anything did not fix the incident: the ticket fails saying so.
+pub fn follow(run_name: &str, run: Option<&HealRunStatus>) -> (TicketPhase, String, Option<ApplyStatus>) {
+    let said = run.and_then(|r| r.message.clone()).unwrap_or_default();
+    let phase = run.and_then(|r| r.phase);
+    match phase {
+        Some(HealRunPhase::AwaitingApproval) => (
+            TicketPhase::Proposed,
+            format!("HealRun {run_name} proposed a fix that waits for approval: {said}"),
+            None,
+        ),
+        Some(HealRunPhase::Healed) => {
+            let result = run.and_then(|r| r.result.as_ref());
+            match result.and_then(|r| r.commit.clone()) {
+                Some(commit) => (
+                    TicketPhase::Applied,
+                    format!("healed by HealRun {run_name}: {said}"),
+                    Some(ApplyStatus {
+                        branch: result.and_then(|r| r.branch.clone()),
+                        commit: Some(commit),
+                        rolled_back: false,
+                        error: None,
+                    }),
+                ),
+                None => (
+                    TicketPhase::Failed,
+                    format!(
+                        "HealRun {run_name} committed no fix ({said}): the stack trace names no file of the repository, or the build does not run the failing code"
+                    ),
+                    None,
+                ),
+            }
+        }
+        Some(HealRunPhase::Failed | HealRunPhase::Cancelled) => (
+            TicketPhase::Failed,
+            format!("HealRun {run_name} ended without a fix: {said}"),
+            None,
+        ),
+        _ if run.is_none() => (TicketPhase::Analyzing, format!("creating HealRun {run_name}"), None),
+        _ => (
+            TicketPhase::Analyzing,
+            format!("healing in HealRun {run_name}: {said}"),
+            None,
+        ),
+    }
 }
 
 /// `spec.target` with what it leaves out taken from the operator's `--ticket-target`.
@@ -87,6 +158,12 @@ pub fn next_step(spec: &HealerTicketSpec, status: &HealerTicketStatus, target: &
     };
     let proposal = status.proposal.as_ref();
     match status.phase {
+        // A ticket fixed in code follows its HealRun until the run ends.
+        Some(TicketPhase::Queued | TicketPhase::Analyzing | TicketPhase::Proposed)
+            if classification.fixable_by == FixableBy::Code && target.heal_run.is_some() =>
+        {
+            Step::HealRun
+        }
         Some(TicketPhase::Queued | TicketPhase::Analyzing) => {
             if classification.fixable_by != FixableBy::Contract || target.contract_fqn.is_none() {
                 return Step::Wait;

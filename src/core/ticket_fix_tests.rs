@@ -187,7 +187,7 @@ fn each_phase_and_decision_leads_to_one_step() {
             Step::Propose,
         ),
         (
-            "fixed in code: a HealRun's, not here",
+            "fixed in code without a template",
             None,
             status(Queued, 3, FixableBy::Code, None),
             Step::Wait,
@@ -303,4 +303,60 @@ fn the_commit_names_the_ticket_and_the_patch_it_applies() {
         "{message}"
     );
     assert_eq!(branch(&configured(), "ht-0123"), "kubeheal/ht-0123");
+}
+
+#[test]
+fn a_ticket_fixed_in_code_follows_its_heal_run_to_the_end() {
+    use crate::api::heal_run::{HealResult, HealRunPhase, HealRunStatus};
+    let mut target = configured();
+    target.heal_run = Some(
+        serde_json::from_value(serde_json::json!({"source": {"url": "https://git.example/app.git"}})).expect("a spec"),
+    );
+    for phase in [TicketPhase::Queued, TicketPhase::Analyzing, TicketPhase::Proposed] {
+        assert_eq!(
+            next_step(&spec(None), &status(phase, 3, FixableBy::Code, None), &target),
+            Step::HealRun,
+            "{phase:?}"
+        );
+    }
+    let run = |phase, commit: Option<&str>| HealRunStatus {
+        phase: Some(phase),
+        message: Some("the build passes after 1 cycle(s)".into()),
+        result: Some(HealResult {
+            branch: Some("kubeheal/app".into()),
+            commit: commit.map(Into::into),
+            ..HealResult::default()
+        }),
+        ..HealRunStatus::default()
+    };
+    assert_eq!(follow("ht-1-heal", None).0, TicketPhase::Analyzing);
+    assert_eq!(
+        follow("ht-1-heal", Some(&run(HealRunPhase::Running, None))).0,
+        TicketPhase::Analyzing
+    );
+    assert_eq!(
+        follow("ht-1-heal", Some(&run(HealRunPhase::AwaitingApproval, None))).0,
+        TicketPhase::Proposed
+    );
+    let (phase, why, apply) = follow("ht-1-heal", Some(&run(HealRunPhase::Healed, Some("c0ffee"))));
+    assert_eq!(
+        (phase, apply.and_then(|a| a.commit)),
+        (TicketPhase::Applied, Some("c0ffee".into()))
+    );
+    assert!(why.contains("healed by HealRun ht-1-heal"), "{why}");
+    let (phase, why, _) = follow("ht-1-heal", Some(&run(HealRunPhase::Healed, None)));
+    assert_eq!(phase, TicketPhase::Failed, "healed without a commit fixed nothing");
+    assert!(why.contains("committed no fix"), "{why}");
+    assert_eq!(
+        follow("ht-1-heal", Some(&run(HealRunPhase::Failed, None))).0,
+        TicketPhase::Failed
+    );
+    // The run carries the error and its trace as its incident, named after the ticket.
+    let made = heal_run_spec(target.heal_run.as_ref().expect("a template"), &spec(None), "ht-1");
+    let incident = made.incident.expect("an incident");
+    assert_eq!(
+        (incident.error.as_str(), incident.ticket.as_deref()),
+        ("KeyError: 'resolution'", Some("ht-1"))
+    );
+    assert_eq!(heal_run_name("ht-1"), "ht-1-heal");
 }

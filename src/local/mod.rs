@@ -25,6 +25,7 @@ use crate::confined::{ConfinedDir, ConfinedError};
 use crate::core::drive::{Effects, Ready, drive};
 use crate::core::format::{RUN_TRAILER, render};
 use crate::core::heal_run::{Input, Note, reason_name};
+use crate::core::incident;
 use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
 use crate::core::redact::{looks_secret_name, secret_values};
@@ -386,8 +387,9 @@ impl Effects for LocalWorld<'_> {
         self.state
             .write(&format!("{}.stderr", order.key), execution.stderr_tail.as_bytes())?;
         let files = self.repo.tracked_files().await;
-        let parsed = parse(&execution.log, &Workspace::new("").with_files(files));
-        let (observation, outcome) = monitor::judge(&execution.envelope, &parsed);
+        let parsed = parse(&execution.log, &Workspace::new("").with_files(files.clone()));
+        let (mut observation, outcome) = monitor::judge(&execution.envelope, &parsed);
+        incident::observe(&mut observation, cycle, self.spec.incident.as_ref(), &files);
         for report in observation.bug_reports.iter().take(5) {
             (self.progress)(format!("         found: {}", render(report)));
         }

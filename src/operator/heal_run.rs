@@ -31,10 +31,10 @@ use crate::core::code_fix_dds;
 use crate::core::drive::{Effects, Pause, Ready, drive};
 use crate::core::format::{CYCLE_TRAILER, REVERT_TRAILER};
 use crate::core::heal_run::{Input, Note, is_terminal, latest_observation, reason_name};
-use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
 use crate::core::redact::{redact, secret_values};
 use crate::core::step::{CommitOrder, ExecutionOrder, HealerQuestion, Run};
+use crate::core::{incident, monitor};
 use crate::executor::job::{ContainerSettings, JobRequest, kept_log, log_config_map};
 use crate::executor::{RunRequest, detect};
 use crate::git::{GitError, Repo};
@@ -607,8 +607,9 @@ impl Effects for ClusterWorld {
         };
         let repo = self.repo_at(&crate::core::step::head(status)).await?;
         let files = repo.tracked_files().await;
-        let parsed = parse(&execution.log, &Workspace::new("").with_files(files));
-        let (observation, outcome) = monitor::judge(&execution.envelope, &parsed);
+        let parsed = parse(&execution.log, &Workspace::new("").with_files(files.clone()));
+        let (mut observation, outcome) = monitor::judge(&execution.envelope, &parsed);
+        incident::observe(&mut observation, order.cycle, self.run.spec.incident.as_ref(), &files);
         Ok(Ready::Now(Input::Executed {
             cycle: order.cycle,
             observation,

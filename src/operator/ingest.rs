@@ -1,7 +1,9 @@
 //! Seed 004's HTTP API on the operator's `--healer-listen` (default `0.0.0.0:8083`): errors come
 //! in at `POST /healer/ingest` and become HealerTickets; `GET /healer/health`, `/healer/status`,
 //! `/healer/tickets` and `/healer/tickets/{id}` read them from a watch cache, never one API call
-//! per request, and so do the pages `/healer/view` and `/healer/tickets/{id}/view`.
+//! per request, and so do the pages `/healer/view` and `/healer/tickets/{id}/view`. `POST
+//! /healer/approve/{id}` and `/healer/reject/{id}` decide on a ticket's proposal as the person
+//! whose Kubernetes token they carry.
 //!
 //! An ingest never waits on the API server: the report is validated, classified and
 //! fingerprinted here, counted in memory under its ticket's name, and answered at once; a writer
@@ -42,6 +44,7 @@ use crate::api::healer_ticket::{HealerTicket, HealerTicketSpec, TicketPhase};
 use crate::core::healer_ticket::{next_recurrence, recurs_after};
 use crate::core::ticket_api::{Filters, describe, ingest_spec, listing, phase_name, summary, ticket_id};
 use crate::core::ticket_page::{list_page, ticket_page};
+use crate::decide::{Verdict, decide_ticket};
 use crate::healer::server::{ServerConfig, serve_app};
 use crate::intake::{Occurrences, record};
 
@@ -126,6 +129,9 @@ impl Waiting {
 
 struct Shared {
     settings: IngestSettings,
+    /// How the operator reaches the API server: a person's decision goes there with the
+    /// person's own token instead of the operator's credentials.
+    api_config: kube::Config,
     tickets: Store<HealerTicket>,
     pending: Mutex<Waiting>,
     limiter: Option<Limiter>,
@@ -169,6 +175,9 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, S
         body_read_timeout: settings.body_read_timeout,
         ..ServerConfig::default()
     };
+    let api_config = kube::Config::infer()
+        .await
+        .map_err(|e| format!("cannot read how to reach the Kubernetes API: {e}"))?;
     let api: Api<HealerTicket> = Api::namespaced(client.clone(), &settings.namespace);
     let (tickets, writer) = reflector::store();
     let cache = watcher(api.clone(), watcher::Config::default())
@@ -183,6 +192,7 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, S
     });
     let shared = Arc::new(Shared {
         settings,
+        api_config,
         tickets,
         pending: Mutex::new(Waiting::default()),
         limiter,
@@ -200,6 +210,8 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, S
         .route("/healer/tickets/{id}", get(show))
         .route("/healer/view", get(list_view))
         .route("/healer/tickets/{id}/view", get(show_view))
+        .route("/healer/approve/{id}", post(approve))
+        .route("/healer/reject/{id}", post(reject))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(tower_http::timeout::RequestBodyDeadlineLayer::new(
             config.body_read_timeout,
@@ -256,6 +268,91 @@ fn refused(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
             StatusCode::UNAUTHORIZED,
             "missing or wrong bearer token: send Authorization: Bearer <the ingest token>",
         ))
+    }
+}
+
+/// `POST /healer/approve/{id}`: approves the ticket's proposal as the person whose Kubernetes
+/// token the request carries.
+async fn approve(State(shared): State<Arc<Shared>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    decide_as_caller(&shared, &id, &headers, Verdict::Approve, None).await
+}
+
+/// `POST /healer/reject/{id}` with `{"reason": "..."}`: rejects it likewise.
+async fn reject(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<axum::body::Bytes, BytesRejection>,
+) -> Response {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) => {
+            let (status, why) = crate::healer::server::unreadable_body(&rejection, MAX_BODY);
+            return refuse(status, why);
+        }
+    };
+    let reason = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v.get("reason").and_then(Value::as_str).map(str::to_owned))
+        .filter(|r| !r.trim().is_empty());
+    let Some(reason) = reason else {
+        return refuse(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "a rejection needs a reason: send {\"reason\": \"...\"}, so the people who proposed it know",
+        );
+    };
+    decide_as_caller(&shared, &id, &headers, Verdict::Reject, Some(&reason)).await
+}
+
+/// Writes the decision as the caller: the operator forwards the caller's bearer token to the
+/// API server instead of using its own credentials, so RBAC and the approval policy judge the
+/// real person, and `approvedBy` is whoever the API server says the token belongs to. The token
+/// is never kept or logged. The ingest token is not asked for: it is the applications', not a
+/// person's.
+async fn decide_as_caller(
+    shared: &Shared,
+    id: &str,
+    headers: &HeaderMap,
+    verdict: Verdict,
+    reason: Option<&str>,
+) -> Response {
+    let Some(token) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .filter(|t| !t.trim().is_empty())
+    else {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "send Authorization: Bearer <your Kubernetes token> (kubectl create token, or your OIDC id-token): the decision is taken as you, and the API server decides whether you may",
+        );
+    };
+    let mut config = shared.api_config.clone();
+    config.auth_info = kube::config::AuthInfo {
+        token: Some(token.trim().to_owned().into()),
+        ..kube::config::AuthInfo::default()
+    };
+    let client = match Client::try_from(config) {
+        Ok(client) => client,
+        Err(e) => {
+            return refuse(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot make a client for the caller: {e}"),
+            );
+        }
+    };
+    match decide_ticket(&client, &shared.settings.namespace, id, verdict, reason).await {
+        Ok(decided) => Json(json!({
+            "ticket_id": id,
+            "status": match verdict { Verdict::Approve => "approved", Verdict::Reject => "rejected" },
+            "approved_by": decided.user,
+            "patch_digest": decided.patch_digest,
+        }))
+        .into_response(),
+        Err(refusal) => refuse(
+            StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_GATEWAY),
+            refusal.message,
+        ),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The HealerTicket controller, fixing half (seed 004): after intake queued a contract ticket,
 //! proposes its fix (tier 1: the deterministic normaliser, applied at once; tiers 2-3: the
 //! model, then `Proposed` until a human decides), applies an approved fix as a commit on the
-//! ticket's heal branch, and records a rejection. What to do is `core::ticket_fix`'s decision;
+//! ticket's heal branch, and records a rejection. A ticket fixed in code gets a HealRun, and
+//! follows it. What to do is `core::ticket_fix`'s decision;
 //! this module does the Git, Secret and model work and writes the outcome.
 //!
 //! Nothing is written to the repository before the new contract passes the repository's schema:
@@ -13,18 +14,19 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action as Requeue;
 use kube::{Resource, ResourceExt};
 use serde_json::json;
 use tracing::info;
 
 use super::Context;
+use crate::api::heal_run::HealRun;
 use crate::api::healer_ticket::{
     ApplyStatus, HealerTicket, HealerTicketStatus, ProposalMethod, TicketEvent, TicketPhase, TicketProposal,
     TicketTarget,
 };
-use crate::api::shared::{SecretKeyRef, wire_name};
+use crate::api::shared::{MANAGED_BY, SecretKeyRef, wire_name};
 use crate::confined::ConfinedDir;
 use crate::core::format::short_commit;
 use crate::core::heal_run::Note;
@@ -32,13 +34,16 @@ use crate::core::healer_ticket::settle;
 use crate::core::notify;
 use crate::core::redact::redact;
 use crate::core::ticket_fix::{
-    PATCH_TRAILER, Step, TICKET_TRAILER, branch, changes, commit_message, contract_path, effective_target, introduced,
-    next_step, patch_digest, sanitize,
+    PATCH_TRAILER, Step, TICKET_TRAILER, branch, changes, commit_message, contract_path, effective_target, follow,
+    heal_run_name, heal_run_spec, introduced, next_step, patch_digest, sanitize,
 };
 use crate::git::Repo;
 use crate::healer::contract::{ContractSchema, normalize_contract, violation};
 use crate::healer::contract_model::{self, Answer, Question};
 use crate::healer::openai::OpenAi;
+
+/// The label naming the HealerTicket a HealRun heals: the ticket controller watches those runs.
+pub const TICKET_LABEL: &str = "kubeheal.dev/healerticket";
 
 /// Largest contract a proposal carries (the status holds it twice, before and after).
 const MAX_CONTRACT: u64 = 64 * 1024;
@@ -115,6 +120,7 @@ pub async fn advance(
             Ok(ended(status.clone(), TicketPhase::Rejected, why))
         }
         Step::Fail(why) => Ok(ended(status.clone(), TicketPhase::Failed, why)),
+        Step::HealRun => return heal_in_code(ticket, &target, status, ctx, &mut written).await,
         Step::Propose => {
             // Shown while the model thinks; a restart in the middle proposes again.
             if status.phase != Some(TicketPhase::Analyzing) {
@@ -197,6 +203,73 @@ fn ended(mut status: HealerTicketStatus, phase: TicketPhase, why: String) -> Out
         status,
         note: note(warning, reason, why),
     }
+}
+
+/// A ticket fixed in code: creates its HealRun (owned by the ticket, so the run's changes wake
+/// the ticket and the run goes when the ticket does) and takes the run's progress as its own.
+async fn heal_in_code(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    status: &HealerTicketStatus,
+    ctx: &Context,
+    written: &mut Written,
+) -> Result<Option<Requeue>, kube::Error> {
+    let namespace = ticket.namespace().unwrap_or_default();
+    let runs: Api<HealRun> = Api::namespaced(ctx.client.clone(), &namespace);
+    let name = heal_run_name(&ticket.name_any());
+    let run = match runs.get_opt(&name).await? {
+        Some(run) => Some(run),
+        None => {
+            let Some(template) = &target.heal_run else {
+                return Ok(None);
+            };
+            let mut run = HealRun::new(&name, heal_run_spec(template, &ticket.spec, &ticket.name_any()));
+            run.metadata.owner_references = ticket.controller_owner_ref(&()).map(|o| vec![o]);
+            run.metadata.labels = Some(
+                [
+                    (MANAGED_BY.0.to_owned(), MANAGED_BY.1.to_owned()),
+                    (TICKET_LABEL.to_owned(), ticket.name_any()),
+                ]
+                .into(),
+            );
+            match runs.create(&PostParams::default(), &run).await {
+                Ok(run) => Some(run),
+                Err(kube::Error::Api(e)) if e.code == 409 => runs.get_opt(&name).await?,
+                // The template is refused by the API server: nothing will change that but a new
+                // ticket, so the ticket ends saying why.
+                Err(kube::Error::Api(e)) if e.code == 422 || e.code == 403 => {
+                    let why = format!("the HealRun {name} from target.healRun was refused: {}", e.message);
+                    let outcome = ended(status.clone(), TicketPhase::Failed, why);
+                    write(ticket, ctx, written, outcome.status, Some(&outcome.note)).await?;
+                    return Ok(None);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    };
+    let (phase, why, apply) = follow(&name, run.as_ref().and_then(|r| r.status.as_ref()));
+    if status.phase == Some(phase) {
+        return Ok(None); // the run's progress within a phase is the run's to show
+    }
+    let mut next = status.clone();
+    next.apply = apply.or(next.apply);
+    let outcome = match phase {
+        TicketPhase::Applied | TicketPhase::Failed => ended(next, phase, why),
+        _ => {
+            settle(&mut next, phase, &why, Timestamp::now());
+            let reason = if phase == TicketPhase::Proposed {
+                "Proposed"
+            } else {
+                "Healing"
+            };
+            Outcome {
+                status: next,
+                note: note(false, reason, why),
+            }
+        }
+    };
+    write(ticket, ctx, written, outcome.status, Some(&outcome.note)).await?;
+    Ok(None)
 }
 
 /// A failed step: `Final` ends the ticket `Failed` (from `status`), `Transient` is retried.

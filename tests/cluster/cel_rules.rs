@@ -531,6 +531,31 @@ fn healer_ticket_cases() -> Vec<Case> {
             vec![("/spec/target/path", json!("/etc/passwd"))],
             &["target.path must be relative to the repository root"],
         ),
+        case(
+            "contract layout leading out of the repository",
+            vec![("/spec/target/contractLayout", json!("../{name}.yaml"))],
+            &["contractLayout must be a relative path without '..'"],
+        ),
+        case(
+            "contract layout without the contract's name",
+            vec![("/spec/target/contractLayout", json!("contracts/all.yaml"))],
+            &["contractLayout must be a relative path without '..'"],
+        ),
+        case(
+            "contract schema outside the repository",
+            vec![("/spec/target/contractSchema", json!("/etc/kubeheal/schema.json"))],
+            &["contractSchema must be a path relative to the repository root"],
+        ),
+        case(
+            "a contract healer that is not a model",
+            vec![("/spec/target/healer", json!({"builtin": {}}))],
+            &["target.healer must be openAI"],
+        ),
+        case(
+            "fixes pushed to main",
+            vec![("/spec/target/branch", json!("main"))],
+            &["target.branch must start with kubeheal/"],
+        ),
     ]
 }
 

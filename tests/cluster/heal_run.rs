@@ -326,7 +326,7 @@ async fn fixed_healer(files: serde_json::Value) -> String {
 }
 
 /// [`fixed_healer`], counting calls.
-async fn counting_healer(files: serde_json::Value) -> (String, Arc<AtomicUsize>) {
+pub(crate) async fn counting_healer(files: serde_json::Value) -> (String, Arc<AtomicUsize>) {
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();
     let app = Router::new().route(

@@ -203,6 +203,8 @@ async fn tier_1_errors_from_specoras_own_validator_are_normalised_and_committed_
         assert_ne!(&left[0].0, path, "{left:?}");
     }
     assert!(asked.lock().expect("the record").is_empty(), "tier 1 asks no model");
+    let status = crate::healer_ticket::get_json(format!("{base}/status")).await;
+    assert_eq!(status["success_rate"]["tier_1"], 1.0, "{status}");
     // The default branch is untouched.
     assert_eq!(heal.file_on_branch("main", CONTRACT), broken.trim_end());
 }
@@ -382,18 +384,188 @@ async fn broken_answers_invalid_contracts_stale_approvals_and_rejections_commit_
         "{why}"
     );
 
-    // A rejection ends it with the reason.
+    // Over the /healer API a decision is taken as the person whose token the request carries:
+    // none is refused, bob's is refused by the API server, alice's rejection ends it with the
+    // reason.
     wait_ticket(&heal, &unwanted, "proposed", phase_is(TicketPhase::Proposed)).await;
-    let out = kubeheal_as(
-        &heal,
-        "alice",
-        &["reject", &unwanted, "--reason", "add a workflow guard instead"],
+    let http = crate::support::http::client();
+    let decide = |verb: &str, token: Option<&str>, body: Value| {
+        let mut request = http.post(format!("{base}/{verb}/{unwanted}")).json(&body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        async move {
+            let response = request.send().await.expect("the /healer API answers");
+            let code = response.status().as_u16();
+            (code, response.json::<Value>().await.unwrap_or(Value::Null))
+        }
+    };
+    let (code, answer) = decide("approve", None, json!({})).await;
+    assert_eq!(code, 401, "{answer}");
+    assert!(
+        answer["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("your Kubernetes token"),
+        "{answer}"
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (code, answer) = decide("approve", Some("kubeheal-test-bob-token"), json!({})).await;
+    assert_eq!(code, 403, "{answer}");
+    assert!(
+        answer["detail"].as_str().unwrap_or_default().contains("bob"),
+        "{answer}"
+    );
+    let (code, answer) = decide("reject", Some("kubeheal-test-alice-token"), json!({})).await;
+    assert_eq!(code, 422, "a rejection without a reason: {answer}");
+    let (code, answer) = decide(
+        "reject",
+        Some("kubeheal-test-alice-token"),
+        json!({"reason": "add a workflow guard instead"}),
+    )
+    .await;
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(
+        (answer["status"].as_str(), answer["approved_by"].as_str()),
+        (Some("rejected"), Some("alice"))
+    );
+    let (code, answer) = decide("approve", Some("kubeheal-test-alice-token"), json!({})).await;
+    assert_eq!(code, 409, "decided already: {answer}");
     let rejected = wait_ticket(&heal, &unwanted, "rejected", phase_is(TicketPhase::Rejected)).await;
     assert_eq!(note(&rejected), "Rejected by alice: add a workflow guard instead");
 
     // Nothing reached the repository.
     let branches = git(&heal.origin, &["branch", "--list", "kubeheal/*"]);
     assert_eq!(branches, "", "branches were pushed");
+}
+
+/// A small app whose tests pass, and the runtime error they do not cover.
+const TICKETS_PY: &str = "def close(ticket, body):\n    ticket[\"status\"] = \"resolved\"\n    ticket[\"resolution\"] = body[\"resolution\"]\n    return ticket\n";
+const TICKETS_FIXED: &str = "def close(ticket, body):\n    ticket[\"status\"] = \"resolved\"\n    ticket[\"resolution\"] = body.get(\"resolution\", \"\")\n    return ticket\n";
+const TICKETS_TEST: &str = "from helpdesk.tickets import close\n\n\ndef test_close_records_the_resolution():\n    assert close({}, {\"resolution\": \"fixed\"})[\"resolution\"] == \"fixed\"\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_runtime_error_in_an_apps_own_code_becomes_a_heal_run_that_heals_it_and_the_ticket_ends_applied() {
+    let files = [
+        ("helpdesk/__init__.py", ""),
+        ("helpdesk/tickets.py", TICKETS_PY),
+        ("test_tickets.py", TICKETS_TEST),
+    ];
+    let (healer, calls) = crate::heal_run::counting_healer(json!({ "helpdesk/tickets.py": TICKETS_FIXED })).await;
+    let mut heal = Heal::new("ticket-code", &files, Hold::default()).await;
+    heal.start_operator();
+    // The app's error handler reports the 500 with its trace (paths as the container saw them),
+    // to a ticket whose fix is a HealRun of the app's repository.
+    let trace = "Traceback (most recent call last):\n  File \"/usr/local/lib/python3.12/site-packages/starlette/routing.py\", line 74, in app\n    response = await func(request)\n  File \"/srv/app/helpdesk/tickets.py\", line 3, in close\n    ticket[\"resolution\"] = body[\"resolution\"]\nKeyError: 'resolution'\n";
+    let ticket: HealerTicket = serde_json::from_value(json!({
+        "apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealerTicket",
+        "metadata": {"name": "close-without-resolution"},
+        "spec": {"source": "runtime", "error": "KeyError: 'resolution'", "stacktrace": trace,
+                 "context": {"request_path": "/tickets/7/close", "method": "POST", "status_code": "500"},
+                 "target": {"path": "helpdesk/tickets.py", "healRun": heal.spec(&healer, json!({}))}}
+    }))
+    .expect("a ticket");
+    tickets(&heal)
+        .create(&Default::default(), &ticket)
+        .await
+        .expect("the ticket is created");
+    let id = "close-without-resolution";
+    let done = wait_ticket(&heal, id, "applied", |t| {
+        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = done.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    let classification = status.classification.expect("classified");
+    assert_eq!(
+        (classification.error_type.as_str(), wire(&classification.fixable_by)),
+        ("runtime_500", "code".to_owned())
+    );
+    // The run it owns healed the incident: the healer was asked about the frame in the app's
+    // code, and the fix is on the run's branch.
+    let runs: kube::Api<kubeheal::api::heal_run::HealRun> = kube::Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let run = runs.get(&format!("{id}-heal")).await.expect("the ticket's HealRun");
+    assert_eq!(
+        run.metadata
+            .owner_references
+            .as_ref()
+            .and_then(|o| o.first())
+            .map(|o| o.name.as_str()),
+        Some(id)
+    );
+    let run_status = run.status.expect("a run status");
+    let baseline = run_status.baseline.expect("a baseline");
+    let at: Vec<(&str, u32)> = baseline
+        .bug_reports
+        .iter()
+        .map(|r| (r.file_path.as_str(), r.line_number))
+        .collect();
+    assert_eq!(at, [("helpdesk/tickets.py", 3)]);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let apply = status.apply.expect("applied");
+    let branch = apply.branch.expect("a branch");
+    assert_eq!(
+        heal.file_on_branch(&branch, "helpdesk/tickets.py"),
+        TICKETS_FIXED.trim_end()
+    );
+    assert_eq!(apply.commit, run_status.result.and_then(|r| r.commit));
+}
+
+fn wire<T: serde::Serialize>(value: &T) -> String {
+    kubeheal::api::shared::wire_name(value)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_apply_interrupted_after_its_push_finds_its_commit_instead_of_committing_twice() {
+    let (model, _) = model(vec![(
+        "KeyError: 'resolution'",
+        vec![answer(&with_resolution(""), "Add resolution.")],
+    )]);
+    let (mut heal, base) = operator("ticket-crash", TICKET, &model).await;
+    grant_approvers_of(&heal, "healertickets");
+    let id = ingest(
+        &base,
+        &runtime_error("KeyError: 'resolution'", json!({"status_code": 500})),
+    )
+    .await;
+    let proposed = wait_ticket(&heal, &id, "proposed", phase_is(TicketPhase::Proposed)).await;
+    let proposal = proposed.status.and_then(|s| s.proposal).expect("a proposal");
+
+    // The operator stops; the state an apply killed between its push and its status write
+    // leaves: the fix committed with its trailers and pushed, the ticket still Proposed.
+    heal.kill_operator();
+    let work = tempfile::tempdir().expect("a temp dir");
+    git(work.path(), &["clone", "-q", &heal.url(), "w"]);
+    let clone = work.path().join("w");
+    let branch = format!("kubeheal/{id}");
+    git(&clone, &["checkout", "-q", "-b", &branch]);
+    std::fs::write(clone.join(CONTRACT), proposal.after.as_deref().expect("after")).expect("write");
+    let message = format!(
+        "fix({FQN}): Add resolution.\n\nKubeheal-Ticket: {id}\nKubeheal-Patch: {}\n",
+        proposal.patch_digest
+    );
+    git(&clone, &["commit", "-qam", &message]);
+    git(&clone, &["push", "-q", "origin", &branch]);
+    let pushed = git(&clone, &["rev-parse", "HEAD"]);
+    let approved = kubeheal_as(&heal, "alice", &["approve", &id]);
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+
+    // Started again, it finds that commit: the ticket is applied with it, and nothing more.
+    let target = heal.work.path().join("ticket-target.yaml");
+    serve_intake(&mut heal, &["--ticket-target", target.to_str().expect("a UTF-8 path")]).await;
+    let done = wait_ticket(&heal, &id, "applied", |t| {
+        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = done.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    assert_eq!(status.apply.and_then(|a| a.commit), Some(pushed.clone()));
+    assert_eq!(git(&heal.origin, &["rev-parse", &branch]), pushed);
+    assert_eq!(
+        git(&heal.origin, &["rev-list", "--count", &format!("main..{branch}")]),
+        "1"
+    );
 }
