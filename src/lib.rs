@@ -11,6 +11,7 @@ pub mod confined;
 pub mod core;
 pub mod crdgen;
 pub mod decide;
+pub mod decision;
 pub mod executor;
 pub mod git;
 pub mod healer;

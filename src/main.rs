@@ -401,10 +401,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Crdgen { root, check, stdout } => crdgen(&root, check, stdout),
         Command::Ticket { command } => ticket(command),
-        Command::Approve(args) => decide(&args, kubeheal::decide::Verdict::Approve),
+        Command::Approve(args) => decide(&args, kubeheal::decision::Verdict::Approve),
         Command::Reject { args } => match args.reason.as_deref().map(str::trim) {
             None | Some("") => Err("reject needs --reason: say why, so the people who proposed it know".into()),
-            Some(_) => decide(&args, kubeheal::decide::Verdict::Reject),
+            Some(_) => decide(&args, kubeheal::decision::Verdict::Reject),
         },
         Command::Operator {
             namespace,
@@ -538,7 +538,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn decide(args: &DecideArgs, verdict: kubeheal::decide::Verdict) -> Result<(), String> {
+fn decide(args: &DecideArgs, verdict: kubeheal::decision::Verdict) -> Result<(), String> {
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let done = runtime.block_on(kubeheal::decide::decide(
         &args.name,
@@ -551,7 +551,7 @@ fn decide(args: &DecideArgs, verdict: kubeheal::decide::Verdict) -> Result<(), S
 }
 
 fn ticket(command: TicketCommand) -> Result<(), String> {
-    use kubeheal::decide::Verdict;
+    use kubeheal::decision::Verdict;
     use kubeheal::ticket;
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let json = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use crate::api::healer_ticket::HealerTicket;
 use crate::core::ticket_api::{Filters, describe, ingest_spec, listing, phase_name, summary, ticket_id};
-use crate::decide::{Verdict, connect, decide_ticket};
+use crate::decide::connect;
+use crate::decision::{Verdict, decide_ticket};
 use crate::intake::{Occurrences, record};
 
 /// What to ingest: a JSON file in seed 004's IngestRequest shape, or its fields as flags.

@@ -1,5 +1,5 @@
 //! The layers only look down: `api` ← `parse` ← `core` ← `healer` / `executor` / `git` /
-//! `probe` / `intake` ← `operator` / `local` / `decide` / `ticket` ← `main` (with `confined`, the one door to repository
+//! `probe` / `intake` / `decision` ← `operator` / `local` / `decide` / `ticket` ← `main` (with `confined`, the one door to repository
 //! files, beside `api` at the bottom). A `use` of a layer above fails this test with the file and line.
 
 use std::path::Path;
@@ -37,6 +37,13 @@ const RULES: &[(&str, &[&str])] = &[
         "intake",
         &[
             "healer", "executor", "git", "operator", "local", "probe", "decide", "ticket",
+        ],
+    ),
+    // A person's decision on a ticket, shared by the operator's /healer API and `kubeheal ticket`.
+    (
+        "decision",
+        &[
+            "healer", "executor", "git", "operator", "local", "probe", "decide", "ticket", "intake",
         ],
     ),
     ("local", &["operator", "decide", "ticket"]),

@@ -21,7 +21,8 @@ table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem .5
 th{color:#57606a;font-weight:600;white-space:nowrap}pre{background:#f6f8fa;padding:.75rem;overflow-x:auto;white-space:pre-wrap;word-break:break-word}\
 .phase{display:inline-block;padding:.1rem .5rem;border-radius:1rem;background:#ddf4ff;font-weight:600}\
 .failed,.rejected{background:#ffebe9}.applied{background:#dafbe1}.critical{color:#cf222e;font-weight:600}\
-.scroll{overflow-x:auto}a{color:#0969da}";
+.scroll{overflow-x:auto}a{color:#0969da}.flash{padding:.5rem .75rem;background:#ddf4ff;border-radius:.3rem}\
+form{display:inline-block;margin-right:.5rem}button{font:inherit;padding:.3rem .9rem}";
 
 fn page(title: &str, body: Markup) -> String {
     html! {
@@ -78,8 +79,37 @@ pub fn list_page(described: &[Value]) -> String {
     page("Error tickets", body)
 }
 
-/// The page of one ticket.
-pub fn ticket_page(ticket: &HealerTicket) -> String {
+/// The person a page is shown to, once signed in: their name, and the CSRF token the page's
+/// forms carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Viewer {
+    pub user: String,
+    pub csrf: String,
+}
+
+/// The sign-in page: a Kubernetes token pasted in, then back to `next` (a page of the API).
+pub fn sign_in_html(next: &str, error: Option<&str>) -> String {
+    let body = html! {
+        h1 { "Sign in" }
+        @if let Some(error) = error {
+            p.flash.failed { (error) }
+        }
+        p {
+            "Decisions on tickets are taken as you: paste a Kubernetes token of yours (from "
+            code { "kubectl create token" } " for a ServiceAccount, or your OIDC id-token). The API server says who you are, and decides what you may approve. The token stays in this browser's session cookie."
+        }
+        form method="post" action="sign-in" {
+            input type="hidden" name="next" value=(next);
+            p { textarea name="token" rows="4" cols="60" required autocomplete="off" placeholder="eyJhbGciOi…" {} }
+            p { button type="submit" { "Sign in" } }
+        }
+    };
+    page("Sign in", body)
+}
+
+/// The page of one ticket, for `viewer` when a person signed in (the approve and reject forms),
+/// with `flash` saying how the last decision went.
+pub fn ticket_page(ticket: &HealerTicket, viewer: Option<&Viewer>, flash: Option<&str>) -> String {
     let d = describe(ticket);
     let id = text(&d["id"]);
     let stacktrace = ticket.spec.stacktrace.as_deref().map(|s| redact(s, &[]).0);
@@ -87,6 +117,9 @@ pub fn ticket_page(ticket: &HealerTicket) -> String {
     let body = html! {
         p { a href="../../view" { "← all tickets" } }
         h1 { "Ticket " (id) }
+        @if let Some(flash) = flash {
+            p.flash { (flash) }
+        }
         p { span class={ "phase " (status) } { (status) } " " (text(&d["resolution_note"])) }
         h2 { "Error" }
         pre { (text(&d["raw_error"])) }
@@ -149,11 +182,26 @@ pub fn ticket_page(ticket: &HealerTicket) -> String {
                     "Applied as commit " code { (text(&serde_json::json!(apply.commit))) }
                     " on branch " code { (text(&serde_json::json!(apply.branch))) } "."
                 }
-            } @else if status == "proposed" {
-                p {
-                    "Approve or reject with your own Kubernetes identity: "
-                    code { "kubeheal ticket approve " (id) " -n " (ticket.namespace().unwrap_or_default()) }
-                    " or " code { "kubeheal ticket reject " (id) " --reason …" } "."
+            } @else if status == "proposed" && ticket.spec.decision.is_none() {
+                h2 { "Decision" }
+                @if let Some(viewer) = viewer {
+                    p { "Signed in as " strong { (viewer.user) } ". Approving applies exactly patch " code { (proposal.patch_digest) } "." }
+                    form method="post" action={ "../../approve/" (id) "/action" } {
+                        input type="hidden" name="csrf" value=(viewer.csrf);
+                        button type="submit" { "Approve" }
+                    }
+                    form method="post" action={ "../../reject/" (id) "/action" } {
+                        input type="hidden" name="csrf" value=(viewer.csrf);
+                        p { textarea name="reason" rows="2" cols="60" required placeholder="Why not (the people who proposed it read this)" {} }
+                        button type="submit" { "Reject" }
+                    }
+                    form method="post" action="../../sign-out" { button type="submit" { "Sign out" } }
+                } @else {
+                    p {
+                        a href={ "../../sign-in?next=tickets/" (id) "/view" } { "Sign in" }
+                        " to approve or reject as yourself, or: "
+                        code { "kubeheal ticket approve " (id) " -n " (ticket.namespace().unwrap_or_default()) }
+                    }
                 }
             }
         } @else {
@@ -189,7 +237,7 @@ mod tests {
 
     #[test]
     fn what_an_application_sent_is_text_on_the_page_and_its_secrets_are_redacted() {
-        let page = ticket_page(&hostile());
+        let page = ticket_page(&hostile(), None, Some("<b>flash</b>"));
         for raw in ["<script>", "<img", "<svg", "<b>", "<i>"] {
             assert!(!page.contains(raw), "{raw} reached the page unescaped:\n{page}");
         }
@@ -199,6 +247,74 @@ mod tests {
         assert!(page.contains("[REDACTED:"));
         assert!(page.contains("3 times"));
         assert!(page.contains(r#"href="../ht-0123456789abcdef/view""#));
+        assert!(page.contains("&lt;b&gt;flash&lt;/b&gt;"), "the flash is text too");
+    }
+
+    fn proposed() -> HealerTicket {
+        let mut ticket = hostile();
+        let status = ticket.status.as_mut().expect("a status");
+        status.phase = Some(TicketPhase::Proposed);
+        status.proposal = Some(crate::api::healer_ticket::TicketProposal {
+            method: crate::api::healer_ticket::ProposalMethod::LlmRuntime,
+            confidence: 0.5,
+            explanation: "Add resolution".into(),
+            changes: vec!["added: spec.fields.resolution = {type: text}".into()],
+            removed: vec!["spec.fields.resolution.required_when".into()],
+            contract_path: Some("c.yaml".into()),
+            base_commit: None,
+            before: Some("spec: {}\n".into()),
+            after: Some("spec: {fields: {resolution: {type: text}}}\n".into()),
+            patch_digest: format!("sha256:{}", "a".repeat(64)),
+        });
+        ticket
+    }
+
+    #[test]
+    fn a_signed_in_person_gets_the_forms_with_the_session_s_csrf_token_and_others_a_sign_in_link() {
+        let viewer = Viewer {
+            user: "alice".into(),
+            csrf: "c5rf".into(),
+        };
+        let page = ticket_page(&proposed(), Some(&viewer), None);
+        assert!(
+            page.contains(r#"action="../../approve/ht-0123456789abcdef/action""#),
+            "{page}"
+        );
+        assert!(
+            page.contains(r#"action="../../reject/ht-0123456789abcdef/action""#),
+            "{page}"
+        );
+        assert_eq!(page.matches(r#"name="csrf" value="c5rf""#).count(), 2, "{page}");
+        assert!(
+            page.contains("+spec: {fields: {resolution: {type: text}}}"),
+            "the diff: {page}"
+        );
+        assert!(
+            page.contains("spec.fields.resolution.required_when"),
+            "what was removed"
+        );
+        let anonymous = ticket_page(&proposed(), None, None);
+        assert!(!anonymous.contains("name=\"csrf\""), "{anonymous}");
+        assert!(anonymous.contains(r#"href="../../sign-in?next=tickets/ht-0123456789abcdef/view""#));
+        // Decided: nothing more to decide.
+        let mut decided = proposed();
+        decided.spec.decision = Some(crate::api::shared::Decision {
+            decision: crate::api::shared::Verdict::Approved,
+            reason: None,
+            approved_by: "alice".into(),
+            patch_digest: None,
+        });
+        assert!(!ticket_page(&decided, Some(&viewer), None).contains("name=\"csrf\""));
+    }
+
+    #[test]
+    fn the_sign_in_page_posts_the_token_and_escapes_what_it_is_told() {
+        let page = sign_in_html("tickets/ht-1/view", Some("<b>expired</b>"));
+        assert!(page.contains(r#"<form method="post" action="sign-in">"#), "{page}");
+        assert!(
+            page.contains(r#"value="tickets/ht-1/view""#) && page.contains("&lt;b&gt;expired"),
+            "{page}"
+        );
     }
 
     #[test]

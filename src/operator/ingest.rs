@@ -43,10 +43,11 @@ use tracing::{info, warn};
 use crate::api::healer_ticket::{HealerTicket, HealerTicketSpec, TicketPhase};
 use crate::core::healer_ticket::{next_recurrence, recurs_after};
 use crate::core::ticket_api::{Filters, describe, ingest_spec, listing, phase_name, summary, ticket_id};
-use crate::core::ticket_page::{list_page, ticket_page};
-use crate::decide::{Verdict, decide_ticket};
+use crate::core::ticket_page::{Viewer, list_page, sign_in_html, ticket_page};
+use crate::decision::{Decided, Refusal, Verdict, decide_ticket};
 use crate::healer::server::{ServerConfig, serve_app};
 use crate::intake::{Occurrences, record};
+use crate::operator::session;
 
 /// Largest ingest body accepted.
 const MAX_BODY: usize = 256 * 1024;
@@ -212,6 +213,10 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, S
         .route("/healer/tickets/{id}/view", get(show_view))
         .route("/healer/approve/{id}", post(approve))
         .route("/healer/reject/{id}", post(reject))
+        .route("/healer/approve/{id}/action", post(approve_action))
+        .route("/healer/reject/{id}/action", post(reject_action))
+        .route("/healer/sign-in", get(sign_in_page).post(sign_in))
+        .route("/healer/sign-out", post(sign_out))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(tower_http::timeout::RequestBodyDeadlineLayer::new(
             config.body_read_timeout,
@@ -304,11 +309,12 @@ async fn reject(
     decide_as_caller(&shared, &id, &headers, Verdict::Reject, Some(&reason)).await
 }
 
-/// Writes the decision as the caller: the operator forwards the caller's bearer token to the
-/// API server instead of using its own credentials, so RBAC and the approval policy judge the
-/// real person, and `approvedBy` is whoever the API server says the token belongs to. The token
-/// is never kept or logged. The ingest token is not asked for: it is the applications', not a
-/// person's.
+/// Writes the decision as the caller: the operator forwards the caller's token to the API
+/// server instead of using its own credentials, so RBAC and the approval policy judge the real
+/// person, and `approvedBy` is whoever the API server says the token belongs to. The token is
+/// never kept or logged. The ingest token is not asked for: it is the applications', not a
+/// person's. The JSON endpoints take the token from `Authorization` only (a cookie is the
+/// pages' forms', which carry a CSRF token besides).
 async fn decide_as_caller(
     shared: &Shared,
     id: &str,
@@ -320,28 +326,15 @@ async fn decide_as_caller(
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .filter(|t| !t.trim().is_empty())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
     else {
         return refuse(
             StatusCode::UNAUTHORIZED,
             "send Authorization: Bearer <your Kubernetes token> (kubectl create token, or your OIDC id-token): the decision is taken as you, and the API server decides whether you may",
         );
     };
-    let mut config = shared.api_config.clone();
-    config.auth_info = kube::config::AuthInfo {
-        token: Some(token.trim().to_owned().into()),
-        ..kube::config::AuthInfo::default()
-    };
-    let client = match Client::try_from(config) {
-        Ok(client) => client,
-        Err(e) => {
-            return refuse(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot make a client for the caller: {e}"),
-            );
-        }
-    };
-    match decide_ticket(&client, &shared.settings.namespace, id, verdict, reason).await {
+    match decide_with_token(shared, id, token, verdict, reason).await {
         Ok(decided) => Json(json!({
             "ticket_id": id,
             "status": match verdict { Verdict::Approve => "approved", Verdict::Reject => "rejected" },
@@ -354,6 +347,220 @@ async fn decide_as_caller(
             refusal.message,
         ),
     }
+}
+
+async fn decide_with_token(
+    shared: &Shared,
+    id: &str,
+    token: &str,
+    verdict: Verdict,
+    reason: Option<&str>,
+) -> Result<Decided, Refusal> {
+    let client = session::client_as(&shared.api_config, token).map_err(|message| Refusal { status: 500, message })?;
+    decide_ticket(&client, &shared.settings.namespace, id, verdict, reason).await
+}
+
+/// The fields of the sign-in form.
+#[derive(serde::Deserialize)]
+struct SignInForm {
+    token: String,
+    #[serde(default)]
+    next: Option<String>,
+}
+
+/// The fields of the approve and reject forms.
+#[derive(serde::Deserialize)]
+struct DecisionForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+/// `GET /healer/sign-in`: the form where a person pastes their Kubernetes token.
+async fn sign_in_page(Query(query): Query<HashMap<String, String>>) -> Response {
+    let next = session::after_sign_in(query.get("next").map(String::as_str));
+    html_page(sign_in_html(&next, query.get("error").map(String::as_str)))
+}
+
+/// `POST /healer/sign-in`: the token is checked with the API server (who is this?) and kept in
+/// the browser's session cookie; back to the page the person came from.
+async fn sign_in(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<SignInForm>,
+) -> Response {
+    let next = session::after_sign_in(form.next.as_deref());
+    if let Some(why) = session::cross_site(&headers) {
+        return refuse(StatusCode::FORBIDDEN, why);
+    }
+    let token = form.token.trim();
+    let checked = match session::client_as(&shared.api_config, token) {
+        Ok(client) => session::who(&client).await,
+        Err(e) => Err(e),
+    };
+    match checked {
+        Ok(user) => {
+            info!(%user, "signed in to the ticket pages");
+            (
+                StatusCode::SEE_OTHER,
+                [
+                    (
+                        header::SET_COOKIE,
+                        session::set_cookie(Some(token), session::over_https(&headers)),
+                    ),
+                    (header::LOCATION, next),
+                ],
+            )
+                .into_response()
+        }
+        Err(why) => (StatusCode::UNAUTHORIZED, html_page(sign_in_html(&next, Some(&why)))).into_response(),
+    }
+}
+
+/// `POST /healer/sign-out`: forgets the session cookie.
+async fn sign_out(headers: HeaderMap) -> Response {
+    (
+        StatusCode::SEE_OTHER,
+        [
+            (
+                header::SET_COOKIE,
+                session::set_cookie(None, session::over_https(&headers)),
+            ),
+            (header::LOCATION, "view".to_owned()),
+        ],
+    )
+        .into_response()
+}
+
+/// `POST /healer/approve/{id}/action`: the ticket page's approve form.
+async fn approve_action(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<DecisionForm>,
+) -> Response {
+    decide_by_form(&shared, &id, &headers, form, Verdict::Approve).await
+}
+
+/// `POST /healer/reject/{id}/action`: the ticket page's reject form (a reason is required).
+async fn reject_action(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    axum::Form(form): axum::Form<DecisionForm>,
+) -> Response {
+    decide_by_form(&shared, &id, &headers, form, Verdict::Reject).await
+}
+
+/// A form's decision, as the signed-in person, then back to the ticket's page saying how it
+/// went (seed 004: the form redirects to the view).
+async fn decide_by_form(
+    shared: &Shared,
+    id: &str,
+    headers: &HeaderMap,
+    form: DecisionForm,
+    verdict: Verdict,
+) -> Response {
+    let page = format!("../../tickets/{id}/view");
+    let Some(token) = session::session_token(headers) else {
+        return see_other(&format!("../../sign-in?next=tickets/{id}/view"));
+    };
+    if let Some(why) = session::cross_site(headers) {
+        return refuse(StatusCode::FORBIDDEN, why);
+    }
+    let csrf = session::csrf(&token);
+    let same = form.csrf.len() == csrf.len()
+        && form
+            .csrf
+            .bytes()
+            .zip(csrf.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
+    if !same {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "the form's CSRF token is missing or wrong: reload the ticket's page and decide again",
+        );
+    }
+    let reason = form.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
+    if verdict == Verdict::Reject && reason.is_none() {
+        return see_other(&format!("{page}?error={}", query_text("a rejection needs a reason")));
+    }
+    match decide_with_token(shared, id, &token, verdict, reason).await {
+        Ok(_) => see_other(&format!(
+            "{page}?done={}",
+            match verdict {
+                Verdict::Approve => "approved",
+                Verdict::Reject => "rejected",
+            }
+        )),
+        Err(refusal) => see_other(&format!("{page}?error={}", query_text(&refusal.message))),
+    }
+}
+
+fn see_other(location: &str) -> Response {
+    (StatusCode::SEE_OTHER, [(header::LOCATION, location.to_owned())]).into_response()
+}
+
+/// `text` for a URL's query, percent-encoded, at most 500 bytes of it.
+fn query_text(text: &str) -> String {
+    crate::parse::truncate_bytes(text, 500)
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Whether the request may read the tickets, and as whom when a person signed in: the ingest
+/// token (or an operator open to all) lets it; else a session whose person may list
+/// HealerTickets in the ticket namespace. The refusal otherwise: for a page, its sign-in.
+async fn reader(shared: &Shared, headers: &HeaderMap, page: Option<&str>) -> Result<Option<Viewer>, Response> {
+    let open = refused(shared, headers);
+    let Some(token) = session::session_token(headers) else {
+        return match (open, page) {
+            (None, _) => Ok(None),
+            (Some(_), Some(next)) => {
+                Err((StatusCode::UNAUTHORIZED, html_page(sign_in_html(next, None))).into_response())
+            }
+            (Some(refusal), None) => Err(refusal),
+        };
+    };
+    let client =
+        session::client_as(&shared.api_config, &token).map_err(|e| refuse(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+    let user = match session::who(&client).await {
+        Ok(user) => user,
+        Err(why) => {
+            return match (open, page) {
+                (None, _) => Ok(None),
+                (_, Some(next)) => {
+                    Err((StatusCode::UNAUTHORIZED, html_page(sign_in_html(next, Some(&why)))).into_response())
+                }
+                (Some(refusal), None) => Err(refusal),
+            };
+        }
+    };
+    if open.is_some() {
+        match session::may_read_tickets(&client, &shared.settings.namespace).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(refuse(
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "{user} may not list healertickets in namespace {}",
+                        shared.settings.namespace
+                    ),
+                ));
+            }
+            Err(e) => return Err(refuse(StatusCode::BAD_GATEWAY, e)),
+        }
+    }
+    Ok(Some(Viewer {
+        user,
+        csrf: session::csrf(&token),
+    }))
 }
 
 async fn ingest(
@@ -578,14 +785,35 @@ fn html_page(html: String) -> Response {
 }
 
 async fn list_view(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    if let Some(refusal) = refused(&shared, &headers) {
+    if let Err(refusal) = reader(&shared, &headers, Some("view")).await {
         return refusal;
     }
     html_page(list_page(&listing(&mut ours(&shared), &Filters::default())))
 }
 
-async fn show_view(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    one_ticket(&shared, &headers, &id, |t| html_page(ticket_page(t)))
+/// The ticket's page; `?done=` or `?error=` say how a decision taken by its forms went.
+async fn show_view(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let viewer = match reader(&shared, &headers, Some(&format!("tickets/{id}/view"))).await {
+        Ok(viewer) => viewer,
+        Err(refusal) => return refusal,
+    };
+    let flash = match (query.get("done"), query.get("error")) {
+        (Some(done), _) if done == "approved" || done == "rejected" => Some(format!("The proposal was {done}.")),
+        (_, Some(error)) => Some(crate::parse::truncate_bytes(error, 500).to_owned()),
+        _ => None,
+    };
+    match shared
+        .tickets
+        .get(&reflector::ObjectRef::new(&id).within(&shared.settings.namespace))
+    {
+        Some(ticket) => html_page(ticket_page(&ticket, viewer.as_ref(), flash.as_deref())),
+        None => refuse(StatusCode::NOT_FOUND, format!("no ticket {id:?}")),
+    }
 }
 
 /// Seed 004's `/healer/status`: counts by phase, success rate per tier (applied among the

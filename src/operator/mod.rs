@@ -11,6 +11,7 @@ pub mod ingest;
 pub mod leader;
 pub mod metrics;
 pub mod notify;
+pub mod session;
 pub mod ticket_fix;
 pub mod url_policy;
 

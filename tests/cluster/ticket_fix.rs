@@ -104,6 +104,98 @@ async fn operator(test: &str, contract: &str, model: &str) -> (Heal, String) {
     (heal, base)
 }
 
+/// A browser's session on the ticket pages: its cookie, and the CSRF token its page carries.
+#[derive(Clone)]
+struct Session {
+    cookie: String,
+    csrf: String,
+}
+
+/// A form's body as a browser sends it (`application/x-www-form-urlencoded`).
+fn form(fields: &[(&str, &str)]) -> String {
+    let encode = |text: &str| -> String {
+        text.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => (b as char).to_string(),
+                b' ' => "+".to_owned(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    fields
+        .iter()
+        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// The text of a page, with the session's cookie when there is one.
+async fn page_text(url: &str, session: Option<&Session>) -> String {
+    let mut request = crate::support::http::client().get(url);
+    if let Some(session) = session {
+        request = request.header("cookie", &session.cookie);
+    }
+    let response = request.send().await.expect("the page answers");
+    response.text().await.expect("a page")
+}
+
+/// Signs in on the sign-in form with `token`, as a browser does, and reads the CSRF token from
+/// the ticket's page.
+async fn sign_in(base: &str, token: &str, id: &str) -> Session {
+    let response = crate::support::http::client()
+        .post(format!("{base}/sign-in"))
+        .header("sec-fetch-site", "same-origin")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(&[("token", token), ("next", &format!("tickets/{id}/view"))]))
+        .send()
+        .await
+        .expect("the sign-in answers");
+    assert_eq!(response.status().as_u16(), 303, "{:?}", response.text().await);
+    let set = response
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .expect("a session cookie")
+        .to_owned();
+    assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict"), "{set}");
+    let cookie = set.split(';').next().expect("name=value").to_owned();
+    let page = page_text(
+        &format!("{base}/tickets/{id}/view"),
+        Some(&Session {
+            cookie: cookie.clone(),
+            csrf: String::new(),
+        }),
+    )
+    .await;
+    let csrf = regex::Regex::new(r#"name="csrf" value="([0-9a-f]{32})""#)
+        .expect("a regex")
+        .captures(&page)
+        .map(|c| c[1].to_owned())
+        .unwrap_or_else(|| panic!("no approve form for the signed-in person:\n{page}"));
+    Session { cookie, csrf }
+}
+
+/// Posts the page's approve (or reject) form; the answer's status and `Location`.
+async fn decide_on_page(base: &str, id: &str, session: &Session, verb: &str, origin: Option<&str>) -> (u16, String) {
+    let mut request = crate::support::http::client()
+        .post(format!("{base}/{verb}/{id}/action"))
+        .header("cookie", &session.cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(form(&[("csrf", session.csrf.as_str()), ("reason", "")]));
+    request = match origin {
+        Some(origin) => request.header("origin", origin).header("sec-fetch-site", "cross-site"),
+        None => request.header("sec-fetch-site", "same-origin"),
+    };
+    let response = request.send().await.expect("the form answers");
+    let location = response
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    (response.status().as_u16(), location)
+}
+
 /// `kubeheal ticket ARGS -n <namespace>` as `user`.
 fn kubeheal_as(heal: &Heal, user: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kubeheal"))
@@ -275,17 +367,44 @@ async fn seed_004s_live_demo_is_proposed_with_invented_properties_removed_approv
         prompts[0]
     );
 
-    // bob may read tickets but not approve; nothing is decided.
-    let refused = kubeheal_as(&heal, "bob", &["approve", &id]);
-    assert!(!refused.status.success(), "bob approved");
-    assert_eq!(tickets(&heal).get(&id).await.expect("the ticket").spec.decision, None);
-
-    // alice approves what she saw; the fix is committed on the ticket's branch.
-    let approved = kubeheal_as(&heal, "alice", &["approve", &id]);
+    // Seed 004's walkthrough: the page the notification links to, signed in with a person's
+    // own token. bob's approval is refused by the API server; alice's applies the fix.
+    let page = format!("{base}/tickets/{id}/view");
+    let anonymous = page_text(&page, None).await;
     assert!(
-        approved.status.success(),
-        "{}",
-        String::from_utf8_lossy(&approved.stderr)
+        anonymous.contains("Sign in") && !anonymous.contains("name=\"csrf\""),
+        "{anonymous}"
+    );
+    let bob = sign_in(&base, "kubeheal-test-bob-token", &id).await;
+    let (code, location) = decide_on_page(&base, &id, &bob, "approve", None).await;
+    assert_eq!(code, 303);
+    assert!(location.contains("?error=") && location.contains("bob"), "{location}");
+    assert_eq!(tickets(&heal).get(&id).await.expect("the ticket").spec.decision, None);
+    let alice = sign_in(&base, "kubeheal-test-alice-token", &id).await;
+    let signed_in = page_text(&page, Some(&alice)).await;
+    assert!(signed_in.contains("Signed in as <strong>alice</strong>"), "{signed_in}");
+    assert!(
+        signed_in.contains(&proposal.patch_digest),
+        "the page shows the patch approved"
+    );
+    assert!(
+        signed_in.contains("+    resolution:"),
+        "the page shows the diff: {signed_in}"
+    );
+    // A form without the page's CSRF token, or from another site, decides nothing.
+    let forged = Session {
+        csrf: "0".repeat(32),
+        ..alice.clone()
+    };
+    let (code, _) = decide_on_page(&base, &id, &forged, "approve", None).await;
+    assert_eq!(code, 403);
+    let (code, _) = decide_on_page(&base, &id, &alice, "approve", Some("https://evil.example")).await;
+    assert_eq!(code, 403);
+    assert_eq!(tickets(&heal).get(&id).await.expect("the ticket").spec.decision, None);
+    let (code, location) = decide_on_page(&base, &id, &alice, "approve", None).await;
+    assert_eq!(
+        (code, location.as_str()),
+        (303, format!("../../tickets/{id}/view?done=approved").as_str())
     );
     let ticket = wait_ticket(&heal, &id, "applied", |t| {
         phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)

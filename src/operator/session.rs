@@ -1,0 +1,229 @@
+//! A person on the `/healer` pages: signed in with their own Kubernetes token (as the Kubernetes
+//! Dashboard's token sign-in), which the browser keeps in an `HttpOnly`, `SameSite=Strict`
+//! cookie and the operator forwards to the API server instead of its own credentials — so the
+//! API server says who they are, RBAC says what they may read, and the approval policy says what
+//! they may decide. Nothing is kept on the operator (every replica serves every person), and the
+//! token is never logged.
+//!
+//! A form that decides carries a CSRF token derived from the session token (a one-way hash, so
+//! the page that shows it does not give the session away), and a cross-site request is refused
+//! by its `Sec-Fetch-Site` or `Origin` besides.
+
+use axum::http::{HeaderMap, header};
+use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
+use kube::Client;
+use kube::api::{Api, PostParams};
+use sha2::{Digest, Sha256};
+
+/// The session cookie's name.
+pub const COOKIE: &str = "kubeheal_session";
+/// How long a sign-in lasts (the token's own expiry may come first).
+pub const MAX_AGE_SECONDS: u32 = 8 * 3600;
+
+/// The bearer token the request carries: the `Authorization` header's, else the session
+/// cookie's.
+pub fn bearer(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .or_else(|| session_token(headers))
+}
+
+/// The session cookie's token, if the request has one.
+pub fn session_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value.trim().to_owned())
+        .filter(|t| !t.is_empty())
+}
+
+/// The `Set-Cookie` that signs in with `token` (`secure`: the page is served over HTTPS), or
+/// signs out when `token` is `None`.
+pub fn set_cookie(token: Option<&str>, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    match token {
+        Some(token) => {
+            format!("{COOKIE}={token}; Path=/healer; HttpOnly; SameSite=Strict; Max-Age={MAX_AGE_SECONDS}{secure}")
+        }
+        None => format!("{COOKIE}=; Path=/healer; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
+    }
+}
+
+/// Whether the page was reached over HTTPS (directly or through a proxy that says so).
+pub fn over_https(headers: &HeaderMap) -> bool {
+    headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|p| p.eq_ignore_ascii_case("https"))
+}
+
+/// The CSRF token of a session: a one-way hash of its token.
+pub fn csrf(token: &str) -> String {
+    let hash = Sha256::digest(format!("kubeheal-csrf\0{token}").as_bytes());
+    hash.iter().take(16).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Why a form post is refused as cross-site, or `None` when it came from the page itself.
+pub fn cross_site(headers: &HeaderMap) -> Option<&'static str> {
+    let value = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(site) = value("sec-fetch-site")
+        && !matches!(site, "same-origin" | "none")
+    {
+        return Some("the form was sent from another site");
+    }
+    // `Origin: null` is what a page with `Referrer-Policy: no-referrer` sends: not a mismatch.
+    if let (Some(origin), Some(host)) = (value("origin"), value("host"))
+        && origin != "null"
+        && origin.split_once("://").map(|(_, rest)| rest) != Some(host)
+    {
+        return Some("the form was sent from another origin");
+    }
+    None
+}
+
+/// Where to go after signing in: a page of the `/healer` API (relative to it), never elsewhere.
+pub fn after_sign_in(next: Option<&str>) -> String {
+    match next {
+        Some(next)
+            if (next == "view" || next.starts_with("tickets/"))
+                && !next.split('/').any(|part| part == "..")
+                && next
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '.' | '_')) =>
+        {
+            next.to_owned()
+        }
+        _ => "view".to_owned(),
+    }
+}
+
+/// A client acting as the person whose `token` it is, at the operator's own API server.
+pub fn client_as(config: &kube::Config, token: &str) -> Result<Client, String> {
+    let mut config = config.clone();
+    config.auth_info = kube::config::AuthInfo {
+        token: Some(token.to_owned().into()),
+        ..kube::config::AuthInfo::default()
+    };
+    Client::try_from(config).map_err(|e| format!("cannot make a client for the caller: {e}"))
+}
+
+/// Who the API server says the token's holder is; `Err` with its words when it refuses the token.
+pub async fn who(client: &Client) -> Result<String, String> {
+    crate::decision::whoami(client).await.map_err(|r| r.message)
+}
+
+/// Whether the person may list HealerTickets in `namespace` (what the pages show).
+pub async fn may_read_tickets(client: &Client, namespace: &str) -> Result<bool, String> {
+    let reviews: Api<SelfSubjectAccessReview> = Api::all(client.clone());
+    let review = SelfSubjectAccessReview {
+        spec: SelfSubjectAccessReviewSpec {
+            resource_attributes: Some(ResourceAttributes {
+                group: Some("kubeheal.dev".into()),
+                resource: Some("healertickets".into()),
+                verb: Some("list".into()),
+                namespace: Some(namespace.to_owned()),
+                ..ResourceAttributes::default()
+            }),
+            ..SelfSubjectAccessReviewSpec::default()
+        },
+        ..SelfSubjectAccessReview::default()
+    };
+    let answer = reviews
+        .create(&PostParams::default(), &review)
+        .await
+        .map_err(|e| format!("cannot ask the API server what you may read: {e}"))?;
+    Ok(answer.status.is_some_and(|s| s.allowed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, HeaderValue::from_str(v).expect("a header"));
+        }
+        h
+    }
+
+    #[test]
+    fn the_token_comes_from_the_authorization_header_else_the_session_cookie() {
+        assert_eq!(
+            bearer(&headers(&[
+                ("authorization", "Bearer abc"),
+                ("cookie", "kubeheal_session=def")
+            ])),
+            Some("abc".into())
+        );
+        assert_eq!(
+            bearer(&headers(&[("cookie", "theme=dark; kubeheal_session=def; x=1")])),
+            Some("def".into())
+        );
+        assert_eq!(bearer(&headers(&[("cookie", "kubeheal_session=")])), None);
+        assert_eq!(bearer(&headers(&[])), None);
+    }
+
+    #[test]
+    fn the_cookie_is_http_only_strict_and_secure_over_https() {
+        let set = set_cookie(Some("tok"), true);
+        for part in [
+            "kubeheal_session=tok",
+            "HttpOnly",
+            "SameSite=Strict",
+            "Path=/healer",
+            "Secure",
+        ] {
+            assert!(set.contains(part), "{set}");
+        }
+        assert!(!set_cookie(Some("tok"), false).contains("Secure"));
+        assert!(set_cookie(None, false).contains("Max-Age=0"));
+    }
+
+    #[test]
+    fn the_csrf_token_is_the_session_s_and_does_not_reveal_it() {
+        assert_eq!(csrf("a"), csrf("a"));
+        assert_ne!(csrf("a"), csrf("b"));
+        assert!(!csrf("secret-token").contains("secret"));
+        assert_eq!(csrf("a").len(), 32);
+    }
+
+    #[test]
+    fn cross_site_posts_are_told_apart_from_the_page_s_own() {
+        assert_eq!(cross_site(&headers(&[("sec-fetch-site", "same-origin")])), None);
+        assert!(cross_site(&headers(&[("sec-fetch-site", "cross-site")])).is_some());
+        assert_eq!(
+            cross_site(&headers(&[("origin", "http://ops:8083"), ("host", "ops:8083")])),
+            None
+        );
+        assert_eq!(cross_site(&headers(&[("origin", "null"), ("host", "ops:8083")])), None);
+        assert!(cross_site(&headers(&[("origin", "https://evil.example"), ("host", "ops:8083")])).is_some());
+    }
+
+    #[test]
+    fn sign_in_goes_back_only_to_a_page_of_the_api() {
+        assert_eq!(after_sign_in(Some("tickets/ht-1/view")), "tickets/ht-1/view");
+        assert_eq!(after_sign_in(Some("view")), "view");
+        for elsewhere in [
+            "https://evil.example",
+            "//evil.example",
+            "../../x",
+            "tickets/../../x",
+            "tickets/x?y=<",
+            "",
+        ] {
+            assert_eq!(after_sign_in(Some(elsewhere)), "view", "{elsewhere}");
+        }
+        assert_eq!(after_sign_in(None), "view");
+    }
+}
