@@ -20,20 +20,20 @@ use crate::heal_run::{Heal, free_port, logic_project};
 use crate::support::http::{client, serve};
 use crate::support::node::Hold;
 
-const SECRET: &str = "kubeheal-notify";
-const PAGES: &str = "http://kubeheal.example/";
+pub(crate) const SECRET: &str = "kubeheal-notify";
+pub(crate) const PAGES: &str = "http://kubeheal.example/";
 const TOKEN: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
 
 /// What the receivers got: (kind, payload), and what was wrong with any of them.
 #[derive(Clone, Default)]
-struct Received {
-    payloads: Arc<Mutex<Vec<(String, Value)>>>,
+pub(crate) struct Received {
+    pub(crate) payloads: Arc<Mutex<Vec<(String, Value)>>>,
     violations: Arc<Mutex<Vec<String>>>,
 }
 
 impl Received {
     /// The payloads `kind` got that are about `ticket`.
-    fn about(&self, kind: &str, ticket: &str) -> Vec<Value> {
+    pub(crate) fn about(&self, kind: &str, ticket: &str) -> Vec<Value> {
         self.payloads
             .lock()
             .unwrap()
@@ -43,7 +43,7 @@ impl Received {
             .collect()
     }
 
-    fn assert_no_violation(&self) {
+    pub(crate) fn assert_no_violation(&self) {
         let violations = self.violations.lock().unwrap();
         assert!(
             violations.is_empty(),
@@ -182,7 +182,7 @@ fn json_shape(p: &Value) -> Result<(), String> {
 }
 
 /// The four receivers on one loopback server: `http://{addr}/{kind}`.
-async fn receivers(received: Received) -> String {
+pub(crate) async fn receivers(received: Received) -> String {
     let mut app = axum::Router::new();
     for (kind, shape) in [
         ("slack", slack_shape as fn(&Value) -> Result<(), String>),
@@ -242,7 +242,7 @@ async fn hanging_receiver() -> (String, Arc<AtomicUsize>) {
     (format!("http://{addr}/hook"), accepted)
 }
 
-fn secret(urls: &[(&str, String)]) -> Secret {
+pub(crate) fn secret(urls: &[(&str, String)]) -> Secret {
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Secret",
         "metadata": {"name": SECRET},
@@ -252,7 +252,7 @@ fn secret(urls: &[(&str, String)]) -> Secret {
 }
 
 /// The operator may read that one Secret (what the chart grants it).
-fn grant_secret(heal: &Heal) {
+pub(crate) fn grant_secret(heal: &Heal) {
     let rbac = json!({"apiVersion": "v1", "kind": "List", "items": [
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
          "metadata": {"name": "kubeheal-notify"},
@@ -337,7 +337,7 @@ async fn wait_ticket(heal: &Heal, name: &str, what: &str, done: impl Fn(&HealerT
     }
 }
 
-fn link(ticket: &str) -> String {
+pub(crate) fn link(ticket: &str) -> String {
     format!("http://kubeheal.example/healer/tickets/{ticket}/view")
 }
 

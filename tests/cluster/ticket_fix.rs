@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::heal_run::{Heal, grant_approvers_of};
 use crate::healer_ticket::{post, serve_intake, tickets, wait_ticket};
+use crate::notify::{PAGES, Received, SECRET, grant_secret, link, receivers, secret};
 use crate::support::git::git;
 use crate::support::http::serve_apart;
 use crate::support::node::Hold;
@@ -90,6 +91,13 @@ fn model(rules: Vec<(&'static str, Vec<String>)>) -> (String, Arc<Mutex<Vec<Stri
 /// An operator serving /healer whose `--ticket-target` is the test's repository (holding
 /// Specora's meta-schemas and `contract`), its schemas chosen by kind, and `model`.
 async fn operator(test: &str, contract: &str, model: &str) -> (Heal, String) {
+    let (heal, base, _) = operator_with(test, contract, model, false).await;
+    (heal, base)
+}
+
+/// [`operator`], announcing ticket transitions to loopback Slack and JSON receivers when
+/// `notify` (what they received is returned).
+async fn operator_with(test: &str, contract: &str, model: &str, notify: bool) -> (Heal, String, Received) {
     let meta = specora().meta_files();
     let mut files: Vec<(&str, &str)> = meta.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     files.push((CONTRACT, contract));
@@ -100,8 +108,24 @@ async fn operator(test: &str, contract: &str, model: &str) -> (Heal, String) {
         heal.url()
     );
     std::fs::write(&target, text).expect("write the ticket target");
-    let base = serve_intake(&mut heal, &["--ticket-target", target.to_str().expect("a UTF-8 path")]).await;
-    (heal, base)
+    let mut flags = vec!["--ticket-target", target.to_str().expect("a UTF-8 path")];
+    let received = Received::default();
+    if notify {
+        let url = receivers(received.clone()).await;
+        grant_secret(&heal);
+        let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+            kube::Api::namespaced(heal.client.clone(), &heal.ns.name);
+        secrets
+            .create(
+                &Default::default(),
+                &secret(&[("slack", format!("{url}/slack")), ("json", format!("{url}/json"))]),
+            )
+            .await
+            .expect("create the notification Secret");
+        flags.extend(["--notify-secret", SECRET, "--ticket-page-url", PAGES]);
+    }
+    let base = serve_intake(&mut heal, &flags).await;
+    (heal, base, received)
 }
 
 /// A browser's session on the ticket pages: its cookie, and the CSRF token its page carries.
@@ -312,7 +336,7 @@ async fn seed_004s_live_demo_is_proposed_with_invented_properties_removed_approv
             "Add 'resolution' field (type: text) to fix KeyError on PATCH.",
         )],
     )]);
-    let (heal, base) = operator("ticket-demo", TICKET, &model).await;
+    let (heal, base, received) = operator_with("ticket-demo", TICKET, &model, true).await;
     grant_approvers_of(&heal, "healertickets");
     let id = ingest(
         &base,
@@ -425,6 +449,44 @@ async fn seed_004s_live_demo_is_proposed_with_invented_properties_removed_approv
         "{message}"
     );
     assert_eq!(heal.file_on_branch("main", CONTRACT).trim_end(), TICKET.trim_end());
+
+    // Seed 004's notifications: the proposal and the apply, each once, linking to the page.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while received.about("json", &id).len() < 2 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    received.assert_no_violation();
+    let events: Vec<String> = received
+        .about("json", &id)
+        .iter()
+        .map(|p| p["event"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(events, ["proposed", "applied"]);
+    let proposed = &received.about("json", &id)[0];
+    assert_eq!(proposed["url"], link(&id).as_str());
+    assert!(
+        proposed["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Add 'resolution' field"),
+        "{proposed}"
+    );
+    let slack = received.about("slack", &id);
+    assert!(
+        slack
+            .first()
+            .and_then(|p| p["text"].as_str())
+            .is_some_and(|t| t.starts_with("[proposed]")),
+        "{slack:?}"
+    );
+    assert!(
+        !received
+            .payloads
+            .lock()
+            .expect("the record")
+            .iter()
+            .any(|(_, p)| p.to_string().contains(secret))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
