@@ -72,7 +72,8 @@ pub struct Decided {
 
 /// Writes `verdict` on HealerTicket `id` in `namespace` as the user of `client` — the CLI's
 /// kubeconfig, or the bearer token a person sent to the `/healer` API — bound to the proposal's
-/// digest, only if the ticket has not changed since it was read. Refused, saying why, for a
+/// digest (which must be `seen`, the one the person was shown, when given), only if the ticket
+/// has not changed since it was read. Refused, saying why, for a
 /// ticket without a proposal (a ticket fixed in code is decided on its HealRun's work order) or
 /// already decided.
 pub async fn decide_ticket(
@@ -81,6 +82,7 @@ pub async fn decide_ticket(
     id: &str,
     verdict: Verdict,
     reason: Option<&str>,
+    seen: Option<&str>,
 ) -> Result<Decided, Refusal> {
     let api: Api<HealerTicket> = Api::namespaced(client.clone(), namespace);
     let what = format!("healerticket/{id}");
@@ -120,6 +122,16 @@ pub async fn decide_ticket(
             ),
         ));
     };
+    // A decision on what the person saw: a proposal that changed since is not decided on.
+    if let Some(seen) = seen.filter(|seen| *seen != proposal.patch_digest) {
+        return Err(refusal(
+            409,
+            format!(
+                "{what}'s proposal changed since you saw it (you saw patch {seen}, it is now {}): look at it again",
+                proposal.patch_digest
+            ),
+        ));
+    }
     if let Some(made) = &ticket.spec.decision {
         return Err(refusal(
             409,

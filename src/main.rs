@@ -670,9 +670,9 @@ fn ticket_target_settings(path: &std::path::Path) -> Result<kubeheal::api::heale
             path.display()
         )
     })?;
-    if target.contract_fqn.is_some() || target.path.is_some() || target.heal_run.is_some() || target.branch.is_some() {
+    if target.contract_fqn.is_some() || target.path.is_some() || target.heal_run.is_some() {
         return Err(format!(
-            "--ticket-target {}: contractFqn, path, healRun and branch belong to each ticket, not to the defaults",
+            "--ticket-target {}: contractFqn, path and healRun belong to each ticket, not to the defaults",
             path.display()
         ));
     }

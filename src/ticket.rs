@@ -113,7 +113,7 @@ pub async fn decide(
     reason: Option<&str>,
 ) -> Result<String, String> {
     let (client, namespace) = connect(namespace).await?;
-    let decided = decide_ticket(&client, &namespace, id, verdict, reason)
+    let decided = decide_ticket(&client, &namespace, id, verdict, reason, None)
         .await
         .map_err(|r| r.message)?;
     Ok(format!(

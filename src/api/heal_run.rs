@@ -504,7 +504,8 @@ pub enum HealRunReason {
     GateRejected,
     /// A person rejected the proposed fix.
     Rejected,
-    /// The build fails but its log names no file and line a fix could target; no healer was
+    /// The build fails but its log names no file and line a fix could target (or the build
+    /// passes and the incident's stack trace names no file of the repository); no healer was
     /// asked.
     Undiagnosed,
     /// `spec.cancel` was set.

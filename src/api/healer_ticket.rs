@@ -112,7 +112,8 @@ pub struct TicketTarget {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heal_run: Option<HealRunSpec>,
 
-    /// The repository the contract lives in; the fix is committed to `branch` there and pushed.
+    /// The repository the contract lives in; the fix is committed to the ticket's own branch
+    /// there, `kubeheal/<ticket name>`, and pushed.
     /// Default: the operator's `--ticket-target`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository: Option<GitSource>,
@@ -144,13 +145,6 @@ pub struct TicketTarget {
     #[x_kube(validation = Rule::new("has(self.openAI)")
         .message("target.healer must be openAI: contract fixes are proposed by an OpenAI-compatible model"))]
     pub healer: Option<HealerSpec>,
-
-    /// The branch fixes are committed to and force-pushed; kubeheal's own, so it must start with
-    /// `kubeheal/`. Default: `kubeheal/<ticket name>`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(min = 1, max = 255))]
-    #[x_kube(validation = Rule::new("self.startsWith('kubeheal/') && !self.contains('..') && !self.endsWith('/') && !self.endsWith('.lock')").message("target.branch must start with kubeheal/: the operator force-pushes it, so it must be kubeheal's own, never main, master or a release branch"))]
-    pub branch: Option<String>,
 }
 
 /// How urgent a ticket is; tickets are analysed CRITICAL first, first-in first-out within a

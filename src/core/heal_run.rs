@@ -457,13 +457,26 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
         ) if cycle == expected => {
             // An incident the build does not show is still a failure to heal: the baseline's
             // reports from its stack trace are what the healer is asked about.
-            let outcome = match outcome {
-                Outcome::Passed if cycle == 0 && spec.incident.is_some() && !observation.bug_reports.is_empty() => {
-                    Outcome::Failed
+            match outcome {
+                Outcome::Passed if cycle == 0 && spec.incident.is_some() => {
+                    if observation.bug_reports.is_empty() {
+                        // Nothing points into the repository: "healed" would claim a fix
+                        // nobody made.
+                        next.baseline = Some(observation);
+                        finish(
+                            &mut next,
+                            HealRunPhase::Failed,
+                            HealRunReason::Undiagnosed,
+                            "the build passes, and the incident's stack trace names no file of the repository: nothing points at what to fix".into(),
+                            now,
+                            &mut notes,
+                        );
+                    } else {
+                        record_execution(&mut next, cycle, observation, Outcome::Failed, now, &mut notes);
+                    }
                 }
-                outcome => outcome,
-            };
-            record_execution(&mut next, cycle, observation, outcome, now, &mut notes)
+                outcome => record_execution(&mut next, cycle, observation, outcome, now, &mut notes),
+            }
         }
         (Input::HealerAnswered { cycle, call, patch }, Action::AskHealer { cycle: expected, .. })
             if cycle == expected =>

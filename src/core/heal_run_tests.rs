@@ -250,12 +250,23 @@ fn a_passing_baseline_with_an_incident_asks_for_a_fix_and_heals_once_one_is_comm
         ended(&status),
         (Some(HealRunPhase::Healed), Some(HealRunReason::Healed))
     );
-    // An incident whose trace names no file of the repository gives no report: nothing to heal.
+    // An incident whose trace names no file of the repository gives no report: the run fails
+    // saying so, rather than claiming a heal nobody made.
     let (status, _) = run(
         &spec,
         vec![resolved(), executed(0, observation(&[], 0, 5), Outcome::Passed)],
     );
-    assert_eq!(ended(&status).0, Some(HealRunPhase::Healed));
+    assert_eq!(
+        ended(&status),
+        (Some(HealRunPhase::Failed), Some(HealRunReason::Undiagnosed))
+    );
+    assert!(
+        status
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("names no file of the repository")
+    );
 }
 
 #[test]

@@ -146,7 +146,6 @@ pub fn effective_target(target: &TicketTarget, defaults: Option<&TicketTarget>) 
             .clone()
             .or_else(|| defaults.contract_schema.clone()),
         healer: target.healer.clone().or_else(|| defaults.healer.clone()),
-        branch: target.branch.clone(),
     }
 }
 
@@ -164,9 +163,19 @@ pub fn next_step(spec: &HealerTicketSpec, status: &HealerTicketStatus, target: &
         {
             Step::HealRun
         }
+        Some(TicketPhase::Queued | TicketPhase::Analyzing) if classification.fixable_by == FixableBy::Code => {
+            Step::Unconfigured(
+                "fixed in code, but the ticket names no HealRun to heal it with: set spec.target.healRun".into(),
+            )
+        }
         Some(TicketPhase::Queued | TicketPhase::Analyzing) => {
-            if classification.fixable_by != FixableBy::Contract || target.contract_fqn.is_none() {
+            if classification.fixable_by != FixableBy::Contract {
                 return Step::Wait;
+            }
+            if target.contract_fqn.is_none() {
+                return Step::Unconfigured(
+                    "a contract fix needs the contract: the ticket names none (set spec.target.contractFqn)".into(),
+                );
             }
             let mut missing = Vec::new();
             if target.repository.is_none() {
@@ -187,12 +196,14 @@ pub fn next_step(spec: &HealerTicketSpec, status: &HealerTicketStatus, target: &
                 ))
             }
         }
-        Some(TicketPhase::Proposed) => match (&spec.decision, proposal) {
+        Some(TicketPhase::Proposed | TicketPhase::Approved) => match (&spec.decision, proposal) {
             (_, None) => Step::Propose,
-            (None, Some(p)) if p.method == ProposalMethod::Deterministic => Step::Apply,
+            // Only a tier-1 ticket's deterministic fix goes without a person.
+            (None, Some(p)) if p.method == ProposalMethod::Deterministic && classification.tier == 1 => Step::Apply,
             (None, Some(_)) => Step::Wait,
             (Some(decision), Some(p)) => match decision.decision {
                 Verdict::Rejected => Step::Reject,
+                // Checked again at every step: an approval applies only the patch it names.
                 Verdict::Approved if decision.patch_digest.as_deref() == Some(p.patch_digest.as_str()) => Step::Apply,
                 Verdict::Approved => Step::Fail(format!(
                     "the approval by {} is for patch {}, but the proposal is patch {}: nothing was applied (approve the proposal shown by `kubeheal ticket show`)",
@@ -202,7 +213,6 @@ pub fn next_step(spec: &HealerTicketSpec, status: &HealerTicketStatus, target: &
                 )),
             },
         },
-        Some(TicketPhase::Approved) if proposal.is_some() => Step::Apply,
         _ => Step::Wait,
     }
 }
@@ -399,9 +409,10 @@ pub fn introduced(before: &[String], after: &[String]) -> Vec<String> {
     after.iter().filter(|e| !before.contains(e)).cloned().collect()
 }
 
-/// The branch a ticket's fix is committed to.
-pub fn branch(target: &TicketTarget, ticket: &str) -> String {
-    target.branch.clone().unwrap_or_else(|| format!("kubeheal/{ticket}"))
+/// The branch a ticket's fix is committed to: the ticket's own, since it is rebuilt from the
+/// target revision and force-pushed (a branch two tickets shared would lose one's fix).
+pub fn branch(ticket: &str) -> String {
+    format!("kubeheal/{ticket}")
 }
 
 /// The trailer naming the ticket a commit fixes.

@@ -187,12 +187,6 @@ fn each_phase_and_decision_leads_to_one_step() {
             Step::Propose,
         ),
         (
-            "fixed in code without a template",
-            None,
-            status(Queued, 3, FixableBy::Code, None),
-            Step::Wait,
-        ),
-        (
             "a generator bug failed at intake",
             None,
             status(Failed, 3, FixableBy::Generator, None),
@@ -238,6 +232,39 @@ fn each_phase_and_decision_leads_to_one_step() {
     for (case, decided, status, expected) in cases {
         assert_eq!(next_step(&spec(decided), &status, &target), expected, "{case}");
     }
+    // A deterministic proposal on a tier-3 ticket still waits for a person.
+    assert_eq!(
+        next_step(
+            &spec(None),
+            &status(Proposed, 3, contract, Some(ProposalMethod::Deterministic)),
+            &target
+        ),
+        Step::Wait
+    );
+    // Approved, then the proposal changed under it: the digest is checked again.
+    let Step::Fail(why) = next_step(
+        &spec(decision(Verdict::Approved, 'b')),
+        &status(Approved, 3, contract, Some(ProposalMethod::LlmRuntime)),
+        &target,
+    ) else {
+        panic!("an approval of another patch applied")
+    };
+    assert!(why.contains("nothing was applied"), "{why}");
+    // A ticket fixed in code without a HealRun template, or a contract ticket naming no
+    // contract, says what it waits for instead of waiting silently.
+    let Step::Unconfigured(why) = next_step(&spec(None), &status(Queued, 3, FixableBy::Code, None), &target) else {
+        panic!()
+    };
+    assert!(why.contains("spec.target.healRun"), "{why}");
+    let no_contract = TicketTarget {
+        contract_fqn: None,
+        path: Some("app.py".into()),
+        ..configured()
+    };
+    let Step::Unconfigured(why) = next_step(&spec(None), &status(Queued, 3, contract, None), &no_contract) else {
+        panic!()
+    };
+    assert!(why.contains("spec.target.contractFqn"), "{why}");
     let stale = next_step(
         &spec(decision(Verdict::Approved, 'b')),
         &status(Proposed, 3, contract, Some(ProposalMethod::LlmRuntime)),
@@ -302,7 +329,7 @@ fn the_commit_names_the_ticket_and_the_patch_it_applies() {
         message.contains("\nKubeheal-Ticket: ht-0123\nKubeheal-Patch: sha256:abc\nApproved-by: alice\n"),
         "{message}"
     );
-    assert_eq!(branch(&configured(), "ht-0123"), "kubeheal/ht-0123");
+    assert_eq!(branch("ht-0123"), "kubeheal/ht-0123");
 }
 
 #[test]

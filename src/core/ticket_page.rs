@@ -188,10 +188,12 @@ pub fn ticket_page(ticket: &HealerTicket, viewer: Option<&Viewer>, flash: Option
                     p { "Signed in as " strong { (viewer.user) } ". Approving applies exactly patch " code { (proposal.patch_digest) } "." }
                     form method="post" action={ "../../approve/" (id) "/action" } {
                         input type="hidden" name="csrf" value=(viewer.csrf);
+                        input type="hidden" name="patch_digest" value=(proposal.patch_digest);
                         button type="submit" { "Approve" }
                     }
                     form method="post" action={ "../../reject/" (id) "/action" } {
                         input type="hidden" name="csrf" value=(viewer.csrf);
+                        input type="hidden" name="patch_digest" value=(proposal.patch_digest);
                         p { textarea name="reason" rows="2" cols="60" required placeholder="Why not (the people who proposed it read this)" {} }
                         button type="submit" { "Reject" }
                     }
@@ -285,6 +287,12 @@ mod tests {
             "{page}"
         );
         assert_eq!(page.matches(r#"name="csrf" value="c5rf""#).count(), 2, "{page}");
+        let digest = format!(r#"name="patch_digest" value="sha256:{}""#, "a".repeat(64));
+        assert_eq!(
+            page.matches(&digest).count(),
+            2,
+            "the forms name the patch shown: {page}"
+        );
         assert!(
             page.contains("+spec: {fields: {resolution: {type: text}}}"),
             "the diff: {page}"

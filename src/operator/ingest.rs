@@ -277,9 +277,17 @@ fn refused(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
 }
 
 /// `POST /healer/approve/{id}`: approves the ticket's proposal as the person whose Kubernetes
-/// token the request carries.
-async fn approve(State(shared): State<Arc<Shared>>, Path(id): Path<String>, headers: HeaderMap) -> Response {
-    decide_as_caller(&shared, &id, &headers, Verdict::Approve, None).await
+/// token the request carries; with `{"patch_digest": ...}`, only if that is still the proposal.
+async fn approve(
+    State(shared): State<Arc<Shared>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let seen = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v.get("patch_digest").and_then(Value::as_str).map(str::to_owned));
+    decide_as_caller(&shared, &id, &headers, Verdict::Approve, None, seen.as_deref()).await
 }
 
 /// `POST /healer/reject/{id}` with `{"reason": "..."}`: rejects it likewise.
@@ -296,9 +304,12 @@ async fn reject(
             return refuse(status, why);
         }
     };
-    let reason = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|v| v.get("reason").and_then(Value::as_str).map(str::to_owned))
+    let body = serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null);
+    let seen = body.get("patch_digest").and_then(Value::as_str);
+    let reason = body
+        .get("reason")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
         .filter(|r| !r.trim().is_empty());
     let Some(reason) = reason else {
         return refuse(
@@ -306,7 +317,7 @@ async fn reject(
             "a rejection needs a reason: send {\"reason\": \"...\"}, so the people who proposed it know",
         );
     };
-    decide_as_caller(&shared, &id, &headers, Verdict::Reject, Some(&reason)).await
+    decide_as_caller(&shared, &id, &headers, Verdict::Reject, Some(&reason), seen).await
 }
 
 /// Writes the decision as the caller: the operator forwards the caller's token to the API
@@ -321,6 +332,7 @@ async fn decide_as_caller(
     headers: &HeaderMap,
     verdict: Verdict,
     reason: Option<&str>,
+    seen: Option<&str>,
 ) -> Response {
     let Some(token) = headers
         .get(header::AUTHORIZATION)
@@ -334,7 +346,7 @@ async fn decide_as_caller(
             "send Authorization: Bearer <your Kubernetes token> (kubectl create token, or your OIDC id-token): the decision is taken as you, and the API server decides whether you may",
         );
     };
-    match decide_with_token(shared, id, token, verdict, reason).await {
+    match decide_with_token(shared, id, token, verdict, reason, seen).await {
         Ok(decided) => Json(json!({
             "ticket_id": id,
             "status": match verdict { Verdict::Approve => "approved", Verdict::Reject => "rejected" },
@@ -355,9 +367,10 @@ async fn decide_with_token(
     token: &str,
     verdict: Verdict,
     reason: Option<&str>,
+    seen: Option<&str>,
 ) -> Result<Decided, Refusal> {
     let client = session::client_as(&shared.api_config, token).map_err(|message| Refusal { status: 500, message })?;
-    decide_ticket(&client, &shared.settings.namespace, id, verdict, reason).await
+    decide_ticket(&client, &shared.settings.namespace, id, verdict, reason, seen).await
 }
 
 /// The fields of the sign-in form.
@@ -373,6 +386,9 @@ struct SignInForm {
 struct DecisionForm {
     #[serde(default)]
     csrf: String,
+    /// The patch the page showed: the decision is only on that one.
+    #[serde(default)]
+    patch_digest: String,
     #[serde(default)]
     reason: Option<String>,
 }
@@ -380,17 +396,21 @@ struct DecisionForm {
 /// `GET /healer/sign-in`: the form where a person pastes their Kubernetes token.
 async fn sign_in_page(Query(query): Query<HashMap<String, String>>) -> Response {
     let next = session::after_sign_in(query.get("next").map(String::as_str));
-    html_page(sign_in_html(&next, query.get("error").map(String::as_str)))
+    html_page(sign_in_html(&next, None))
 }
 
 /// `POST /healer/sign-in`: the token is checked with the API server (who is this?) and kept in
 /// the browser's session cookie; back to the page the person came from.
 async fn sign_in(
     State(shared): State<Arc<Shared>>,
+    ConnectInfo(caller): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     axum::Form(form): axum::Form<SignInForm>,
 ) -> Response {
     let next = session::after_sign_in(form.next.as_deref());
+    if let Some(refusal) = over_rate(&shared, caller) {
+        return refusal;
+    }
     if let Some(why) = session::cross_site(&headers) {
         return refuse(StatusCode::FORBIDDEN, why);
     }
@@ -407,7 +427,7 @@ async fn sign_in(
                 [
                     (
                         header::SET_COOKIE,
-                        session::set_cookie(Some(token), session::over_https(&headers)),
+                        session::set_cookie(Some(token), session::secure_cookie(&headers)),
                     ),
                     (header::LOCATION, next),
                 ],
@@ -425,7 +445,7 @@ async fn sign_out(headers: HeaderMap) -> Response {
         [
             (
                 header::SET_COOKIE,
-                session::set_cookie(None, session::over_https(&headers)),
+                session::set_cookie(None, session::secure_cookie(&headers)),
             ),
             (header::LOCATION, "view".to_owned()),
         ],
@@ -436,21 +456,48 @@ async fn sign_out(headers: HeaderMap) -> Response {
 /// `POST /healer/approve/{id}/action`: the ticket page's approve form.
 async fn approve_action(
     State(shared): State<Arc<Shared>>,
+    ConnectInfo(caller): ConnectInfo<SocketAddr>,
     Path(id): Path<String>,
     headers: HeaderMap,
     axum::Form(form): axum::Form<DecisionForm>,
 ) -> Response {
+    if let Some(refusal) = over_rate(&shared, caller) {
+        return refusal;
+    }
     decide_by_form(&shared, &id, &headers, form, Verdict::Approve).await
 }
 
 /// `POST /healer/reject/{id}/action`: the ticket page's reject form (a reason is required).
 async fn reject_action(
     State(shared): State<Arc<Shared>>,
+    ConnectInfo(caller): ConnectInfo<SocketAddr>,
     Path(id): Path<String>,
     headers: HeaderMap,
     axum::Form(form): axum::Form<DecisionForm>,
 ) -> Response {
+    if let Some(refusal) = over_rate(&shared, caller) {
+        return refusal;
+    }
     decide_by_form(&shared, &id, &headers, form, Verdict::Reject).await
+}
+
+/// The refusal of a caller past `--ingest-rate-limit` (which bounds sign-ins and form posts as it
+/// bounds ingests: each one asks the API server something), or `None`.
+fn over_rate(shared: &Shared, caller: SocketAddr) -> Option<Response> {
+    let limiter = shared.limiter.as_ref()?;
+    let not_until = limiter.check_key(&caller.ip()).err()?;
+    let seconds = not_until
+        .wait_time_from(governor::clock::Clock::now(limiter.clock()))
+        .as_secs()
+        + 1;
+    Some(
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, seconds.to_string())],
+            Json(json!({"detail": format!("{caller} sent too many requests (--ingest-rate-limit); retry in {seconds} s")})),
+        )
+            .into_response(),
+    )
 }
 
 /// A form's decision, as the signed-in person, then back to the ticket's page saying how it
@@ -485,9 +532,12 @@ async fn decide_by_form(
     }
     let reason = form.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
     if verdict == Verdict::Reject && reason.is_none() {
-        return see_other(&format!("{page}?error={}", query_text("a rejection needs a reason")));
+        return see_other(&format!("{page}?error=reason"));
     }
-    match decide_with_token(shared, id, &token, verdict, reason).await {
+    let Some(seen) = Some(form.patch_digest.as_str()).filter(|d| !d.is_empty()) else {
+        return see_other(&format!("{page}?error=changed"));
+    };
+    match decide_with_token(shared, id, &token, verdict, reason, Some(seen)).await {
         Ok(_) => see_other(&format!(
             "{page}?done={}",
             match verdict {
@@ -495,7 +545,19 @@ async fn decide_by_form(
                 Verdict::Reject => "rejected",
             }
         )),
-        Err(refusal) => see_other(&format!("{page}?error={}", query_text(&refusal.message))),
+        Err(refusal) => {
+            // The page says what happened in its own words (a link cannot put text on it); the
+            // API server's words go to the log.
+            warn!(ticket = %id, status = refusal.status, message = %refusal.message, "a decision on the ticket page was refused");
+            let code = match refusal.status {
+                401 => "sign-in",
+                403 => "forbidden",
+                409 if refusal.message.contains("changed since you saw it") => "changed",
+                409 => "decided",
+                _ => "failed",
+            };
+            see_other(&format!("{page}?error={code}"))
+        }
     }
 }
 
@@ -503,28 +565,21 @@ fn see_other(location: &str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, location.to_owned())]).into_response()
 }
 
-/// `text` for a URL's query, percent-encoded, at most 500 bytes of it.
-fn query_text(text: &str) -> String {
-    crate::parse::truncate_bytes(text, 500)
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
 /// Whether the request may read the tickets, and as whom when a person signed in: the ingest
 /// token (or an operator open to all) lets it; else a session whose person may list
 /// HealerTickets in the ticket namespace. The refusal otherwise: for a page, its sign-in.
 async fn reader(shared: &Shared, headers: &HeaderMap, page: Option<&str>) -> Result<Option<Viewer>, Response> {
     let open = refused(shared, headers);
+    // `page` is where the sign-in sends the person back, relative to /healer/; the sign-in's
+    // own address relative to the page is as many `../` as the page is deep.
+    let sign_in = |next: &str| {
+        let up = "../".repeat(next.matches('/').count());
+        see_other(&format!("{up}sign-in?next={next}"))
+    };
     let Some(token) = session::session_token(headers) else {
         return match (open, page) {
             (None, _) => Ok(None),
-            (Some(_), Some(next)) => {
-                Err((StatusCode::UNAUTHORIZED, html_page(sign_in_html(next, None))).into_response())
-            }
+            (Some(_), Some(next)) => Err(sign_in(next)),
             (Some(refusal), None) => Err(refusal),
         };
     };
@@ -533,11 +588,10 @@ async fn reader(shared: &Shared, headers: &HeaderMap, page: Option<&str>) -> Res
     let user = match session::who(&client).await {
         Ok(user) => user,
         Err(why) => {
+            info!(%why, "a session's token was refused; signing in again");
             return match (open, page) {
                 (None, _) => Ok(None),
-                (_, Some(next)) => {
-                    Err((StatusCode::UNAUTHORIZED, html_page(sign_in_html(next, Some(&why)))).into_response())
-                }
+                (_, Some(next)) => Err(sign_in(next)),
                 (Some(refusal), None) => Err(refusal),
             };
         }
@@ -802,16 +856,29 @@ async fn show_view(
         Ok(viewer) => viewer,
         Err(refusal) => return refusal,
     };
-    let flash = match (query.get("done"), query.get("error")) {
-        (Some(done), _) if done == "approved" || done == "rejected" => Some(format!("The proposal was {done}.")),
-        (_, Some(error)) => Some(crate::parse::truncate_bytes(error, 500).to_owned()),
+    let flash = match (
+        query.get("done").map(String::as_str),
+        query.get("error").map(String::as_str),
+    ) {
+        (Some("approved"), _) => Some("The proposal was approved."),
+        (Some("rejected"), _) => Some("The proposal was rejected."),
+        (_, Some("reason")) => Some("A rejection needs a reason: say why, so the people who proposed it know."),
+        (_, Some("changed")) => {
+            Some("The proposal changed since this page was shown: look at it again before deciding.")
+        }
+        (_, Some("decided")) => Some("The ticket was decided already: a decision cannot change."),
+        (_, Some("forbidden")) => Some(
+            "The API server refused your decision: you need the approve verb on healertickets in this namespace, under your own name.",
+        ),
+        (_, Some("sign-in")) => Some("Your sign-in expired: sign in again."),
+        (_, Some(_)) => Some("The decision could not be written; try again (the operator's log says why)."),
         _ => None,
     };
     match shared
         .tickets
         .get(&reflector::ObjectRef::new(&id).within(&shared.settings.namespace))
     {
-        Some(ticket) => html_page(ticket_page(&ticket, viewer.as_ref(), flash.as_deref())),
+        Some(ticket) => html_page(ticket_page(&ticket, viewer.as_ref(), flash)),
         None => refuse(StatusCode::NOT_FOUND, format!("no ticket {id:?}")),
     }
 }

@@ -5,7 +5,8 @@
 //! they may decide. Nothing is kept on the operator (every replica serves every person), and the
 //! token is never logged.
 //!
-//! A form that decides carries a CSRF token derived from the session token (a one-way hash, so
+//! A form that decides carries the digest of the patch the page showed, and a CSRF token derived
+//! from the session token (a one-way hash, so
 //! the page that shows it does not give the session away), and a cross-site request is refused
 //! by its `Sec-Fetch-Site` or `Origin` besides.
 
@@ -19,19 +20,6 @@ use sha2::{Digest, Sha256};
 pub const COOKIE: &str = "kubeheal_session";
 /// How long a sign-in lasts (the token's own expiry may come first).
 pub const MAX_AGE_SECONDS: u32 = 8 * 3600;
-
-/// The bearer token the request carries: the `Authorization` header's, else the session
-/// cookie's.
-pub fn bearer(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(str::to_owned)
-        .or_else(|| session_token(headers))
-}
 
 /// The session cookie's token, if the request has one.
 pub fn session_token(headers: &HeaderMap) -> Option<String> {
@@ -58,12 +46,19 @@ pub fn set_cookie(token: Option<&str>, secure: bool) -> String {
     }
 }
 
-/// Whether the page was reached over HTTPS (directly or through a proxy that says so).
-pub fn over_https(headers: &HeaderMap) -> bool {
-    headers
-        .get("x-forwarded-proto")
+/// Whether the session cookie must be `Secure`: always, but for a page reached on a loopback
+/// address (`kubectl port-forward`), where browsers keep a `Secure` cookie over plain HTTP
+/// anyway and no network sees it. Elsewhere the pages belong behind TLS (an Ingress).
+pub fn secure_cookie(headers: &HeaderMap) -> bool {
+    let host = headers
+        .get(header::HOST)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|p| p.eq_ignore_ascii_case("https"))
+        .unwrap_or_default();
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    !(name == "localhost" || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()))
 }
 
 /// The CSRF token of a session: a one-way hash of its token.
@@ -158,20 +153,22 @@ mod tests {
     }
 
     #[test]
-    fn the_token_comes_from_the_authorization_header_else_the_session_cookie() {
+    fn the_token_comes_from_the_session_cookie_only() {
         assert_eq!(
-            bearer(&headers(&[
-                ("authorization", "Bearer abc"),
-                ("cookie", "kubeheal_session=def")
-            ])),
-            Some("abc".into())
-        );
-        assert_eq!(
-            bearer(&headers(&[("cookie", "theme=dark; kubeheal_session=def; x=1")])),
+            session_token(&headers(&[("cookie", "theme=dark; kubeheal_session=def; x=1")])),
             Some("def".into())
         );
-        assert_eq!(bearer(&headers(&[("cookie", "kubeheal_session=")])), None);
-        assert_eq!(bearer(&headers(&[])), None);
+        assert_eq!(session_token(&headers(&[("authorization", "Bearer abc")])), None);
+        assert_eq!(session_token(&headers(&[("cookie", "kubeheal_session=")])), None);
+    }
+
+    #[test]
+    fn the_cookie_is_secure_but_on_loopback() {
+        assert!(secure_cookie(&headers(&[("host", "kubeheal.example.com")])));
+        assert!(secure_cookie(&headers(&[("host", "10.0.0.7:8083")])));
+        assert!(!secure_cookie(&headers(&[("host", "127.0.0.1:8083")])));
+        assert!(!secure_cookie(&headers(&[("host", "localhost:8083")])));
+        assert!(!secure_cookie(&headers(&[("host", "[::1]:8083")])));
     }
 
     #[test]

@@ -122,13 +122,14 @@ pub async fn advance(
         Step::Fail(why) => Ok(ended(status.clone(), TicketPhase::Failed, why)),
         Step::HealRun => return heal_in_code(ticket, &target, status, ctx, &mut written).await,
         Step::Propose => {
-            // Shown while the model thinks; a restart in the middle proposes again.
-            if status.phase != Some(TicketPhase::Analyzing) {
-                let mut analysing = status.clone();
-                settle(&mut analysing, TicketPhase::Analyzing, "proposing a fix", now);
-                if !write(ticket, ctx, &mut written, analysing, None).await? {
-                    return Ok(Some(Requeue::requeue(Duration::from_secs(1))));
-                }
+            // Claimed with a write over the version this reconcile read, before the model is
+            // paid: a reconcile that started from a cache not yet showing an earlier outcome
+            // gets a cheap conflict instead of proposing twice. A restart in the middle
+            // proposes again.
+            let mut analysing = status.clone();
+            settle(&mut analysing, TicketPhase::Analyzing, "proposing a fix", now);
+            if !write(ticket, ctx, &mut written, analysing, None).await? {
+                return Ok(Some(Requeue::requeue(Duration::from_secs(1))));
             }
             let mut next = written.status.clone();
             match propose(ticket, &target, &next, ctx).await {
@@ -153,13 +154,12 @@ pub async fn advance(
             }
         }
         Step::Apply => {
-            // A human's approval is shown before the work starts (tier 1's has none to show).
-            if status.phase == Some(TicketPhase::Proposed) && ticket.spec.decision.is_some() {
-                let mut approved = status.clone();
-                settle(&mut approved, TicketPhase::Approved, "applying the approved fix", now);
-                if !write(ticket, ctx, &mut written, approved, None).await? {
-                    return Ok(Some(Requeue::requeue(Duration::from_secs(1))));
-                }
+            // Claimed like a proposal (above) before the repository is touched; a human's
+            // approval is shown while the work goes on.
+            let mut approved = status.clone();
+            settle(&mut approved, TicketPhase::Approved, "applying the fix", now);
+            if !write(ticket, ctx, &mut written, approved, None).await? {
+                return Ok(Some(Requeue::requeue(Duration::from_secs(1))));
             }
             let next = written.status.clone();
             apply(ticket, &target, &next, ctx).await.or_else(|f| failed(f, next))
@@ -228,7 +228,7 @@ async fn heal_in_code(
             run.metadata.labels = Some(
                 [
                     (MANAGED_BY.0.to_owned(), MANAGED_BY.1.to_owned()),
-                    (TICKET_LABEL.to_owned(), ticket.name_any()),
+                    (TICKET_LABEL.to_owned(), label_value(&ticket.name_any())),
                 ]
                 .into(),
             );
@@ -237,7 +237,7 @@ async fn heal_in_code(
                 Err(kube::Error::Api(e)) if e.code == 409 => runs.get_opt(&name).await?,
                 // The template is refused by the API server: nothing will change that but a new
                 // ticket, so the ticket ends saying why.
-                Err(kube::Error::Api(e)) if e.code == 422 || e.code == 403 => {
+                Err(kube::Error::Api(e)) if e.code == 422 => {
                     let why = format!("the HealRun {name} from target.healRun was refused: {}", e.message);
                     let outcome = ended(status.clone(), TicketPhase::Failed, why);
                     write(ticket, ctx, written, outcome.status, Some(&outcome.note)).await?;
@@ -270,6 +270,21 @@ async fn heal_in_code(
     };
     write(ticket, ctx, written, outcome.status, Some(&outcome.note)).await?;
     Ok(None)
+}
+
+/// A label value naming the ticket: its name, or for a name past a label's 63 characters, its
+/// start and a digest of the whole (the label only selects the runs tickets own).
+fn label_value(name: &str) -> String {
+    if name.len() <= 63 {
+        return name.to_owned();
+    }
+    let digest = crate::core::patch::digest(name);
+    let hex = digest.trim_start_matches("sha256:");
+    format!(
+        "{}-{}",
+        crate::parse::truncate_bytes(name, 50).trim_end_matches(['-', '.']),
+        &hex[..12]
+    )
 }
 
 /// A failed step: `Final` ends the ticket `Failed` (from `status`), `Transient` is retried.
@@ -627,7 +642,7 @@ async fn apply(
         )));
     }
     let name = ticket.name_any();
-    let branch = branch(target, &name);
+    let branch = branch(&name);
     let (repo, tip) = checkout(ticket, target, ctx).await?;
     let trailers = [(TICKET_TRAILER, name.as_str()), (PATCH_TRAILER, digest.as_str())];
     let done = repo

@@ -434,3 +434,95 @@ fn a_gitops_identity_named_in_the_values_may_apply_a_decision_carrying_a_persons
         &["bob may not write approvedBy 'alice'"],
     );
 }
+
+#[test]
+fn a_ticket_target_that_makes_the_operator_act_needs_the_right_to_do_it_oneself() {
+    let plane = control_plane();
+    let ns = plane.namespace("ticket-target-policy");
+    // bob may file and edit tickets, nothing more.
+    ok(&plane.kubectl([
+        "create",
+        "role",
+        "ticket-filer",
+        "-n",
+        &ns.name,
+        "--verb=get,list,create,patch,update",
+        "--resource=healertickets.kubeheal.dev",
+    ]));
+    let bob = Who::User("bob");
+    bind(
+        plane,
+        &ns.name,
+        "bob-files-tickets",
+        "role",
+        "ticket-filer",
+        "--user=bob",
+        (&bob, "create", "healertickets"),
+    );
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = |name: &str, target: Value| {
+        let ticket = json!({"apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealerTicket",
+                            "metadata": {"name": name},
+                            "spec": {"source": "runtime", "error": format!("KeyError: '{name}'"), "target": target}});
+        let path = dir.path().join(format!("{name}.json"));
+        std::fs::write(&path, ticket.to_string()).expect("write the ticket");
+        path.display().to_string()
+    };
+    let create = |path: &str| kubectl(plane, &bob, &["create", "-n", &ns.name, "-f", path]);
+    let code = file(
+        "code",
+        json!({"path": "app.py", "healRun": {"source": {"url": "https://git.example.com/app.git"}}}),
+    );
+    refused(
+        &create(&code),
+        "a healRun target by bob",
+        &["bob may not name target.healRun", "create healruns"],
+    );
+    let regenerate = file(
+        "regen",
+        json!({"contractFqn": "entity/helpdesk/ticket", "regenerate": {"image": "python:3.12", "command": "make gen"}}),
+    );
+    refused(
+        &create(&regenerate),
+        "a regenerate target by bob",
+        &["target.regenerate"],
+    );
+    let secret = file(
+        "secret",
+        json!({"contractFqn": "entity/helpdesk/ticket",
+               "repository": {"url": "https://git.example.com/app.git", "secretRef": {"name": "app-git"}},
+               "healer": {"openAI": {"baseUrl": "https://llm.example.com/v1", "model": "m", "secretRef": {"name": "llm", "key": "k"}}}}),
+    );
+    refused(
+        &create(&secret),
+        "a target naming Secrets bob may not read",
+        &["bob may not name the Secrets app-git, llm"],
+    );
+    // What names nothing the operator would act on is admitted; and once bob may read the
+    // Secrets, so is the target that names them.
+    ok(&create(&file(
+        "plain",
+        json!({"contractFqn": "entity/helpdesk/ticket"}),
+    )));
+    ok(&plane.kubectl([
+        "create",
+        "role",
+        "secret-reader",
+        "-n",
+        &ns.name,
+        "--verb=get",
+        "--resource=secrets",
+        "--resource-name=app-git",
+        "--resource-name=llm",
+    ]));
+    bind(
+        plane,
+        &ns.name,
+        "bob-reads-secrets",
+        "role",
+        "secret-reader",
+        "--user=bob",
+        (&bob, "get", "secrets/app-git"),
+    );
+    ok(&create(&secret));
+}

@@ -133,6 +133,8 @@ async fn operator_with(test: &str, contract: &str, model: &str, notify: bool) ->
 struct Session {
     cookie: String,
     csrf: String,
+    /// The patch the page showed, which its forms name.
+    digest: String,
 }
 
 /// A form's body as a browser sends it (`application/x-www-form-urlencoded`).
@@ -166,15 +168,46 @@ async fn page_text(url: &str, session: Option<&Session>) -> String {
 /// Signs in on the sign-in form with `token`, as a browser does, and reads the CSRF token from
 /// the ticket's page.
 async fn sign_in(base: &str, token: &str, id: &str) -> Session {
+    // As a browser gets there: the ticket page's link, then the sign-in page's form.
+    let page_url = reqwest::Url::parse(&format!("{base}/tickets/{id}/view")).expect("a URL");
+    let page = page_text(page_url.as_str(), None).await;
+    let href = regex::Regex::new(r#"href="([^"]*sign-in[^"]*)""#)
+        .expect("a regex")
+        .captures(&page)
+        .map(|c| c[1].replace("&amp;", "&"))
+        .unwrap_or_else(|| panic!("no sign-in link on the page:\n{page}"));
+    let sign_in_url = page_url.join(&href).expect("the link resolves");
+    let form_page = page_text(sign_in_url.as_str(), None).await;
+    let action = regex::Regex::new(r#"<form method="post" action="([^"]+)""#)
+        .expect("a regex")
+        .captures(&form_page)
+        .map(|c| c[1].to_owned())
+        .unwrap_or_else(|| panic!("no sign-in form:\n{form_page}"));
+    let next = regex::Regex::new(r#"name="next" value="([^"]+)""#)
+        .expect("a regex")
+        .captures(&form_page)
+        .map(|c| c[1].to_owned())
+        .expect("where to go back to");
     let response = crate::support::http::client()
-        .post(format!("{base}/sign-in"))
+        .post(sign_in_url.join(&action).expect("the action resolves"))
         .header("sec-fetch-site", "same-origin")
         .header("content-type", "application/x-www-form-urlencoded")
-        .body(form(&[("token", token), ("next", &format!("tickets/{id}/view"))]))
+        .body(form(&[("token", token), ("next", &next)]))
         .send()
         .await
         .expect("the sign-in answers");
     assert_eq!(response.status().as_u16(), 303, "{:?}", response.text().await);
+    let location = response
+        .headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .expect("back to the page")
+        .to_owned();
+    assert_eq!(
+        sign_in_url.join(&location).expect("resolves"),
+        page_url,
+        "back to the ticket's page"
+    );
     let set = response
         .headers()
         .get("set-cookie")
@@ -184,19 +217,26 @@ async fn sign_in(base: &str, token: &str, id: &str) -> Session {
     assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict"), "{set}");
     let cookie = set.split(';').next().expect("name=value").to_owned();
     let page = page_text(
-        &format!("{base}/tickets/{id}/view"),
+        page_url.as_str(),
         Some(&Session {
             cookie: cookie.clone(),
             csrf: String::new(),
+            digest: String::new(),
         }),
     )
     .await;
-    let csrf = regex::Regex::new(r#"name="csrf" value="([0-9a-f]{32})""#)
-        .expect("a regex")
-        .captures(&page)
-        .map(|c| c[1].to_owned())
-        .unwrap_or_else(|| panic!("no approve form for the signed-in person:\n{page}"));
-    Session { cookie, csrf }
+    let field = |name: &str| {
+        regex::Regex::new(&format!(r#"name="{name}" value="([^"]+)""#))
+            .expect("a regex")
+            .captures(&page)
+            .map(|c| c[1].to_owned())
+            .unwrap_or_else(|| panic!("no approve form for the signed-in person:\n{page}"))
+    };
+    Session {
+        cookie,
+        csrf: field("csrf"),
+        digest: field("patch_digest"),
+    }
 }
 
 /// Posts the page's approve (or reject) form; the answer's status and `Location`.
@@ -205,7 +245,11 @@ async fn decide_on_page(base: &str, id: &str, session: &Session, verb: &str, ori
         .post(format!("{base}/{verb}/{id}/action"))
         .header("cookie", &session.cookie)
         .header("content-type", "application/x-www-form-urlencoded")
-        .body(form(&[("csrf", session.csrf.as_str()), ("reason", "")]));
+        .body(form(&[
+            ("csrf", session.csrf.as_str()),
+            ("patch_digest", session.digest.as_str()),
+            ("reason", ""),
+        ]));
     request = match origin {
         Some(origin) => request.header("origin", origin).header("sec-fetch-site", "cross-site"),
         None => request.header("sec-fetch-site", "same-origin"),
@@ -402,7 +446,7 @@ async fn seed_004s_live_demo_is_proposed_with_invented_properties_removed_approv
     let bob = sign_in(&base, "kubeheal-test-bob-token", &id).await;
     let (code, location) = decide_on_page(&base, &id, &bob, "approve", None).await;
     assert_eq!(code, 303);
-    assert!(location.contains("?error=") && location.contains("bob"), "{location}");
+    assert!(location.ends_with("?error=forbidden"), "{location}");
     assert_eq!(tickets(&heal).get(&id).await.expect("the ticket").spec.decision, None);
     let alice = sign_in(&base, "kubeheal-test-alice-token", &id).await;
     let signed_in = page_text(&page, Some(&alice)).await;
@@ -422,6 +466,18 @@ async fn seed_004s_live_demo_is_proposed_with_invented_properties_removed_approv
     };
     let (code, _) = decide_on_page(&base, &id, &forged, "approve", None).await;
     assert_eq!(code, 403);
+    // A form naming another patch than the proposal's (the page was stale) decides nothing.
+    let stale = Session {
+        digest: format!("sha256:{}", "1".repeat(64)),
+        ..alice.clone()
+    };
+    let (code, location) = decide_on_page(&base, &id, &stale, "approve", None).await;
+    assert_eq!((code, location.ends_with("?error=changed")), (303, true), "{location}");
+    let flash = page_text(&format!("{page}?error=changed"), Some(&alice)).await;
+    assert!(
+        flash.contains("The proposal changed since this page was shown"),
+        "{flash}"
+    );
     let (code, _) = decide_on_page(&base, &id, &alice, "approve", Some("https://evil.example")).await;
     assert_eq!(code, 403);
     assert_eq!(tickets(&heal).get(&id).await.expect("the ticket").spec.decision, None);
