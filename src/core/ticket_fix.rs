@@ -50,6 +50,9 @@ pub enum Step {
     Propose,
     /// Apply the proposal: tier 1, or approved with the proposal's digest.
     Apply,
+    /// The fix is pushed and the target has a regenerate command: run it (once), wait for it,
+    /// and commit what it changed (or revert the fix when it failed).
+    Regenerate,
     /// A human rejected the proposal: end `Rejected` with their reason.
     Reject,
     /// A ticket fixed in code: create its HealRun, or follow the one it has.
@@ -147,6 +150,7 @@ pub fn effective_target(target: &TicketTarget, defaults: Option<&TicketTarget>) 
             .or_else(|| defaults.contract_schema.clone()),
         healer: target.healer.clone().or_else(|| defaults.healer.clone()),
         branch: target.branch.clone(),
+        regenerate: target.regenerate.clone().or_else(|| defaults.regenerate.clone()),
     }
 }
 
@@ -202,7 +206,16 @@ pub fn next_step(spec: &HealerTicketSpec, status: &HealerTicketStatus, target: &
                 )),
             },
         },
-        Some(TicketPhase::Approved) if proposal.is_some() => Step::Apply,
+        // A pushed fix waits in `Approved` for its regeneration; without a regenerate command
+        // (or one removed meanwhile) the apply finds its pushed commit and ends `Applied`.
+        Some(TicketPhase::Approved) if proposal.is_some() => {
+            let pushed = status.apply.as_ref().is_some_and(|a| a.commit.is_some());
+            if pushed && target.regenerate.is_some() {
+                Step::Regenerate
+            } else {
+                Step::Apply
+            }
+        }
         _ => Step::Wait,
     }
 }
