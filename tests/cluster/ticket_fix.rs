@@ -90,23 +90,24 @@ fn model(rules: Vec<(&'static str, Vec<String>)>) -> (String, Arc<Mutex<Vec<Stri
 /// An operator serving /healer whose `--ticket-target` is the test's repository (holding
 /// Specora's meta-schemas and `contract`), its schemas chosen by kind, and `model`.
 async fn operator(test: &str, contract: &str, model: &str) -> (Heal, String) {
-    operator_with(test, contract, model, &[], "").await
+    operator_with(test, contract, model, &[], "", Hold::default()).await
 }
 
-/// [`operator`] with `more` files in the repository and `more_target` (YAML lines) in the
-/// `--ticket-target`.
+/// [`operator`] with `more` files in the repository, `more_target` (YAML lines) in the
+/// `--ticket-target`, and a test node that leaves the Pods `hold` names alone.
 async fn operator_with(
     test: &str,
     contract: &str,
     model: &str,
     more: &[(&str, &str)],
     more_target: &str,
+    hold: Hold,
 ) -> (Heal, String) {
     let meta = specora().meta_files();
     let mut files: Vec<(&str, &str)> = meta.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     files.push((CONTRACT, contract));
     files.extend_from_slice(more);
-    let mut heal = Heal::new(test, &files, Hold::default()).await;
+    let mut heal = Heal::new(test, &files, hold).await;
     let target = heal.work.path().join("ticket-target.yaml");
     let text = format!(
         "repository:\n  url: {}\ncontractSchema: spec/meta/{{kind}}.meta.yaml\nhealer:\n  openAI:\n    baseUrl: {model}\n    model: helpdesk-fixer\n{more_target}",
@@ -671,6 +672,7 @@ async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_
         &model,
         &[("generate.py", GENERATE_PY), (MODEL, &before)],
         &regenerate("python3 generate.py"),
+        Hold::default(),
     )
     .await;
     grant_approvers_of(&heal, "healertickets");
@@ -768,6 +770,7 @@ async fn a_failing_regeneration_reverts_the_fix_on_the_branch_and_the_ticket_fai
         &model,
         &[("generate.py", BROKEN_GENERATE_PY)],
         &regenerate("python3 generate.py"),
+        Hold::default(),
     )
     .await;
     let id = ingest_prefix_error(&base, &contract).await;
@@ -820,4 +823,69 @@ async fn a_failing_regeneration_reverts_the_fix_on_the_branch_and_the_ticket_fai
         "the credential leaked: {everything}"
     );
     assert!(everything.contains("[REDACTED"), "{everything}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_restarted_while_the_regeneration_runs_finds_its_job_instead_of_launching_another() {
+    let contract = TICKET.replace("number_prefix: TKT", "number_prefix: tkt");
+    let (model, _) = model(vec![]);
+    // The committed model is stale (it lacks `status`): any regeneration rewrites it.
+    let hold = Hold::new(&["-regenerate"]);
+    let (mut heal, base) = operator_with(
+        "ticket-regen-restart",
+        &contract,
+        &model,
+        &[("generate.py", GENERATE_PY), (MODEL, &generated(&["title"]))],
+        &regenerate("python3 generate.py"),
+        hold.clone(),
+    )
+    .await;
+    let id = ingest_prefix_error(&base, &contract).await;
+    // The fix is pushed and its regeneration launched; the node has not run it yet.
+    let waiting = wait_ticket(&heal, &id, "regenerating", |t| {
+        phase_is(TicketPhase::Approved)(t)
+            && t.status.as_ref().is_some_and(|s| {
+                s.conditions
+                    .iter()
+                    .any(|c| c.message.contains("regenerating the code in Job"))
+            })
+    })
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let jobs: kube::Api<k8s_openapi::api::batch::v1::Job> = kube::Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let launched = loop {
+        if let Some(job) = jobs.get_opt(&format!("{id}-regenerate")).await.expect("the API server") {
+            break job;
+        }
+        assert!(std::time::Instant::now() < deadline, "no regeneration Job: {waiting:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    heal.kill_operator();
+    let target = heal.work.path().join("ticket-target.yaml");
+    serve_intake(&mut heal, &["--ticket-target", target.to_str().expect("a UTF-8 path")]).await;
+    hold.release("-regenerate");
+    let done = wait_ticket(&heal, &id, "applied", |t| {
+        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = done.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    let job = regeneration_job(&heal, &id).await;
+    assert_eq!(
+        job.metadata.uid, launched.metadata.uid,
+        "the Job launched before the restart"
+    );
+    let branch = format!("kubeheal/{id}");
+    assert_eq!(
+        git(&heal.origin, &["rev-list", "--count", &format!("main..{branch}")]),
+        "2"
+    );
+    assert_eq!(
+        heal.file_on_branch(&branch, MODEL),
+        generated(&["title", "status"]).trim_end()
+    );
+    assert_eq!(
+        status.regenerate.and_then(|r| r.result).as_deref(),
+        Some("1 file regenerated")
+    );
 }
