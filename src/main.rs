@@ -209,7 +209,7 @@ enum Command {
         tools: Vec<(String, String)>,
         /// Where HealerTickets' contract fixes go when a ticket's `spec.target` does not say (as
         /// ingested tickets do not): a YAML or JSON file of `spec.target`'s fields
-        /// (`repository`, `contractLayout`, `contractSchema`, `healer`). Default: none, so a
+        /// (`repository`, `contractLayout`, `contractSchema`, `healer`, `regenerate`). Default: none, so a
         /// contract ticket waits in Queued until its own spec says.
         #[arg(long, env = "KUBEHEAL_TICKET_TARGET", value_name = "FILE")]
         ticket_target: Option<PathBuf>,
@@ -666,7 +666,7 @@ fn ticket_target_settings(path: &std::path::Path) -> Result<kubeheal::api::heale
         .map_err(|e| format!("--ticket-target {}: cannot read it: {e}", path.display()))?;
     let target: kubeheal::api::healer_ticket::TicketTarget = serde_yaml_ng::from_str(&text).map_err(|e| {
         format!(
-            "--ticket-target {}: not a ticket target ({e}); give spec.target's fields: repository, contractLayout, contractSchema, healer",
+            "--ticket-target {}: not a ticket target ({e}); give spec.target's fields: repository, contractLayout, contractSchema, healer, regenerate",
             path.display()
         )
     })?;
@@ -681,6 +681,13 @@ fn ticket_target_settings(path: &std::path::Path) -> Result<kubeheal::api::heale
             "--ticket-target {}: healer must be openAI: contract fixes are proposed by an OpenAI-compatible model",
             path.display()
         ));
+    }
+    if let Some(why) = target
+        .regenerate
+        .as_ref()
+        .and_then(kubeheal::core::ticket_regenerate::problem)
+    {
+        return Err(format!("--ticket-target {}: {why}", path.display()));
     }
     Ok(target)
 }

@@ -145,6 +145,34 @@ pub struct TicketTarget {
     #[x_kube(validation = Rule::new("has(self.openAI)")
         .message("target.healer must be openAI: contract fixes are proposed by an OpenAI-compatible model"))]
     pub healer: Option<HealerSpec>,
+
+    /// The command that regenerates the code from the contracts (seed 004's Regenerate step):
+    /// run after a contract fix is committed and pushed, in an executor Job over the fix's
+    /// commit; the files it changes are committed on the ticket's branch as a second commit. A
+    /// regeneration that fails (or changes what kubeheal does not commit) reverts the fix, and
+    /// the ticket ends `Failed`. Default: the operator's `--ticket-target`; without one, the
+    /// ticket is `Applied` once the fix is pushed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regenerate: Option<Regenerate>,
+}
+
+/// How a repository regenerates its code from its contracts.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Regenerate {
+    /// The container image that has the generators, e.g. `ghcr.io/acme/helpdesk-forge:1.4`.
+    /// Required.
+    #[schemars(length(min = 1, max = 512))]
+    #[x_kube(validation = Rule::new(r"self.matches('^[^\\s]+$')").message("regenerate.image must be an image reference without spaces, e.g. ghcr.io/acme/forge:1.4"))]
+    pub image: String,
+    /// The command, run with `sh -c` (not the image's entrypoint) in the root of the fix's
+    /// checkout, with `$KUBEHEAL_CONTRACT` (the fixed contract's path) and
+    /// `$KUBEHEAL_CONTRACT_FQN` set, e.g. `make generate`. What it adds or
+    /// changes is committed (regular text files, at most 49; a deletion is refused); it gets no
+    /// credential of the repository. Required.
+    #[schemars(length(min = 1, max = 4096))]
+    #[x_kube(validation = Rule::new("self.trim() != ''").message("regenerate.command must not be blank"))]
+    pub command: String,
 }
 
 /// How urgent a ticket is; tickets are analysed CRITICAL first, first-in first-out within a
@@ -339,7 +367,9 @@ pub struct ApplyStatus {
     /// The commit that applied the fix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
-    /// True when the fix failed validation and the previous content was restored.
+    /// True when the fix was undone: it failed validation and the previous content was
+    /// restored, or the code regeneration after it failed and the fix was reverted on the
+    /// branch by a commit of its own (`regenerate.revertCommit`).
     #[serde(default)]
     pub rolled_back: bool,
     /// Why the apply failed, when it did.
@@ -354,7 +384,14 @@ pub struct RegenerateStatus {
     /// The Job that regenerated the code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_name: Option<String>,
-    /// What it reported, e.g. `42 files regenerated`.
+    /// What it reported, e.g. `42 files regenerated`, or why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+    /// The commit of the regenerated files on the ticket's branch, after the fix's commit
+    /// (`apply.commit`); none when the regeneration changed nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The commit that reverted the fix because the regeneration failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revert_commit: Option<String>,
 }

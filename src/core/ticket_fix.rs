@@ -50,6 +50,9 @@ pub enum Step {
     Propose,
     /// Apply the proposal: tier 1, or approved with the proposal's digest.
     Apply,
+    /// The fix is pushed and the target has a regenerate command: run it (once), wait for it,
+    /// and commit what it changed (or revert the fix when it failed).
+    Regenerate,
     /// A human rejected the proposal: end `Rejected` with their reason.
     Reject,
     /// A ticket fixed in code: create its HealRun, or follow the one it has.
@@ -146,6 +149,7 @@ pub fn effective_target(target: &TicketTarget, defaults: Option<&TicketTarget>) 
             .clone()
             .or_else(|| defaults.contract_schema.clone()),
         healer: target.healer.clone().or_else(|| defaults.healer.clone()),
+        regenerate: target.regenerate.clone().or_else(|| defaults.regenerate.clone()),
     }
 }
 
@@ -196,23 +200,36 @@ pub fn next_step(spec: &HealerTicketSpec, status: &HealerTicketStatus, target: &
                 ))
             }
         }
-        Some(TicketPhase::Proposed | TicketPhase::Approved) => match (&spec.decision, proposal) {
-            (_, None) => Step::Propose,
-            // Only a tier-1 ticket's deterministic fix goes without a person.
-            (None, Some(p)) if p.method == ProposalMethod::Deterministic && classification.tier == 1 => Step::Apply,
-            (None, Some(_)) => Step::Wait,
-            (Some(decision), Some(p)) => match decision.decision {
-                Verdict::Rejected => Step::Reject,
-                // Checked again at every step: an approval applies only the patch it names.
-                Verdict::Approved if decision.patch_digest.as_deref() == Some(p.patch_digest.as_str()) => Step::Apply,
-                Verdict::Approved => Step::Fail(format!(
-                    "the approval by {} is for patch {}, but the proposal is patch {}: nothing was applied (approve the proposal shown by `kubeheal ticket show`)",
-                    decision.approved_by,
-                    decision.patch_digest.as_deref().unwrap_or("(none)"),
-                    p.patch_digest
-                )),
-            },
-        },
+        Some(TicketPhase::Proposed | TicketPhase::Approved) => {
+            let go = match (&spec.decision, proposal) {
+                (_, None) => Step::Propose,
+                // Only a tier-1 ticket's deterministic fix goes without a person.
+                (None, Some(p)) if p.method == ProposalMethod::Deterministic && classification.tier == 1 => Step::Apply,
+                (None, Some(_)) => Step::Wait,
+                (Some(decision), Some(p)) => match decision.decision {
+                    Verdict::Rejected => Step::Reject,
+                    // Checked again at every step: an approval applies only the patch it names.
+                    Verdict::Approved if decision.patch_digest.as_deref() == Some(p.patch_digest.as_str()) => {
+                        Step::Apply
+                    }
+                    Verdict::Approved => Step::Fail(format!(
+                        "the approval by {} is for patch {}, but the proposal is patch {}: nothing was applied (approve the proposal shown by `kubeheal ticket show`)",
+                        decision.approved_by,
+                        decision.patch_digest.as_deref().unwrap_or("(none)"),
+                        p.patch_digest
+                    )),
+                },
+            };
+            // A pushed fix waits in `Approved` for its regeneration; without a regenerate command
+            // (or one removed meanwhile) the apply finds its pushed commit and ends `Applied`.
+            let pushed = status.apply.as_ref().is_some_and(|a| a.commit.is_some());
+            if go == Step::Apply && status.phase == Some(TicketPhase::Approved) && pushed && target.regenerate.is_some()
+            {
+                Step::Regenerate
+            } else {
+                go
+            }
+        }
         _ => Step::Wait,
     }
 }

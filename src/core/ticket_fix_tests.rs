@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::api::healer_ticket::{Classification, Priority, TicketProposal, TicketSource};
+use crate::api::healer_ticket::{Classification, Priority, Regenerate, TicketProposal, TicketSource};
 use crate::api::shared::{Decision, GitSource, HealerSpec, OpenAiHealer};
 
 fn yaml(text: &str) -> Value {
@@ -275,6 +275,58 @@ fn each_phase_and_decision_leads_to_one_step() {
         why.contains("is for patch sha256:bbbb") && why.contains("nothing was applied"),
         "{why}"
     );
+}
+
+#[test]
+fn a_pushed_fix_with_a_regenerate_command_waits_for_its_regeneration_in_approved() {
+    use TicketPhase::*;
+    let regenerate = Regenerate {
+        image: "ghcr.io/acme/forge:1.4".into(),
+        command: "python3 generate.py".into(),
+    };
+    let with_command = TicketTarget {
+        regenerate: Some(regenerate.clone()),
+        ..configured()
+    };
+    let approved = status(Approved, 1, FixableBy::Contract, Some(ProposalMethod::Deterministic));
+    let mut pushed = approved.clone();
+    pushed.apply = Some(ApplyStatus {
+        branch: Some("kubeheal/ht-1".into()),
+        commit: Some("0123abcd".into()),
+        ..ApplyStatus::default()
+    });
+    let cases = [
+        ("not pushed yet: applied first", &approved, &with_command, Step::Apply),
+        ("pushed: regenerated", &pushed, &with_command, Step::Regenerate),
+        (
+            "pushed, the command removed since: the apply ends it",
+            &pushed,
+            &configured(),
+            Step::Apply,
+        ),
+    ];
+    for (case, status, target, expected) in cases {
+        assert_eq!(next_step(&spec(None), status, target), expected, "{case}");
+    }
+    let mut applied = pushed.clone();
+    applied.phase = Some(Applied);
+    assert_eq!(next_step(&spec(None), &applied, &with_command), Step::Wait, "ended");
+    // The operator's `--ticket-target` may name the command; a ticket's own wins.
+    let bare = TicketTarget {
+        contract_fqn: Some("entity/helpdesk/ticket".into()),
+        ..TicketTarget::default()
+    };
+    let merged = effective_target(&bare, Some(&with_command));
+    assert_eq!(merged.regenerate.as_ref(), Some(&regenerate));
+    let own = Regenerate {
+        command: "make generate".into(),
+        ..regenerate
+    };
+    let mine = TicketTarget {
+        regenerate: Some(own.clone()),
+        ..bare
+    };
+    assert_eq!(effective_target(&mine, Some(&with_command)).regenerate, Some(own));
 }
 
 #[test]

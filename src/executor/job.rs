@@ -51,8 +51,10 @@ pub struct JobRequest {
     /// The Job's name (the execution's key): the same execution always has the same name, so a
     /// restarted operator finds its Job instead of creating a second one.
     pub name: String,
-    /// The owning resource's name (the HealRun), and its owner reference.
-    pub owner_name: String,
+    /// The labels of the Job, its Pod and its ConfigMaps: kubeheal's, and the owner's (the
+    /// controller that waits on the Job is woken by them, see `heal_run_labels`).
+    pub labels: BTreeMap<String, String>,
+    /// The owning resource (a HealRun, or a HealerTicket's regeneration).
     pub owner: OwnerReference,
     pub namespace: String,
     /// The exact commit to fetch (the run's revision, resolved).
@@ -65,15 +67,20 @@ pub struct JobRequest {
     pub tool: Option<ToolStep>,
 }
 
-/// A tool's step in a Job: its image (run with its own entrypoint) and what it is asked to do.
+/// A tool's step in a Job: its image (run with its own entrypoint, or `command`) and what it
+/// is asked to do.
 #[derive(Debug, Clone)]
 pub struct ToolStep {
     pub image: String,
     /// The work order's task, redacted: `$KUBEHEAL_TASK` in the tool's container.
     pub task: String,
+    /// Run with `sh -c` instead of the image's entrypoint (a repository's regenerate command).
+    pub command: Option<String>,
+    /// More variables for the tool's container (before kubeheal's own, which win).
+    pub env: Vec<(String, String)>,
     /// A Secret of the namespace whose keys become the tool's environment (its API keys), when
-    /// it exists.
-    pub env_secret: String,
+    /// it exists; `None`: no Secret is looked for.
+    pub env_secret: Option<String>,
 }
 
 /// What a HealRun's `spec.executor` adds to the build container.
@@ -106,7 +113,7 @@ impl JobRequest {
     }
 
     fn labels(&self) -> BTreeMap<String, String> {
-        crate::api::shared::heal_run_labels(&self.owner_name)
+        self.labels.clone()
     }
 
     /// The ConfigMap with the patch set, mounted by the fetch step.
@@ -225,16 +232,30 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
                 "/workspace/src/{}",
                 self.run.source.sub_path.clone().unwrap_or_default()
             );
-            init_containers.push(json!({
+            let mut env: Vec<serde_json::Value> = tool
+                .env
+                .iter()
+                .map(|(name, value)| json!({"name": name, "value": value}))
+                .collect();
+            env.extend([
+                json!({"name": "KUBEHEAL_TASK", "value": tool.task}),
+                json!({"name": "WORKSPACE", "value": "/workspace"}),
+                json!({"name": "HOME", "value": "/workspace"}),
+            ]);
+            let mut container = json!({
                 "name": TOOL_CONTAINER, "image": tool.image,
                 "workingDir": tool_dir.trim_end_matches('/'),
-                "env": [{"name": "KUBEHEAL_TASK", "value": tool.task},
-                        {"name": "WORKSPACE", "value": "/workspace"},
-                        {"name": "HOME", "value": "/workspace"}],
-                "envFrom": [{"secretRef": {"name": tool.env_secret, "optional": true}}],
+                "env": env,
                 "securityContext": security, "resources": build_resources,
                 "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]
-            }));
+            });
+            if let Some(secret) = &tool.env_secret {
+                container["envFrom"] = json!([{"secretRef": {"name": secret, "optional": true}}]);
+            }
+            if let Some(command) = &tool.command {
+                container["command"] = json!(["sh", "-c", command]);
+            }
+            init_containers.push(container);
             env_from = json!([]);
         }
         let mut job = json!({
@@ -1018,6 +1039,32 @@ pub async fn kept_artifacts(
     Ok(artifacts)
 }
 
+/// The exit code `container` (an init container or the main one) of the Job `job`'s Pod ended
+/// with; `None` while it has not ended, or when the Pod is gone.
+pub async fn container_exit_code(
+    client: Client,
+    namespace: &str,
+    job: &str,
+    container: &str,
+) -> Result<Option<i32>, kube::Error> {
+    let pods: Api<Pod> = Api::namespaced(client, namespace);
+    let pod = pods
+        .list(&ListParams::default().labels(&format!("job-name={job}")))
+        .await?
+        .items
+        .into_iter()
+        .next();
+    let status = pod.and_then(|p| p.status);
+    Ok(status.and_then(|s| {
+        s.init_container_statuses
+            .into_iter()
+            .flatten()
+            .chain(s.container_statuses.into_iter().flatten())
+            .find(|c| c.name == container)
+            .and_then(|c| c.state?.terminated.map(|t| t.exit_code))
+    }))
+}
+
 /// The last `lines` lines `container` of the Job `job`'s Pod printed, while the API server still
 /// serves them (a Pod that is gone has no log).
 pub async fn container_log_tail(
@@ -1055,7 +1102,7 @@ mod tests {
     fn request(container: ContainerSettings) -> JobRequest {
         JobRequest {
             name: "calc-c1-0123abcd".into(),
-            owner_name: "calc".into(),
+            labels: crate::api::shared::heal_run_labels("calc"),
             owner: OwnerReference {
                 api_version: "kubeheal.dev/v1alpha1".into(),
                 kind: "HealRun".into(),
@@ -1095,7 +1142,9 @@ mod tests {
         request.tool = Some(ToolStep {
             image: "registry.example/aider:0.86".into(),
             task: "Work order DDS-FIX-1".into(),
-            env_secret: "kubeheal-tool-aider".into(),
+            command: None,
+            env: Vec::new(),
+            env_secret: Some("kubeheal-tool-aider".into()),
         });
         let job = serde_json::to_value(request.job()).unwrap();
         assert!(
@@ -1141,6 +1190,27 @@ mod tests {
             !last["env"].to_string().contains("BUILD_ONLY"),
             "the build's settings stay the build's"
         );
+    }
+
+    #[test]
+    fn a_tool_with_a_command_runs_it_with_sh_in_the_repositorys_root_with_its_variables() {
+        let mut request = request(ContainerSettings::default());
+        request.tool = Some(ToolStep {
+            image: "registry.example/forge:1.4".into(),
+            task: "regenerate".into(),
+            command: Some("python3 generate.py".into()),
+            env: vec![("KUBEHEAL_CONTRACT".into(), "domains/a.yaml".into())],
+            env_secret: None,
+        });
+        let job = serde_json::to_value(request.job()).unwrap();
+        let tool = &job["spec"]["template"]["spec"]["initContainers"][1];
+        assert_eq!(tool["command"], json!(["sh", "-c", "python3 generate.py"]));
+        assert_eq!(tool["workingDir"], "/workspace/src");
+        assert_eq!(
+            tool["env"][0],
+            json!({"name": "KUBEHEAL_CONTRACT", "value": "domains/a.yaml"})
+        );
+        assert!(tool.get("envFrom").is_none(), "no Secret is named: {tool}");
     }
 
     fn build(job: &Job) -> serde_json::Value {

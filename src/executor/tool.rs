@@ -50,14 +50,21 @@ done"#
 /// it: a deletion, a link or submodule, a binary file, a change that did not come back whole, or
 /// no change at all.
 pub fn changes(artifacts: &BTreeMap<String, Vec<u8>>) -> Result<BTreeMap<String, String>, String> {
+    let files = changed_files(artifacts)?;
+    if files.is_empty() {
+        return Err("the tool changed no file".into());
+    }
+    Ok(files)
+}
+
+/// Like [`changes`], but no change at all is an answer too (empty): a regenerate command that
+/// finds the generated code up to date.
+pub fn changed_files(artifacts: &BTreeMap<String, Vec<u8>>) -> Result<BTreeMap<String, String>, String> {
     let manifest = artifacts
         .get(MANIFEST)
         .ok_or("the tool's Job reported no changes (its last step did not run to its end)")?;
     let manifest = String::from_utf8_lossy(manifest);
     let entries: Vec<&str> = manifest.lines().filter(|l| !l.is_empty()).collect();
-    if entries.is_empty() {
-        return Err("the tool changed no file".into());
-    }
     let mut files = BTreeMap::new();
     for entry in &entries {
         // `:<old mode> <new mode> <old sha> <new sha> <status>\t<path>`
@@ -167,6 +174,24 @@ mod tests {
             changes(&BTreeMap::new())
                 .unwrap_err()
                 .contains("did not run to its end")
+        );
+    }
+
+    #[test]
+    fn no_change_is_an_answer_of_its_own_only_where_it_is_asked_for() {
+        assert_eq!(changed_files(&artifacts("", &[])), Ok(BTreeMap::new()));
+        assert!(changes(&artifacts("", &[])).unwrap_err().contains("changed no file"));
+        assert!(
+            changed_files(&BTreeMap::new())
+                .unwrap_err()
+                .contains("did not run to its end"),
+            "a Job that did not report is not `no change`"
+        );
+        let deleted = line("100644", "000000", "D", "gen/old.py");
+        assert!(
+            changed_files(&artifacts(&deleted, &[]))
+                .unwrap_err()
+                .contains("deleted")
         );
     }
 }

@@ -386,7 +386,7 @@ impl ClusterWorld {
         }
         Ok(JobRequest {
             name: order.key.clone(),
-            owner_name: self.name.clone(),
+            labels: self.labels(),
             owner: self.owner(),
             namespace: self.namespace.clone(),
             commit: order.commit.clone(),

@@ -304,8 +304,14 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
     };
+    // And a contract ticket's regeneration Job wakes it when it ends.
+    let ticket_jobs: Api<Job> = match &settings.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
     let ticket_controller = Controller::new(tickets_all, selected.clone())
         .owns(ticket_runs, watcher::Config::default().labels(ticket_fix::TICKET_LABEL))
+        .owns(ticket_jobs, watcher::Config::default().labels(ticket_fix::TICKET_LABEL))
         .with_config(controller::Config::default().concurrency(settings.max_concurrent_reconciles))
         .graceful_shutdown_on(async move {
             let _ = ticket_stopped.await;

@@ -7,7 +7,11 @@
 //!
 //! Nothing is written to the repository before the new contract passes the repository's schema:
 //! a failed validation leaves the branch exactly as it was. An apply finds the commit an
-//! interrupted earlier attempt made (by its trailers) instead of committing twice.
+//! interrupted earlier attempt made (by its trailers) instead of committing twice. With a
+//! regenerate command the pushed fix waits in `Approved` for its code regeneration
+//! (`regenerate`), which commits the generated code after it or reverts it.
+
+mod regenerate;
 
 use std::time::Duration;
 
@@ -164,6 +168,12 @@ pub async fn advance(
             let next = written.status.clone();
             apply(ticket, &target, &next, ctx).await.or_else(|f| failed(f, next))
         }
+        Step::Regenerate => match regenerate::step(ticket, &target, status, ctx).await {
+            // Its Job's changes wake the ticket; the requeue is the safety net.
+            Ok(regenerate::Progress::Waiting(after)) => return Ok(Some(Requeue::requeue(after))),
+            Ok(regenerate::Progress::Done(outcome)) => Ok(*outcome),
+            Err(failure) => failed(failure, status.clone()),
+        },
     };
     match outcome {
         Ok(outcome) => {
@@ -694,6 +704,18 @@ async fn apply(
         rolled_back: false,
         error: None,
     });
+    if target.regenerate.is_some() {
+        // Not applied until the code follows (seed 004's Regenerate step): it waits, approved,
+        // for its regeneration Job, which the next reconcile launches.
+        let started = regenerate::started(&name);
+        let why = regenerate::waiting_message(&commit, &branch, started.job_name.as_deref().unwrap_or_default());
+        next.regenerate = Some(started);
+        settle(&mut next, TicketPhase::Approved, &why, Timestamp::now());
+        return Ok(Outcome {
+            status: next,
+            note: note(false, "Regenerating", why),
+        });
+    }
     let why = format!(
         "{} — committed as {} on {branch}",
         proposal.explanation,
@@ -727,6 +749,7 @@ async fn write(
         "conditions": next.conditions,
         "proposal": next.proposal,
         "apply": next.apply,
+        "regenerate": next.regenerate,
         "resolvedAt": next.resolved_at,
         "resolutionNote": next.resolution_note,
     });

@@ -552,9 +552,20 @@ fn healer_ticket_cases() -> Vec<Case> {
             &["target.healer must be openAI"],
         ),
         case(
-            "fixes pushed to main",
-            vec![("/spec/target/branch", json!("main"))],
-            &["target.branch must start with kubeheal/"],
+            "a regenerate image with a space in it",
+            vec![(
+                "/spec/target/regenerate",
+                json!({"image": "ghcr.io/acme/forge 1.4", "command": "make generate"}),
+            )],
+            &["regenerate.image must be an image reference without spaces"],
+        ),
+        case(
+            "a blank regenerate command",
+            vec![(
+                "/spec/target/regenerate",
+                json!({"image": "ghcr.io/acme/forge:1.4", "command": "   "}),
+            )],
+            &["regenerate.command must not be blank"],
         ),
     ]
 }

@@ -63,7 +63,7 @@ async fn setup(test: &str, script: &str, image: &str, timeout: Duration) -> Setu
     let (url, commit) = repository(repo.path(), script);
     let request = JobRequest {
         name: format!("payments-api-c1-{}", &commit[..8]),
-        owner_name: "payments-api".into(),
+        labels: kubeheal::api::shared::heal_run_labels("payments-api"),
         owner: run.controller_owner_ref(&()).expect("an owner reference"),
         namespace: ns.name.clone(),
         commit: commit.clone(),

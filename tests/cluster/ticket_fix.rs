@@ -91,20 +91,39 @@ fn model(rules: Vec<(&'static str, Vec<String>)>) -> (String, Arc<Mutex<Vec<Stri
 /// An operator serving /healer whose `--ticket-target` is the test's repository (holding
 /// Specora's meta-schemas and `contract`), its schemas chosen by kind, and `model`.
 async fn operator(test: &str, contract: &str, model: &str) -> (Heal, String) {
-    let (heal, base, _) = operator_with(test, contract, model, false).await;
+    let (heal, base, _) = operator_with(test, contract, model, Extra::default()).await;
     (heal, base)
 }
 
-/// [`operator`], announcing ticket transitions to loopback Slack and JSON receivers when
-/// `notify` (what they received is returned).
-async fn operator_with(test: &str, contract: &str, model: &str, notify: bool) -> (Heal, String, Received) {
+/// What a test's repository and operator have besides the contract and the model.
+#[derive(Default)]
+struct Extra<'a> {
+    /// More files in the repository.
+    more: &'a [(&'a str, &'a str)],
+    /// More YAML lines in the `--ticket-target`.
+    more_target: &'a str,
+    /// The Pods the test node leaves alone.
+    hold: Hold,
+    /// Announce ticket transitions to loopback Slack and JSON receivers.
+    notify: bool,
+}
+
+/// [`operator`] with `extra`; what the notification receivers got (when `extra.notify`).
+async fn operator_with(test: &str, contract: &str, model: &str, extra: Extra<'_>) -> (Heal, String, Received) {
+    let Extra {
+        more,
+        more_target,
+        hold,
+        notify,
+    } = extra;
     let meta = specora().meta_files();
     let mut files: Vec<(&str, &str)> = meta.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
     files.push((CONTRACT, contract));
-    let mut heal = Heal::new(test, &files, Hold::default()).await;
+    files.extend_from_slice(more);
+    let mut heal = Heal::new(test, &files, hold).await;
     let target = heal.work.path().join("ticket-target.yaml");
     let text = format!(
-        "repository:\n  url: {}\ncontractSchema: spec/meta/{{kind}}.meta.yaml\nhealer:\n  openAI:\n    baseUrl: {model}\n    model: helpdesk-fixer\n",
+        "repository:\n  url: {}\ncontractSchema: spec/meta/{{kind}}.meta.yaml\nhealer:\n  openAI:\n    baseUrl: {model}\n    model: helpdesk-fixer\n{more_target}",
         heal.url()
     );
     std::fs::write(&target, text).expect("write the ticket target");
@@ -380,7 +399,16 @@ async fn seed_004s_live_demo_is_proposed_with_invented_properties_removed_approv
             "Add 'resolution' field (type: text) to fix KeyError on PATCH.",
         )],
     )]);
-    let (heal, base, received) = operator_with("ticket-demo", TICKET, &model, true).await;
+    let (heal, base, received) = operator_with(
+        "ticket-demo",
+        TICKET,
+        &model,
+        Extra {
+            notify: true,
+            ..Extra::default()
+        },
+    )
+    .await;
     grant_approvers_of(&heal, "healertickets");
     let id = ingest(
         &base,
@@ -804,5 +832,320 @@ async fn an_apply_interrupted_after_its_push_finds_its_commit_instead_of_committ
     assert_eq!(
         git(&heal.origin, &["rev-list", "--count", &format!("main..{branch}")]),
         "1"
+    );
+}
+
+/// A generator of the repository's own (run by the test node as a host process, so with the
+/// host's `python3`): for every contract under `domains/`, `generated/<name>_model.py` with one
+/// line per field. It reads the YAML by its lines (the host's python3 may
+/// have no YAML library), which is enough for the contracts here.
+const GENERATE_PY: &str = r#"import os, pathlib
+
+print("regenerating after the fix of", os.environ["KUBEHEAL_CONTRACT_FQN"], "in", os.environ["KUBEHEAL_CONTRACT"])
+for contract in sorted(pathlib.Path("domains").rglob("*.contract.yaml")):
+    name = contract.name[: -len(".contract.yaml")]
+    fields, base, indent = [], None, None
+    for line in contract.read_text().splitlines():
+        depth = len(line) - len(line.lstrip())
+        if line.strip() == "fields:":
+            base = depth
+            continue
+        if base is None or not line.strip():
+            continue
+        if depth <= base:
+            base = None
+            continue
+        indent = indent or depth
+        if depth == indent:
+            fields.append(line.strip().split(":")[0])
+    out = pathlib.Path("generated") / (name + "_model.py")
+    out.parent.mkdir(exist_ok=True)
+    out.write_text("".join("%s = None\n" % f for f in fields))
+"#;
+
+/// What [`GENERATE_PY`] writes for `fields`.
+fn generated(fields: &[&str]) -> String {
+    fields.iter().map(|f| format!("{f} = None\n")).collect()
+}
+
+const MODEL: &str = "generated/ticket_model.py";
+
+/// The `--ticket-target` lines that run `command` after each fix.
+fn regenerate(command: &str) -> String {
+    format!("regenerate:\n  image: python:3.12-slim\n  command: {command}\n")
+}
+
+/// Specora's validator's tier-1 ticket for `contract`'s `spec.number_prefix`, ingested.
+async fn ingest_prefix_error(base: &str, contract: &str) -> String {
+    let errors = specora().validate(contract);
+    let (path, message) = errors
+        .iter()
+        .find(|(path, _)| path == "spec.number_prefix")
+        .unwrap_or_else(|| panic!("specora finds the prefix: {errors:?}"));
+    let body = json!({"source": "validation", "contract_fqn": FQN, "error": message,
+                      "context": {"path": path, "source_path": CONTRACT}});
+    ingest(base, &body).await
+}
+
+/// The regeneration Job of ticket `id`: named after it and owned by it.
+async fn regeneration_job(heal: &Heal, id: &str) -> k8s_openapi::api::batch::v1::Job {
+    let jobs: kube::Api<k8s_openapi::api::batch::v1::Job> = kube::Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let job = jobs
+        .get(&format!("{id}-regenerate"))
+        .await
+        .expect("the ticket's regeneration Job");
+    let owner = job.metadata.owner_references.clone().unwrap_or_default();
+    assert_eq!(
+        owner
+            .iter()
+            .map(|o| (o.kind.as_str(), o.name.as_str()))
+            .collect::<Vec<_>>(),
+        [("HealerTicket", id)]
+    );
+    job
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_after_it_with_the_count() {
+    // The contract has a tier-1 error too: its fix changes nothing the generator writes.
+    let contract = TICKET.replace("number_prefix: TKT", "number_prefix: tkt");
+    let (model, _) = model(vec![(
+        "KeyError: 'resolution'",
+        vec![answer(
+            &with_resolution("").replace("number_prefix: TKT", "number_prefix: tkt"),
+            "Add 'resolution' field (type: text) to fix KeyError on PATCH.",
+        )],
+    )]);
+    let before = generated(&["title", "status"]);
+    let (heal, base, _) = operator_with(
+        "ticket-regen",
+        &contract,
+        &model,
+        Extra {
+            more: &[("generate.py", GENERATE_PY), (MODEL, &before)],
+            more_target: &regenerate("python3 generate.py"),
+            hold: Hold::default(),
+            notify: false,
+        },
+    )
+    .await;
+    grant_approvers_of(&heal, "healertickets");
+
+    // Seed 004's live demo, approved by alice: the fix, then the code it changes.
+    let id = ingest(
+        &base,
+        &runtime_error("KeyError: 'resolution'", json!({"status_code": 500})),
+    )
+    .await;
+    wait_ticket(&heal, &id, "proposed", phase_is(TicketPhase::Proposed)).await;
+    let approved = kubeheal_as(&heal, "alice", &["approve", &id]);
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    let done = wait_ticket(&heal, &id, "applied", |t| {
+        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = done.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    let branch = format!("kubeheal/{id}");
+    assert_eq!(
+        git(&heal.origin, &["rev-list", "--count", &format!("main..{branch}")]),
+        "2",
+        "the fix and the regenerated code"
+    );
+    let tip = git(&heal.origin, &["rev-parse", &branch]);
+    let fix = git(&heal.origin, &["rev-parse", &format!("{branch}~1")]);
+    assert_eq!(status.apply.as_ref().and_then(|a| a.commit.clone()), Some(fix.clone()));
+    let regenerate = status.regenerate.clone().expect("the regeneration's status");
+    assert_eq!(regenerate.result.as_deref(), Some("1 file regenerated"));
+    assert_eq!(regenerate.commit.as_deref(), Some(tip.as_str()));
+    assert_eq!(regenerate.job_name, Some(format!("{id}-regenerate")));
+    regeneration_job(&heal, &id).await;
+    assert_eq!(
+        heal.file_on_branch(&branch, MODEL),
+        generated(&["title", "status", "resolution"]).trim_end()
+    );
+    let message = git(&heal.origin, &["log", "-1", "--format=%B", &branch]);
+    assert!(
+        message.starts_with(&format!("regenerate({FQN}): 1 file\n"))
+            && message.contains(&format!("- {MODEL}"))
+            && message.contains(&format!("Kubeheal-Ticket: {id}"))
+            && message.contains(&format!("Kubeheal-Regenerated-From: {fix}")),
+        "{message}"
+    );
+    assert_eq!(
+        git(&heal.origin, &["diff", "--name-only", &fix, &branch]),
+        MODEL,
+        "the second commit holds the generated code only"
+    );
+    let why = note(&done);
+    assert!(why.contains("1 file regenerated"), "{why}");
+
+    // A fix that changes nothing the generator writes (the number prefix): applied with no
+    // second commit.
+    let prefix = ingest_prefix_error(&base, &contract).await;
+    let done = wait_ticket(&heal, &prefix, "applied", |t| {
+        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = done.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    let branch = format!("kubeheal/{prefix}");
+    assert_eq!(
+        git(&heal.origin, &["rev-list", "--count", &format!("main..{branch}")]),
+        "1"
+    );
+    let regenerate = status.regenerate.expect("the regeneration's status");
+    assert_eq!(
+        (regenerate.result.as_deref(), regenerate.commit),
+        (Some("0 files regenerated"), None)
+    );
+    assert_eq!(heal.file_on_branch(&branch, MODEL), before.trim_end());
+}
+
+/// A generator that breaks on the fixed contract, printing a credential on its way out.
+const BROKEN_GENERATE_PY: &str = r#"import os, sys
+
+print("regenerating after the fix of", os.environ["KUBEHEAL_CONTRACT_FQN"])
+print("pushing with GITHUB_TOKEN=ghp_R2x8kQ7vLw3mZp9TnB4cY6dHs1aFj0eUiKoX", file=sys.stderr)
+raise SystemExit("generate.py: cannot generate number prefix TKT: no such sequence")
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_regeneration_reverts_the_fix_on_the_branch_and_the_ticket_fails_saying_why() {
+    let contract = TICKET.replace("number_prefix: TKT", "number_prefix: tkt");
+    let (model, _) = model(vec![]);
+    let (heal, base, _) = operator_with(
+        "ticket-regen-fails",
+        &contract,
+        &model,
+        Extra {
+            more: &[("generate.py", BROKEN_GENERATE_PY)],
+            more_target: &regenerate("python3 generate.py"),
+            hold: Hold::default(),
+            notify: false,
+        },
+    )
+    .await;
+    let id = ingest_prefix_error(&base, &contract).await;
+    let done = wait_ticket(&heal, &id, "failed", |t| {
+        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = done.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Failed), "{}", note(&done));
+    let branch = format!("kubeheal/{id}");
+    // The base, the fix, and its revert: the contract on the branch is as before.
+    assert_eq!(
+        git(&heal.origin, &["rev-list", "--count", &branch]),
+        "3",
+        "{}",
+        git(&heal.origin, &["log", "--format=%s", &branch])
+    );
+    assert_eq!(heal.file_on_branch(&branch, CONTRACT), contract.trim_end());
+    let tip = git(&heal.origin, &["rev-parse", &branch]);
+    let fix = git(&heal.origin, &["rev-parse", &format!("{branch}~1")]);
+    let apply = status.apply.clone().expect("applied, then reverted");
+    assert_eq!(apply.commit.as_deref(), Some(fix.as_str()));
+    assert!(apply.rolled_back, "{apply:?}");
+    let regenerate = status.regenerate.clone().expect("the regeneration's status");
+    assert_eq!(regenerate.revert_commit.as_deref(), Some(tip.as_str()));
+    assert_eq!(regenerate.commit, None);
+    assert!(
+        regenerate.result.as_deref().unwrap_or_default().starts_with("failed: "),
+        "{regenerate:?}"
+    );
+    regeneration_job(&heal, &id).await;
+    let message = git(&heal.origin, &["log", "-1", "--format=%B", &branch]);
+    assert!(
+        message.contains(&format!("This reverts commit {fix}"))
+            && message.contains(&format!("Kubeheal-Ticket: {id}"))
+            && message.contains(&format!("Kubeheal-Reverts: {fix}")),
+        "{message}"
+    );
+    // Why, with the end of what the command printed — the credential redacted everywhere.
+    let why = note(&done);
+    assert!(
+        why.contains("exited with code 1")
+            && why.contains("cannot generate number prefix TKT")
+            && why.contains(&format!("the fix {} was reverted", &fix[..12])),
+        "{why}"
+    );
+    let everything = format!("{why}\n{apply:?}\n{regenerate:?}\n{message}");
+    assert!(
+        !everything.contains("ghp_R2x8kQ7vLw3mZp9TnB4cY6dHs1aFj0eUiKoX"),
+        "the credential leaked: {everything}"
+    );
+    assert!(everything.contains("[REDACTED"), "{everything}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_restarted_while_the_regeneration_runs_finds_its_job_instead_of_launching_another() {
+    let contract = TICKET.replace("number_prefix: TKT", "number_prefix: tkt");
+    let (model, _) = model(vec![]);
+    // The committed model is stale (it lacks `status`): any regeneration rewrites it.
+    let hold = Hold::new(&["-regenerate"]);
+    let (mut heal, base, _) = operator_with(
+        "ticket-regen-restart",
+        &contract,
+        &model,
+        Extra {
+            more: &[("generate.py", GENERATE_PY), (MODEL, &generated(&["title"]))],
+            more_target: &regenerate("python3 generate.py"),
+            hold: hold.clone(),
+            notify: false,
+        },
+    )
+    .await;
+    let id = ingest_prefix_error(&base, &contract).await;
+    // The fix is pushed and its regeneration launched; the node has not run it yet.
+    let waiting = wait_ticket(&heal, &id, "regenerating", |t| {
+        phase_is(TicketPhase::Approved)(t)
+            && t.status.as_ref().is_some_and(|s| {
+                s.conditions
+                    .iter()
+                    .any(|c| c.message.contains("regenerating the code in Job"))
+            })
+    })
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let jobs: kube::Api<k8s_openapi::api::batch::v1::Job> = kube::Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let launched = loop {
+        if let Some(job) = jobs.get_opt(&format!("{id}-regenerate")).await.expect("the API server") {
+            break job;
+        }
+        assert!(std::time::Instant::now() < deadline, "no regeneration Job: {waiting:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    heal.kill_operator();
+    let target = heal.work.path().join("ticket-target.yaml");
+    serve_intake(&mut heal, &["--ticket-target", target.to_str().expect("a UTF-8 path")]).await;
+    hold.release("-regenerate");
+    let done = wait_ticket(&heal, &id, "applied", |t| {
+        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = done.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    let job = regeneration_job(&heal, &id).await;
+    assert_eq!(
+        job.metadata.uid, launched.metadata.uid,
+        "the Job launched before the restart"
+    );
+    let branch = format!("kubeheal/{id}");
+    assert_eq!(
+        git(&heal.origin, &["rev-list", "--count", &format!("main..{branch}")]),
+        "2"
+    );
+    assert_eq!(
+        heal.file_on_branch(&branch, MODEL),
+        generated(&["title", "status"]).trim_end()
+    );
+    assert_eq!(
+        status.regenerate.and_then(|r| r.result).as_deref(),
+        Some("1 file regenerated")
     );
 }

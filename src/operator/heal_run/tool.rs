@@ -110,7 +110,9 @@ impl ClusterWorld {
         Ok(ToolStep {
             image: image.to_owned(),
             task: redact(&task, &[]).0,
-            env_secret: env_secret(name),
+            command: None,
+            env: Vec::new(),
+            env_secret: Some(env_secret(name)),
         })
     }
 

@@ -1,0 +1,400 @@
+//! Seed 004's Regenerate step: after a contract fix is pushed, the target's regenerate command
+//! runs in an executor Job over the fix's commit (the tool machinery of `executor::tool`: the
+//! command in its image over the checkout, then git reports what it changed); what it changed is
+//! committed on the ticket's branch as a second commit and pushed, and the ticket ends `Applied`
+//! with the count. A regeneration that fails reverts the fix on the branch and ends the ticket
+//! `Failed`. The decisions are `core::ticket_regenerate`'s.
+//!
+//! The Job is named after the ticket and owned by it, so a restarted operator finds it rather
+//! than launching a second one; its changes wake the ticket (the controller owns such Jobs), and
+//! a short requeue is the safety net. Both commits carry trailers naming the ticket and the fix's
+//! commit, so an operator interrupted after a push finds its commit instead of making another.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+use kube::{Resource, ResourceExt};
+
+use super::{Failure, Outcome, TICKET_LABEL, checkout, finish, note, repository_token};
+use crate::api::heal_run::ProjectType;
+use crate::api::healer_ticket::{HealerTicket, HealerTicketStatus, RegenerateStatus, TicketPhase, TicketTarget};
+use crate::api::shared::MANAGED_BY;
+use crate::core::format::short_commit;
+use crate::core::patch::unified_diff;
+use crate::core::redact::{redact, secret_values};
+use crate::core::ticket_fix::{TICKET_TRAILER, branch, contract_path};
+use crate::core::ticket_regenerate::{
+    REGENERATED_FROM_TRAILER, REVERTS_TRAILER, Ran, TIMEOUT, bounded, commit_message, job_name, judge, problem,
+    regenerated, revert_message,
+};
+use crate::executor::RunRequest;
+use crate::executor::job::{
+    ContainerSettings, JobRequest, TOOL_CONTAINER, ToolStep, container_exit_code, container_log_tail, kept_artifacts,
+};
+use crate::executor::tool;
+use crate::git::Repo;
+
+/// How often a running regeneration is looked at when no change of its Job woke the ticket.
+const RECHECK: Duration = Duration::from_secs(10);
+/// Lines of the command's own output quoted when it fails.
+const FAILURE_LINES: i64 = 20;
+/// Largest file read back from the fix's commit to diff a regenerated file against.
+const MAX_FILE: u64 = 1024 * 1024;
+
+/// Where the regeneration stands.
+pub(super) enum Progress {
+    /// Its Job was launched or still runs: look again after this long.
+    Waiting(Duration),
+    /// It ended: the ticket's outcome (`Applied` with the count, or `Failed` with the fix
+    /// reverted).
+    Done(Box<Outcome>),
+}
+
+/// The message shown while the fix waits for its regeneration (`Approved`).
+pub(super) fn waiting_message(commit: &str, branch: &str, job: &str) -> String {
+    format!(
+        "the fix is committed as {} on {branch}; regenerating the code in Job {job}",
+        short_commit(commit)
+    )
+}
+
+/// The regeneration's status as the apply leaves it: the Job named, nothing reported yet.
+pub(super) fn started(ticket: &str) -> RegenerateStatus {
+    RegenerateStatus {
+        job_name: Some(job_name(ticket)),
+        ..RegenerateStatus::default()
+    }
+}
+
+/// Launches the ticket's regeneration Job once, waits for it, then commits what it changed or
+/// reverts the fix.
+pub(super) async fn step(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    status: &HealerTicketStatus,
+    ctx: &super::Context,
+) -> Result<Progress, Failure> {
+    let regenerate = target
+        .regenerate
+        .as_ref()
+        .ok_or_else(|| Failure::Final("there is no regenerate command".into()))?;
+    if let Some(why) = problem(regenerate) {
+        return Err(Failure::Final(why));
+    }
+    let fix = status
+        .apply
+        .as_ref()
+        .and_then(|a| a.commit.clone())
+        .ok_or_else(|| Failure::Final("the fix has no commit to regenerate the code from".into()))?;
+    let name = ticket.name_any();
+    let namespace = ticket.namespace().unwrap_or_default();
+    let job = job_name(&name);
+    let api = |e: kube::Error| Failure::Transient(format!("the API server, about Job {job}: {e}"));
+    // A cheap look first (the watch cache): the request, which reads the repository's Secret,
+    // only to launch the Job or to read it back.
+    let ended = ctx.jobs.ended(&namespace, &job, TIMEOUT).await.map_err(api)?;
+    if ended == Some(false) {
+        return Ok(Progress::Waiting(RECHECK));
+    }
+    let request = job_request(ticket, target, &fix, ctx).await?;
+    if ended.is_none() {
+        ctx.jobs.launch(&request).await.map_err(api)?;
+        return Ok(Progress::Waiting(RECHECK));
+    }
+    let Some(execution) = ctx.jobs.collect(&request).await.map_err(api)? else {
+        return Ok(Progress::Waiting(RECHECK));
+    };
+    let client = ctx.client.clone();
+    let artifacts = kept_artifacts(client.clone(), &namespace, &execution.envelope)
+        .await
+        .map_err(api)?;
+    let command_exit = container_exit_code(client.clone(), &namespace, &job, TOOL_CONTAINER)
+        .await
+        .map_err(api)?;
+    let report_exit = execution.envelope.exit_code;
+    let printed = if command_exit == Some(0) && report_exit == Some(0) {
+        String::new()
+    } else {
+        let tail = container_log_tail(client, &namespace, &job, TOOL_CONTAINER, FAILURE_LINES)
+            .await
+            .map_err(api)?
+            .unwrap_or_default();
+        redact(&tail, &request.run.secrets).0
+    };
+    let ran = Ran {
+        command_exit,
+        report_exit,
+        executor_said: execution.envelope.error_message.clone(),
+        changes: tool::changed_files(&artifacts),
+        printed,
+    };
+    let fqn = target.contract_fqn.as_deref().unwrap_or_default();
+    let contract = contract_path(fqn, target.contract_layout.as_deref()).map_err(Failure::Final)?;
+    let outcome = match judge(ran, &contract) {
+        Ok(files) => commit_regenerated(ticket, target, status, ctx, &fix, files).await?,
+        Err(why) => revert(ticket, target, status, ctx, &fix, &why).await?,
+    };
+    Ok(Progress::Done(Box::new(outcome)))
+}
+
+/// The regeneration's Job: the fix's commit fetched, the command run with `sh -c` in the image,
+/// in the repository's root, and the changes reported; owned by the ticket.
+async fn job_request(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    fix: &str,
+    ctx: &super::Context,
+) -> Result<JobRequest, Failure> {
+    let regenerate = target
+        .regenerate
+        .as_ref()
+        .ok_or_else(|| Failure::Final("there is no regenerate command".into()))?;
+    let mut source = target
+        .repository
+        .clone()
+        .ok_or_else(|| Failure::Final("no repository to regenerate the code in".into()))?;
+    // Contract paths and generators work from the repository's root.
+    source.sub_path = None;
+    let name = ticket.name_any();
+    let owner = ticket
+        .controller_owner_ref(&())
+        .ok_or_else(|| Failure::Final("the ticket has no uid to own its Job".into()))?;
+    let fqn = target.contract_fqn.clone().unwrap_or_default();
+    let contract = contract_path(&fqn, target.contract_layout.as_deref()).map_err(Failure::Final)?;
+    // What a Job prints is redacted of the repository's token and the operator's own secrets.
+    let mut secrets: Vec<String> = repository_token(ticket, target, ctx).await?.into_iter().collect();
+    secrets.extend(secret_values(std::env::vars()));
+    Ok(JobRequest {
+        name: job_name(&name),
+        labels: [
+            (MANAGED_BY.0.to_owned(), MANAGED_BY.1.to_owned()),
+            (TICKET_LABEL.to_owned(), bounded(&name, "", 63)),
+        ]
+        .into(),
+        owner,
+        namespace: ticket.namespace().unwrap_or_default(),
+        commit: fix.to_owned(),
+        run: RunRequest {
+            cycle: 0,
+            source,
+            revision: Some(fix.to_owned()),
+            patches: Vec::new(),
+            project_type: ProjectType::Auto,
+            image: Some(regenerate.image.clone()),
+            command: None,
+            timeout: TIMEOUT,
+            secrets,
+        },
+        container: ContainerSettings::default(),
+        tool: Some(ToolStep {
+            image: regenerate.image.clone(),
+            task: format!("regenerate the code from the contracts after the fix of {fqn} ({contract})"),
+            command: Some(regenerate.command.clone()),
+            env: vec![
+                ("KUBEHEAL_CONTRACT".into(), contract),
+                ("KUBEHEAL_CONTRACT_FQN".into(), fqn),
+            ],
+            env_secret: None,
+        }),
+    })
+}
+
+/// The ticket's clone, synced, and the tip of its branch on the remote.
+async fn branch_tip(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    ctx: &super::Context,
+    branch: &str,
+) -> Result<(Repo, String), Failure> {
+    let (repo, _) = checkout(ticket, target, ctx).await?;
+    let tip = repo
+        .git(&[
+            "rev-parse",
+            "--verify",
+            &format!("refs/remotes/origin/{branch}^{{commit}}"),
+        ])
+        .await?;
+    Ok((repo, tip))
+}
+
+/// Refuses to add to a branch that moved past the fix since it was pushed (someone else's
+/// commits there are not kubeheal's to build on or force-push away).
+fn at_fix(branch: &str, tip: &str, fix: &str) -> Result<(), Failure> {
+    if tip == fix {
+        return Ok(());
+    }
+    Err(Failure::Final(format!(
+        "the branch {branch} is at {}, not at the fix {} kubeheal pushed: it moved since, and kubeheal commits nothing over it",
+        short_commit(tip),
+        short_commit(fix)
+    )))
+}
+
+/// Commits the regenerated `files` over the fix on the ticket's branch (unless an earlier
+/// attempt did) and pushes; the outcome is `Applied` with the count.
+async fn commit_regenerated(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    status: &HealerTicketStatus,
+    ctx: &super::Context,
+    fix: &str,
+    files: BTreeMap<String, String>,
+) -> Result<Outcome, Failure> {
+    let name = ticket.name_any();
+    let branch = branch(&name);
+    let commit = if files.is_empty() {
+        None
+    } else {
+        let (repo, tip) = branch_tip(ticket, target, ctx, &branch).await?;
+        let trailers = [(TICKET_TRAILER, name.as_str()), (REGENERATED_FROM_TRAILER, fix)];
+        match repo
+            .commit_with(&format!("refs/remotes/origin/{branch}"), &trailers)
+            .await
+        {
+            // An earlier attempt committed and pushed it, then stopped before recording it.
+            Some(commit) => Some(commit),
+            None => {
+                at_fix(&branch, &tip, fix)?;
+                commit_files(&repo, target, &name, &branch, fix, &files).await?
+            }
+        }
+    };
+    let count = match &commit {
+        Some(commit) => count_files(ticket, target, ctx, fix, commit).await?,
+        None => 0,
+    };
+    let mut next = status.clone();
+    let result = regenerated(count);
+    let explanation = status
+        .proposal
+        .as_ref()
+        .map(|p| p.explanation.clone())
+        .unwrap_or_default();
+    let why = match &commit {
+        Some(commit) => format!(
+            "{explanation} — committed as {} on {branch}; {result} (commit {})",
+            short_commit(fix),
+            short_commit(commit)
+        ),
+        None => format!(
+            "{explanation} — committed as {} on {branch}; {result}: the generated code was up to date",
+            short_commit(fix)
+        ),
+    };
+    next.regenerate = Some(RegenerateStatus {
+        result: Some(result),
+        commit,
+        ..started(&name)
+    });
+    finish(&mut next, TicketPhase::Applied, &why, Timestamp::now());
+    Ok(Outcome {
+        status: next,
+        note: note(false, "Applied", why),
+    })
+}
+
+/// Commits `files` as they differ from the fix's commit on `branch` and pushes; `None` when
+/// none differs after all.
+async fn commit_files(
+    repo: &Repo,
+    target: &TicketTarget,
+    ticket: &str,
+    branch: &str,
+    fix: &str,
+    files: &BTreeMap<String, String>,
+) -> Result<Option<String>, Failure> {
+    repo.checkout(fix).await?;
+    let tree = repo.files().map_err(|e| Failure::Final(e.to_string()))?;
+    let mut before = BTreeMap::new();
+    for path in files.keys() {
+        match tree.read_text(path, MAX_FILE) {
+            Ok(text) => {
+                before.insert(path.clone(), text);
+            }
+            Err(e) if e.is_not_found() => {}
+            Err(e) => {
+                return Err(Failure::Final(format!(
+                    "cannot read {path} at the fix's commit to commit its regenerated text: {e}"
+                )));
+            }
+        }
+    }
+    let changed: Vec<&String> = files.keys().filter(|p| before.get(*p) != files.get(*p)).collect();
+    let patch = unified_diff(&before, files);
+    if changed.is_empty() || patch.is_empty() {
+        return Ok(None);
+    }
+    let fqn = target.contract_fqn.as_deref().unwrap_or_default();
+    let message = commit_message(ticket, fqn, fix, &changed);
+    let commit = repo.commit_patch(branch, fix, &patch, &message).await?;
+    repo.push(branch).await?;
+    Ok(Some(commit))
+}
+
+/// How many files `commit` changed after the fix (read from Git, so a commit found from an
+/// interrupted attempt is counted like a new one).
+async fn count_files(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    ctx: &super::Context,
+    fix: &str,
+    commit: &str,
+) -> Result<usize, Failure> {
+    let (repo, _) = checkout(ticket, target, ctx).await?;
+    let names = repo.git(&["diff", "--name-only", fix, commit]).await?;
+    Ok(names.lines().filter(|l| !l.is_empty()).count())
+}
+
+/// Reverts the fix on the ticket's branch (unless an earlier attempt did) and pushes; the
+/// outcome is `Failed` with why, and the fix rolled back.
+async fn revert(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    status: &HealerTicketStatus,
+    ctx: &super::Context,
+    fix: &str,
+    why: &str,
+) -> Result<Outcome, Failure> {
+    let name = ticket.name_any();
+    let branch = branch(&name);
+    let (repo, tip) = branch_tip(ticket, target, ctx, &branch).await?;
+    let trailers = [(TICKET_TRAILER, name.as_str()), (REVERTS_TRAILER, fix)];
+    let reverted = match repo
+        .commit_with(&format!("refs/remotes/origin/{branch}"), &trailers)
+        .await
+    {
+        Some(commit) => commit,
+        None => {
+            at_fix(&branch, &tip, fix)?;
+            let fqn = target.contract_fqn.as_deref().unwrap_or_default();
+            let commit = repo
+                .revert_on(&branch, fix, fix, &revert_message(&name, fqn, fix, why))
+                .await?;
+            repo.push(&branch).await?;
+            commit
+        }
+    };
+    let mut next = status.clone();
+    let apply = next.apply.get_or_insert_default();
+    apply.rolled_back = true;
+    apply.error = Some(why.to_owned());
+    next.regenerate = Some(RegenerateStatus {
+        result: Some(format!(
+            "failed: {}",
+            crate::parse::truncate(why.lines().next().unwrap_or(why), 200)
+        )),
+        revert_commit: Some(reverted.clone()),
+        ..started(&name)
+    });
+    let message = format!(
+        "the code regeneration failed, so the fix {} was reverted by {} on {branch}: {why}",
+        short_commit(fix),
+        short_commit(&reverted)
+    );
+    finish(&mut next, TicketPhase::Failed, &message, Timestamp::now());
+    Ok(Outcome {
+        status: next,
+        note: note(true, "Failed", message),
+    })
+}
