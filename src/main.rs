@@ -213,6 +213,12 @@ enum Command {
         /// contract ticket waits in Queued until its own spec says.
         #[arg(long, env = "KUBEHEAL_TICKET_TARGET", value_name = "FILE")]
         ticket_target: Option<PathBuf>,
+        /// Most HealerTickets analysed at once (a proposal from the normaliser or the model);
+        /// the others wait their turn, critical first, oldest first within a priority.
+        #[arg(long, env = "KUBEHEAL_TICKET_WORKERS", value_name = "N",
+              default_value_t = kubeheal::operator::ticket_queue::DEFAULT_WORKERS,
+              value_parser = clap::value_parser!(u16).range(1..))]
+        ticket_workers: u16,
     },
     /// Approve a CodeFixDDS as the current kubeconfig user (with its proposal's digest). The
     /// API server decides whether you may: you need the `approve` verb on codefixdds.
@@ -428,6 +434,7 @@ fn main() -> ExitCode {
             ticket_page_url,
             tools,
             ticket_target,
+            ticket_workers,
         } => ingest_settings(
             &healer_listen,
             ticket_namespace.clone().or_else(|| namespace.clone()),
@@ -446,6 +453,7 @@ fn main() -> ExitCode {
             operator(kubeheal::operator::Settings {
                 ingest,
                 ticket_target,
+                ticket_workers,
                 notify,
                 tools,
                 watch_label_selector: watch_label_selector.filter(|s| !s.trim().is_empty()),

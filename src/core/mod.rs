@@ -12,6 +12,7 @@
 //! - `healer_ticket`: a HealerTicket's intake — classification, fingerprint, name, queue order.
 //! - `ticket_api`: seed 004's API over tickets (ingest body, name, description, filters, status summary);
 //! - `ticket_page`: the same tickets as HTML pages (list and detail, everything escaped);
+//! - `ticket_queue`: seed 004's priority queue as a rule — which tickets' analysis starts now;
 //! - `ticket_fix` and `ticket_regenerate`: a contract ticket's propose → approve → apply, and
 //!   the Regenerate step after it;
 //! - `notify`: the payloads announcing a ticket's transitions (Slack, Discord, Teams, JSON).
@@ -32,4 +33,5 @@ pub mod step;
 pub mod ticket_api;
 pub mod ticket_fix;
 pub mod ticket_page;
+pub mod ticket_queue;
 pub mod ticket_regenerate;

@@ -136,6 +136,8 @@ struct Shared {
     tickets: Store<HealerTicket>,
     pending: Mutex<Waiting>,
     limiter: Option<Limiter>,
+    /// What the API server said lately of the session tokens that read the pages.
+    readers: session::Remembered,
 }
 
 /// The running `/healer` API: [`Ingest::stop`] ends it without losing what was accepted.
@@ -197,6 +199,7 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, S
         tickets,
         pending: Mutex::new(Waiting::default()),
         limiter,
+        readers: session::Remembered::default(),
     });
     let (stop_flushing, flush_stopped) = tokio::sync::oneshot::channel();
     let flusher = tokio::spawn(flush_until(api, shared.clone(), flush_stopped));
@@ -583,33 +586,51 @@ async fn reader(shared: &Shared, headers: &HeaderMap, page: Option<&str>) -> Res
             (Some(refusal), None) => Err(refusal),
         };
     };
-    let client =
-        session::client_as(&shared.api_config, &token).map_err(|e| refuse(StatusCode::INTERNAL_SERVER_ERROR, e))?;
-    let user = match session::who(&client).await {
-        Ok(user) => user,
-        Err(why) => {
-            info!(%why, "a session's token was refused; signing in again");
-            return match (open, page) {
-                (None, _) => Ok(None),
-                (_, Some(next)) => Err(sign_in(next)),
-                (Some(refusal), None) => Err(refusal),
+    let must_ask = open.is_some();
+    let now = std::time::Instant::now();
+    let known = shared
+        .readers
+        .get(&token, now)
+        .filter(|r| !must_ask || r.may_read.is_some());
+    let reader = match known {
+        Some(reader) => reader,
+        None => {
+            let client = session::client_as(&shared.api_config, &token)
+                .map_err(|e| refuse(StatusCode::INTERNAL_SERVER_ERROR, e))?;
+            let user = match session::who(&client).await {
+                Ok(user) => user,
+                Err(why) => {
+                    info!(%why, "a session's token was refused; signing in again");
+                    return match (open, page) {
+                        (None, _) => Ok(None),
+                        (_, Some(next)) => Err(sign_in(next)),
+                        (Some(refusal), None) => Err(refusal),
+                    };
+                }
             };
+            let may_read = if must_ask {
+                Some(
+                    session::may_read_tickets(&client, &shared.settings.namespace)
+                        .await
+                        .map_err(|e| refuse(StatusCode::BAD_GATEWAY, e))?,
+                )
+            } else {
+                None
+            };
+            let reader = session::Reader { user, may_read };
+            shared.readers.keep(&token, reader.clone(), now);
+            reader
         }
     };
-    if open.is_some() {
-        match session::may_read_tickets(&client, &shared.settings.namespace).await {
-            Ok(true) => {}
-            Ok(false) => {
-                return Err(refuse(
-                    StatusCode::FORBIDDEN,
-                    format!(
-                        "{user} may not list healertickets in namespace {}",
-                        shared.settings.namespace
-                    ),
-                ));
-            }
-            Err(e) => return Err(refuse(StatusCode::BAD_GATEWAY, e)),
-        }
+    let user = reader.user;
+    if reader.may_read == Some(false) {
+        return Err(refuse(
+            StatusCode::FORBIDDEN,
+            format!(
+                "{user} may not list healertickets in namespace {}",
+                shared.settings.namespace
+            ),
+        ));
     }
     Ok(Some(Viewer {
         user,

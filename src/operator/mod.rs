@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod notify;
 pub mod session;
 pub mod ticket_fix;
+pub mod ticket_queue;
 pub mod url_policy;
 
 use std::future::Future;
@@ -72,6 +73,9 @@ pub struct Settings {
     /// Where HealerTickets' contract fixes go when their `spec.target` does not say
     /// (`--ticket-target`).
     pub ticket_target: Option<crate::api::healer_ticket::TicketTarget>,
+    /// Most tickets analysed at once (`--ticket-workers`): the rest wait their turn in seed
+    /// 004's priority order.
+    pub ticket_workers: u16,
 }
 
 /// How many reconciles of each object failed in a row: the error policy backs off by it.
@@ -103,6 +107,8 @@ pub struct Context {
     pub jobs: JobExecutor,
     /// Where HealerTicket transitions are announced; `None` when no `--notify-secret` is set.
     pub notifier: Option<notify::Notifier>,
+    /// The workers of the tickets' analysis queue.
+    pub analysis: ticket_queue::AnalysisQueue,
 }
 
 impl Context {
@@ -156,7 +162,13 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
     // runs, and a run that looks at its Job reads these caches, not the API server.
     let (job_cache, job_writer) = reflector::store::<Job>();
     let (pod_cache, pod_writer) = reflector::store::<Pod>();
+    let (wake_ticket, woken_tickets) = futures::channel::mpsc::unbounded();
     let ctx = Arc::new(Context {
+        analysis: ticket_queue::AnalysisQueue::new(
+            settings.ticket_workers,
+            settings.ticket_target.clone(),
+            wake_ticket,
+        ),
         notifier,
         failures: Failures::default(),
         recorder: Recorder::new(client.clone(), reporter),
@@ -309,7 +321,11 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
     };
-    let ticket_controller = Controller::new(tickets_all, selected.clone())
+    let ticket_controller = Controller::new(tickets_all, selected.clone());
+    ctx.analysis.attach(ticket_controller.store());
+    let ticket_controller = ticket_controller
+        // A ticket whose turn in the analysis queue has come.
+        .reconcile_on(woken_tickets)
         .owns(ticket_runs, watcher::Config::default().labels(ticket_fix::TICKET_LABEL))
         .owns(ticket_jobs, watcher::Config::default().labels(ticket_fix::TICKET_LABEL))
         .with_config(controller::Config::default().concurrency(settings.max_concurrent_reconciles))

@@ -9,6 +9,15 @@
 //! from the session token (a one-way hash, so
 //! the page that shows it does not give the session away), and a cross-site request is refused
 //! by its `Sec-Fetch-Site` or `Origin` besides.
+//!
+//! What the API server said of a token (who, and whether they may read the tickets) is
+//! remembered for a minute by the token's hash ([`Remembered`]): a person reading page after
+//! page costs one client and one or two API calls a minute, not per page. Decisions never use
+//! it: each goes to the API server with the token.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, header};
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec};
@@ -20,6 +29,55 @@ use sha2::{Digest, Sha256};
 pub const COOKIE: &str = "kubeheal_session";
 /// How long a sign-in lasts (the token's own expiry may come first).
 pub const MAX_AGE_SECONDS: u32 = 8 * 3600;
+
+/// How long what the API server said of a session's token is believed for page views (a token
+/// revoked meanwhile still reads the pages this long, and decides nothing).
+pub const REMEMBERED_FOR: Duration = Duration::from_secs(60);
+/// Most tokens remembered at once.
+const MAX_REMEMBERED: usize = 4096;
+
+/// A signed-in reader as the API server described them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reader {
+    pub user: String,
+    /// Whether they may list the tickets; `None` when the pages did not need to ask.
+    pub may_read: Option<bool>,
+}
+
+/// Readers the API server described lately, by their token's hash (the token is not kept).
+#[derive(Default)]
+pub struct Remembered(Mutex<HashMap<[u8; 32], (Instant, Reader)>>);
+
+fn token_hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+impl Remembered {
+    /// The reader `token` stands for, if the API server said so less than [`REMEMBERED_FOR`]
+    /// before `now`.
+    pub fn get(&self, token: &str, now: Instant) -> Option<Reader> {
+        let known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        known
+            .get(&token_hash(token))
+            .filter(|(said, _)| now.saturating_duration_since(*said) < REMEMBERED_FOR)
+            .map(|(_, reader)| reader.clone())
+    }
+
+    /// Remembers what the API server said of `token` at `now`; the expired go first, and when
+    /// every slot is fresh the oldest one.
+    pub fn keep(&self, token: &str, reader: Reader, now: Instant) {
+        let mut known = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if known.len() >= MAX_REMEMBERED {
+            known.retain(|_, (said, _)| now.saturating_duration_since(*said) < REMEMBERED_FOR);
+        }
+        if known.len() >= MAX_REMEMBERED
+            && let Some(oldest) = known.iter().min_by_key(|(_, (said, _))| *said).map(|(k, _)| *k)
+        {
+            known.remove(&oldest);
+        }
+        known.insert(token_hash(token), (now, reader));
+    }
+}
 
 /// The session cookie's token, if the request has one.
 pub fn session_token(headers: &HeaderMap) -> Option<String> {
@@ -150,6 +208,42 @@ mod tests {
             h.append(*k, HeaderValue::from_str(v).expect("a header"));
         }
         h
+    }
+
+    fn alice() -> Reader {
+        Reader {
+            user: "alice".into(),
+            may_read: Some(true),
+        }
+    }
+
+    #[test]
+    fn a_reader_is_remembered_for_a_minute_by_their_token_only() {
+        let remembered = Remembered::default();
+        let now = Instant::now();
+        remembered.keep("alice-token", alice(), now);
+        assert_eq!(
+            remembered.get("alice-token", now + Duration::from_secs(59)),
+            Some(alice())
+        );
+        assert_eq!(remembered.get("alice-token", now + REMEMBERED_FOR), None);
+        assert_eq!(remembered.get("bob-token", now), None);
+    }
+
+    #[test]
+    fn remembered_readers_are_bounded_and_the_oldest_goes_first() {
+        let remembered = Remembered::default();
+        let start = Instant::now();
+        for n in 0..MAX_REMEMBERED + 10 {
+            remembered.keep(&format!("token-{n}"), alice(), start + Duration::from_millis(n as u64));
+        }
+        let now = start + Duration::from_millis((MAX_REMEMBERED + 10) as u64);
+        assert!(remembered.0.lock().expect("the map").len() <= MAX_REMEMBERED);
+        assert_eq!(remembered.get("token-0", now), None, "the oldest made room");
+        assert_eq!(
+            remembered.get(&format!("token-{}", MAX_REMEMBERED + 9), now),
+            Some(alice())
+        );
     }
 
     #[test]

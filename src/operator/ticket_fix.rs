@@ -57,6 +57,8 @@ const MAX_SCHEMA: u64 = 1024 * 1024;
 const MAX_SIBLINGS: usize = 50;
 /// How long to wait before trying again after the repository or the API server failed.
 const RETRY: Duration = Duration::from_secs(30);
+/// How often a ticket waiting for its turn in the analysis queue looks again by itself.
+const QUEUE_RECHECK: Duration = Duration::from_secs(300);
 
 /// Why a step did not finish.
 enum Failure {
@@ -96,6 +98,8 @@ pub async fn advance(
         version: ticket.resource_version(),
         status: status.clone(),
     };
+    // Dropped when this step's outcome is written: the next ticket in line starts then.
+    let mut worker = None;
     let outcome = match step {
         Step::Wait => return Ok(None),
         Step::Unconfigured(why) => {
@@ -126,6 +130,13 @@ pub async fn advance(
         Step::Fail(why) => Ok(ended(status.clone(), TicketPhase::Failed, why)),
         Step::HealRun => return heal_in_code(ticket, &target, status, ctx, &mut written).await,
         Step::Propose => {
+            // Seed 004's queue: a worker when it is this ticket's turn, held until the outcome
+            // is written; otherwise the worker that comes free wakes it. The slow re-check is
+            // only a safety net (a ticket ahead in line deleted while it waited, say).
+            let Some(held) = ctx.analysis.take(ticket, status).await else {
+                return Ok(Some(Requeue::requeue(QUEUE_RECHECK)));
+            };
+            worker = Some(held);
             // Claimed with a write over the version this reconcile read, before the model is
             // paid: a reconcile that started from a cache not yet showing an earlier outcome
             // gets a cheap conflict instead of proposing twice. A restart in the middle
@@ -178,6 +189,7 @@ pub async fn advance(
     match outcome {
         Ok(outcome) => {
             let done = write(ticket, ctx, &mut written, outcome.status, Some(&outcome.note)).await?;
+            drop(worker);
             Ok(Some(if done {
                 Requeue::await_change()
             } else {

@@ -106,6 +106,8 @@ struct Extra<'a> {
     hold: Hold,
     /// Announce ticket transitions to loopback Slack and JSON receivers.
     notify: bool,
+    /// More operator flags.
+    flags: &'a [&'a str],
 }
 
 /// [`operator`] with `extra`; what the notification receivers got (when `extra.notify`).
@@ -115,6 +117,7 @@ async fn operator_with(test: &str, contract: &str, model: &str, extra: Extra<'_>
         more_target,
         hold,
         notify,
+        flags: more_flags,
     } = extra;
     let meta = specora().meta_files();
     let mut files: Vec<(&str, &str)> = meta.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
@@ -143,6 +146,7 @@ async fn operator_with(test: &str, contract: &str, model: &str, extra: Extra<'_>
             .expect("create the notification Secret");
         flags.extend(["--notify-secret", SECRET, "--ticket-page-url", PAGES]);
     }
+    flags.extend_from_slice(more_flags);
     let base = serve_intake(&mut heal, &flags).await;
     (heal, base, received)
 }
@@ -925,7 +929,7 @@ async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_
             more: &[("generate.py", GENERATE_PY), (MODEL, &before)],
             more_target: &regenerate("python3 generate.py"),
             hold: Hold::default(),
-            notify: false,
+            ..Extra::default()
         },
     )
     .await;
@@ -1026,7 +1030,7 @@ async fn a_failing_regeneration_reverts_the_fix_on_the_branch_and_the_ticket_fai
             more: &[("generate.py", BROKEN_GENERATE_PY)],
             more_target: &regenerate("python3 generate.py"),
             hold: Hold::default(),
-            notify: false,
+            ..Extra::default()
         },
     )
     .await;
@@ -1096,7 +1100,7 @@ async fn an_operator_restarted_while_the_regeneration_runs_finds_its_job_instead
             more: &[("generate.py", GENERATE_PY), (MODEL, &generated(&["title"]))],
             more_target: &regenerate("python3 generate.py"),
             hold: hold.clone(),
-            notify: false,
+            ..Extra::default()
         },
     )
     .await;
@@ -1147,5 +1151,233 @@ async fn an_operator_restarted_while_the_regeneration_runs_finds_its_job_instead
     assert_eq!(
         status.regenerate.and_then(|r| r.result).as_deref(),
         Some("1 file regenerated")
+    );
+}
+
+/// A model on loopback that holds every answer until `open` is sent `true`, then answers each
+/// chat after a short think with NO_FIX. It records which ticket each chat was about (the
+/// `field_N` of its `KeyError`) and the most chats it ever had open at once.
+struct GatedModel {
+    url: String,
+    asked: Arc<Mutex<Vec<usize>>>,
+    most_at_once: Arc<std::sync::atomic::AtomicUsize>,
+    open: tokio::sync::watch::Sender<bool>,
+}
+
+fn gated_model() -> GatedModel {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let asked: Arc<Mutex<Vec<usize>>> = Arc::default();
+    let (open, opened) = tokio::sync::watch::channel(false);
+    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (record, most_seen) = (asked.clone(), most.clone());
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            let (record, now, most, mut opened) = (record.clone(), now.clone(), most_seen.clone(), opened.clone());
+            async move {
+                // Counted out when the chat ends, answered or dropped (a killed operator hangs up).
+                struct Open(Arc<AtomicUsize>);
+                impl Drop for Open {
+                    fn drop(&mut self) {
+                        self.0.fetch_sub(1, Ordering::SeqCst);
+                    }
+                }
+                let open_now = now.fetch_add(1, Ordering::SeqCst) + 1;
+                let _open = Open(now.clone());
+                most.fetch_max(open_now, Ordering::SeqCst);
+                let prompt = body["messages"].to_string();
+                let field = prompt
+                    .split("field_")
+                    .nth(1)
+                    .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .expect("the prompt names the ticket's field");
+                record.lock().expect("the record").push(field);
+                let _ = opened.wait_for(|open| *open).await;
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                axum::Json(json!({
+                    "choices": [{"message": {"role": "assistant", "content": "NO_FIX: the test's model fixes nothing"}}],
+                    "usage": {"total_tokens": 12}
+                }))
+            }
+        }),
+    );
+    let addr = serve_apart(app);
+    GatedModel {
+        url: format!("http://{addr}/v1"),
+        asked,
+        most_at_once: most,
+        open,
+    }
+}
+
+/// Each ticket once, in the order it was first analysed.
+fn first_asked(asked: &Mutex<Vec<usize>>) -> Vec<usize> {
+    let mut seen = Vec::new();
+    for n in asked.lock().expect("the record").iter() {
+        if !seen.contains(n) {
+            seen.push(*n);
+        }
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fifty_tickets_are_analysed_one_at_a_time_critical_first_oldest_first_and_a_restart_keeps_the_order() {
+    use kubeheal::api::healer_ticket::Priority;
+    const COUNT: usize = 50;
+    let model = gated_model();
+    let (mut heal, _base, _) = operator_with(
+        "ticket-queue",
+        TICKET,
+        &model.url,
+        Extra {
+            flags: &["--ticket-workers", "1"],
+            ..Extra::default()
+        },
+    )
+    .await;
+    // Fifty runtime exceptions, each its own ticket, of priorities in no order; the first one
+    // created takes the only worker and is held by the model while the others arrive.
+    let priorities = [
+        Priority::Low,
+        Priority::Critical,
+        Priority::Medium,
+        Priority::High,
+        Priority::Medium,
+        Priority::Low,
+        Priority::High,
+    ];
+    let api = tickets(&heal);
+    for n in 0..COUNT {
+        let ticket: HealerTicket = serde_json::from_value(json!({
+            "apiVersion": "kubeheal.dev/v1alpha1",
+            "kind": "HealerTicket",
+            "metadata": {"name": format!("queued-{n:02}")},
+            "spec": {
+                "source": "runtime",
+                "target": {"contractFqn": FQN},
+                "error": format!("KeyError: 'field_{n}'"),
+                "priority": priorities[(n * 5 + n / 7) % priorities.len()],
+            },
+        }))
+        .expect("a ticket");
+        api.create(&Default::default(), &ticket).await.expect("create a ticket");
+        if n % 10 == 9 {
+            // Creation times one second apart: FIFO within a priority is visible.
+            tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        }
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let listed = api.list(&Default::default()).await.expect("list the tickets");
+        let queued = listed
+            .items
+            .iter()
+            .filter(|t| t.status.as_ref().is_some_and(|s| s.classification.is_some()))
+            .count();
+        if queued == COUNT {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {queued} tickets were classified"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    while first_asked(&model.asked).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no ticket reached the model");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        first_asked(&model.asked).len(),
+        1,
+        "one worker: one ticket analysed while the others arrive"
+    );
+    // The order the queue must follow, from the objects as the API server has them: critical
+    // first, oldest first within a priority, then by name.
+    let rank = |p: Option<Priority>| match p {
+        Some(Priority::Critical) => 0,
+        Some(Priority::High) => 1,
+        Some(Priority::Medium) => 2,
+        _ => 3,
+    };
+    let mut expected: Vec<(u8, String, String, usize)> = api
+        .list(&Default::default())
+        .await
+        .expect("list the tickets")
+        .items
+        .into_iter()
+        .map(|t| {
+            let created = t.metadata.creation_timestamp.clone().expect("created").0.to_string();
+            let n = t
+                .spec
+                .error
+                .trim_start_matches("KeyError: 'field_")
+                .trim_end_matches('\'')
+                .parse()
+                .expect("a number");
+            (
+                rank(t.spec.priority),
+                created,
+                t.metadata.name.clone().expect("a name"),
+                n,
+            )
+        })
+        .collect();
+    expected.sort();
+    let first = first_asked(&model.asked)[0];
+    let expected: Vec<usize> = std::iter::once(first)
+        .chain(expected.into_iter().map(|e| e.3).filter(|n| *n != first))
+        .collect();
+    model.open.send(true).expect("open the model");
+    // Halfway through, the operator is killed and started again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while first_asked(&model.asked).len() < COUNT / 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "analysed {:?}",
+            first_asked(&model.asked)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    heal.kill_operator();
+    let before_restart = first_asked(&model.asked).len();
+    let target = heal.work.path().join("ticket-target.yaml");
+    serve_intake(
+        &mut heal,
+        &[
+            "--ticket-target",
+            target.to_str().expect("a UTF-8 path"),
+            "--ticket-workers",
+            "1",
+        ],
+    )
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let listed = api.list(&Default::default()).await.expect("list the tickets");
+        let ended = listed.items.iter().filter(|t| phase_is(TicketPhase::Failed)(t)).count();
+        if ended == COUNT {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{ended} of {COUNT} tickets ended; analysed {:?}\n{}",
+            first_asked(&model.asked),
+            heal.operator.as_ref().map(|p| p.log_tail(40)).unwrap_or_default()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert!(before_restart < COUNT, "the restart came mid-queue");
+    assert_eq!(
+        first_asked(&model.asked),
+        expected,
+        "analysed in queue order across the restart"
+    );
+    assert_eq!(
+        model.most_at_once.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "never two tickets at the model at once"
     );
 }
