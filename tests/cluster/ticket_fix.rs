@@ -1381,3 +1381,128 @@ async fn fifty_tickets_are_analysed_one_at_a_time_critical_first_oldest_first_an
         "never two tickets at the model at once"
     );
 }
+
+const INCIDENT_FQN: &str = "entity/helpdesk/incident";
+const INCIDENT: &str = "domains/helpdesk/entities/incident.contract.yaml";
+
+/// Seed 004's second scenario's entity: it has a priority, and no severity.
+const INCIDENT_CONTRACT: &str = "apiVersion: specora.dev/v1
+kind: Entity
+metadata:
+  name: incident
+  domain: helpdesk
+  description: An incident reported to the helpdesk
+spec:
+  number_prefix: INC
+  fields:
+    title:
+      type: string
+      required: true
+    priority:
+      type: string
+      required: true
+      enum: [critical, high, medium, low]
+";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn seed_004s_unresolved_severity_is_a_tier_2_proposal_that_a_person_approves_with_the_cli_and_is_committed() {
+    // The model answers as seed 004 says: a severity field with the same enum as priority.
+    let with_severity = format!(
+        "{INCIDENT_CONTRACT}    severity:\n      type: string\n      required: true\n      enum: [critical, high, medium, low]\n      description: Incident severity level\n"
+    );
+    assert_eq!(
+        specora().validate(&with_severity),
+        Vec::<(String, String)>::new(),
+        "the model's answer is a valid contract"
+    );
+    let (model, asked) = model(vec![(
+        "Unresolved reference: 'severity'",
+        vec![answer(
+            &with_severity,
+            "Add a severity field with the same enum as priority.",
+        )],
+    )]);
+    let (heal, base, _) = operator_with(
+        "ticket-severity",
+        TICKET,
+        &model,
+        Extra {
+            more: &[(INCIDENT, INCIDENT_CONTRACT)],
+            ..Extra::default()
+        },
+    )
+    .await;
+    grant_approvers_of(&heal, "healertickets");
+    let id = ingest(
+        &base,
+        &json!({
+            "source": "compilation",
+            "contract_fqn": INCIDENT_FQN,
+            "error": format!("Unresolved reference: 'severity' in workflow guard for {INCIDENT_FQN}"),
+        }),
+    )
+    .await;
+    let ticket = wait_ticket(&heal, &id, "proposed", |t| {
+        phase_is(TicketPhase::Proposed)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = ticket.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Proposed), "{}", note(&ticket));
+    let classification = status.classification.expect("classified");
+    assert_eq!(
+        (classification.error_type.as_str(), classification.tier),
+        ("missing_reference", 2)
+    );
+    let proposal = status.proposal.expect("a proposal");
+    assert_eq!(
+        (proposal.method, proposal.confidence),
+        (ProposalMethod::LlmStructural, 0.7)
+    );
+    assert_eq!(proposal.contract_path.as_deref(), Some(INCIDENT));
+    assert!(
+        proposal
+            .changes
+            .iter()
+            .any(|c| c.starts_with("added: spec.fields.severity")),
+        "{:?}",
+        proposal.changes
+    );
+    let prompts = asked.lock().expect("the record").clone();
+    assert!(
+        prompts[0].contains("number_prefix: INC") && prompts[0].contains("Unresolved reference"),
+        "the prompt carries the incident contract and the error: {}",
+        prompts[0]
+    );
+    // bob may not approve; alice approves with the CLI, naming the patch she saw.
+    let refused = kubeheal_as(&heal, "bob", &["approve", &id]);
+    assert!(!refused.status.success());
+    let approved = kubeheal_as(&heal, "alice", &["approve", &id]);
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    let done = wait_ticket(&heal, &id, "applied", |t| {
+        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = done.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    let branch = status.apply.and_then(|a| a.branch).expect("a branch");
+    let fixed = heal.file_on_branch(&branch, INCIDENT);
+    assert_eq!(fixed, with_severity.trim_end());
+    assert_eq!(specora().validate(&fixed), Vec::<(String, String)>::new(), "{fixed}");
+    let message = git(&heal.origin, &["log", "-1", "--format=%B", &branch]);
+    assert!(
+        message.starts_with(&format!(
+            "fix({INCIDENT_FQN}): Add a severity field with the same enum as priority."
+        )) && message.contains("Approved-by: alice"),
+        "{message}"
+    );
+    // Only the incident contract changed, and main is as it was.
+    assert_eq!(git(&heal.origin, &["diff", "--name-only", "main", &branch]), INCIDENT);
+    assert_eq!(
+        heal.file_on_branch("main", INCIDENT).trim_end(),
+        INCIDENT_CONTRACT.trim_end()
+    );
+}
