@@ -1506,3 +1506,87 @@ async fn seed_004s_unresolved_severity_is_a_tier_2_proposal_that_a_person_approv
         INCIDENT_CONTRACT.trim_end()
     );
 }
+
+/// Follows `page`'s sign-in link, signs in with `token` and comes back to `page`.
+async fn sign_in_from(browser: &crate::support::browser::Browser, page: &str, token: &str) {
+    browser.click("a[href*='sign-in']").await;
+    browser
+        .wait_for_url("the sign-in", |u| u.contains("/healer/sign-in"))
+        .await;
+    browser.type_into("textarea[name=token]", token).await;
+    browser.click("button[type=submit]").await;
+    browser.wait_for_url("the ticket after signing in", |u| u == page).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_person_signs_in_and_approves_in_a_real_headless_chromium_and_the_fix_is_committed_as_them() {
+    use crate::support::browser::Browser;
+    let (model, _) = model(vec![(
+        "KeyError: 'resolution'",
+        vec![answer(&with_resolution(""), "Add a resolution field.")],
+    )]);
+    let (heal, base) = operator("ticket-browser", TICKET, &model).await;
+    grant_approvers_of(&heal, "healertickets");
+    let id = ingest(
+        &base,
+        &runtime_error("KeyError: 'resolution'", json!({"status_code": 500})),
+    )
+    .await;
+    let proposed = wait_ticket(&heal, &id, "proposed", |t| {
+        phase_is(TicketPhase::Proposed)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    assert!(phase_is(TicketPhase::Proposed)(&proposed), "{}", note(&proposed));
+    let browser = Browser::start().await;
+    // The page the notification links to shows a stranger the proposal, no form, and a way
+    // to sign in (this operator's /healer API is open to read).
+    let page = format!("{base}/tickets/{id}/view");
+    browser.go(&page).await;
+    let stranger = browser.text().await;
+    assert!(
+        stranger.contains("+    resolution:") && !stranger.contains("Approve"),
+        "{stranger}"
+    );
+    // bob signs in and clicks Approve: the API server refuses him, the page says so.
+    sign_in_from(&browser, &page, "kubeheal-test-bob-token").await;
+    browser
+        .click(&format!("form[action='../../approve/{id}/action'] button"))
+        .await;
+    browser
+        .wait_for_url("the refusal", |u| u.ends_with("?error=forbidden"))
+        .await;
+    let refused = browser.text().await;
+    assert!(refused.contains("The API server refused your decision"), "{refused}");
+    assert_eq!(tickets(&heal).get(&id).await.expect("the ticket").spec.decision, None);
+    // He signs out; alice signs in and approves.
+    browser.click("form[action$='sign-out'] button").await;
+    browser
+        .wait_for_url("the list after signing out", |u| u.ends_with("/healer/view"))
+        .await;
+    browser.go(&page).await;
+    sign_in_from(&browser, &page, "kubeheal-test-alice-token").await;
+    let signed_in = browser.text().await;
+    assert!(signed_in.contains("Signed in as alice"), "{signed_in}");
+    assert!(signed_in.contains("+    resolution:"), "the diff is shown: {signed_in}");
+    browser
+        .click(&format!("form[action='../../approve/{id}/action'] button"))
+        .await;
+    browser
+        .wait_for_url("the approval", |u| u.ends_with("?done=approved"))
+        .await;
+    assert!(browser.text().await.contains("The proposal was approved."));
+    browser.quit().await;
+    let done = wait_ticket(&heal, &id, "applied", |t| {
+        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = done.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    assert_eq!(
+        done.spec.decision.as_ref().map(|d| d.approved_by.as_str()),
+        Some("alice")
+    );
+    let branch = status.apply.and_then(|a| a.branch).expect("a branch");
+    let message = git(&heal.origin, &["log", "-1", "--format=%B", &branch]);
+    assert!(message.contains("Approved-by: alice"), "{message}");
+}

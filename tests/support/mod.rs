@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
+pub mod browser;
 pub mod cluster;
 pub mod git;
 pub mod http;
