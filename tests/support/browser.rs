@@ -3,6 +3,7 @@
 //! buttons as a person would, so cookies, redirects, `SameSite`, the CSRF field and the
 //! browser's own `Origin` / `Sec-Fetch-Site` headers are the browser's, not the test's.
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -23,7 +24,9 @@ impl Browser {
     /// Starts chromedriver on a free port and a headless Chromium session with a profile of its own.
     pub async fn start() -> Browser {
         let port = super::http::free_port().port();
+        // In a process group of its own, so that its Chromium can be stopped with it.
         let driver = Command::new("chromedriver")
+            .process_group(0)
             .arg(format!("--port={port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -174,16 +177,18 @@ impl Browser {
     }
 
     /// Closes the session and the driver.
-    pub async fn quit(mut self) {
+    pub async fn quit(self) {
         let _ = self.http.delete(&self.session).send().await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
     }
 }
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        // A test that panicked leaves no driver behind (its Chromium goes with it).
-        let _ = self.driver.kill();
+        // Also after a panic: the driver and every Chromium process it started go (killing the
+        // driver alone would leave its browser running).
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.driver.id())])
+            .status();
+        let _ = self.driver.wait();
     }
 }
