@@ -82,6 +82,20 @@ enum Command {
         /// (PATH, HOME, the locale, proxies, tool locations), never kubeheal's own secrets.
         #[arg(long = "env", value_name = "NAME[=VALUE]")]
         env: Vec<String>,
+        /// After the build passes, also start the service and call its endpoints from this
+        /// OpenAPI 3.x document (a path in the project): a failing endpoint is healed like a
+        /// failing test. Needs --verify-start and --verify-base-url.
+        #[arg(long, value_name = "DOCUMENT", requires_all = ["verify_start", "verify_base_url"])]
+        verify_openapi: Option<String>,
+        /// The command that starts the service, run by `sh` in the project (stopped afterwards).
+        #[arg(long, value_name = "COMMAND", requires = "verify_openapi")]
+        verify_start: Option<String>,
+        /// Where the started service answers, e.g. http://127.0.0.1:8000.
+        #[arg(long, value_name = "URL", requires = "verify_openapi")]
+        verify_base_url: Option<String>,
+        /// An endpoint to call, `METHOD /path` (repeatable; default: every endpoint).
+        #[arg(long = "verify-endpoint", value_name = "METHOD /path", requires = "verify_openapi")]
+        verify_endpoints: Vec<String>,
     },
     /// Run a project's build locally and print its RunEnvelope as JSON (seed 003's field names).
     Exec {
@@ -219,6 +233,11 @@ enum Command {
               default_value_t = kubeheal::operator::ticket_queue::DEFAULT_WORKERS,
               value_parser = clap::value_parser!(u16).range(1..))]
         ticket_workers: u16,
+        /// The image that calls the services HealRuns start for `spec.verify.openapi`: kubeheal's
+        /// own (the chart sets it to the operator's image). It runs beside the build in the
+        /// executor Pod. Without it, runs that ask to verify endpoints fail saying so.
+        #[arg(long, env = "KUBEHEAL_PROBE_IMAGE", value_name = "IMAGE")]
+        probe_image: Option<String>,
     },
     /// Approve a CodeFixDDS as the current kubeconfig user (with its proposal's digest). The
     /// API server decides whether you may: you need the `approve` verb on codefixdds.
@@ -435,6 +454,7 @@ fn main() -> ExitCode {
             tools,
             ticket_target,
             ticket_workers,
+            probe_image,
         } => ingest_settings(
             &healer_listen,
             ticket_namespace.clone().or_else(|| namespace.clone()),
@@ -454,6 +474,7 @@ fn main() -> ExitCode {
                 ingest,
                 ticket_target,
                 ticket_workers,
+                probe_image: probe_image.filter(|i| !i.trim().is_empty()),
                 notify,
                 tools,
                 watch_label_selector: watch_label_selector.filter(|s| !s.trim().is_empty()),
@@ -495,7 +516,13 @@ fn main() -> ExitCode {
             max_cycles,
             timeout,
             env,
+            verify_openapi,
+            verify_start,
+            verify_base_url,
+            verify_endpoints,
         } => build_env(&env).and_then(|env| {
+            let verify =
+                verify_openapi.map(|document| verify_spec(document, verify_start, verify_base_url, verify_endpoints));
             heal(
                 dir,
                 command,
@@ -504,6 +531,7 @@ fn main() -> ExitCode {
                 openai_base_url.zip(model),
                 max_cycles,
                 timeout,
+                verify.transpose()?,
             )
         }),
         Command::Exec {
@@ -919,6 +947,22 @@ fn healer_serve(
 
 /// `kubeheal probe`: the envelopes on stdout; failed reports and bad input on stderr.
 fn probe(args: &kubeheal::probe::ProbeArgs) -> ExitCode {
+    if let (Some(after), Some(output)) = (&args.after, &args.output) {
+        // The probe container of an executor Pod: its results go to a file, and it keeps
+        // running until the kubelet stops it (a native sidecar that ended would be restarted).
+        let done = tokio::runtime::Runtime::new()
+            .map_err(|e| format!("cannot start the async runtime: {e}"))
+            .and_then(|runtime| {
+                runtime.block_on(async {
+                    kubeheal::probe::verify::in_pod(args, after, output).await?;
+                    std::future::pending::<Result<(), String>>().await
+                })
+            });
+        if let Err(error) = done {
+            eprintln!("kubeheal: {error}");
+        }
+        return ExitCode::from(1);
+    }
     let report = tokio::runtime::Runtime::new()
         .map_err(|e| kubeheal::probe::ProbeError::Usage(format!("cannot start the async runtime: {e}")))
         .and_then(|runtime| runtime.block_on(kubeheal::probe::probe(args)));
@@ -1017,6 +1061,7 @@ fn exec(
             .filter(|(name, _)| kubeheal::core::redact::looks_secret_name(name))
             .map(|(_, value)| value.clone())
             .collect(),
+        verify: None,
         env,
     };
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
@@ -1037,6 +1082,38 @@ fn exec(
     Ok(())
 }
 
+/// `--verify-*` as the `spec.verify` they stand for, checked as the API server checks a HealRun's.
+fn verify_spec(
+    document: String,
+    start: Option<String>,
+    base_url: Option<String>,
+    endpoints: Vec<String>,
+) -> Result<kubeheal::api::heal_run::Verify, String> {
+    if document.starts_with('/') || document.contains("..") {
+        return Err(format!(
+            "--verify-openapi {document}: give the document's path inside the project, relative to its folder, without '..'"
+        ));
+    }
+    let base_url = base_url.unwrap_or_default();
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(format!(
+            "--verify-base-url {base_url:?} is not an http(s) URL; give one such as http://127.0.0.1:8000"
+        ));
+    }
+    let start = start.unwrap_or_default();
+    if start.trim().is_empty() {
+        return Err("--verify-start is blank; give the command that starts the service".to_owned());
+    }
+    for endpoint in &endpoints {
+        kubeheal::probe::document::endpoint_id(endpoint).map_err(|e| format!("--verify-endpoint: {e}"))?;
+    }
+    serde_json::from_value(serde_json::json!({
+        "openapi": {"document": document, "start": start, "baseUrl": base_url, "endpoints": endpoints}
+    }))
+    .map_err(|e| format!("--verify-*: {e}"))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn heal(
     dir: PathBuf,
     command: Option<String>,
@@ -1045,6 +1122,7 @@ fn heal(
     openai: Option<(String, String)>,
     max_cycles: u32,
     timeout: u64,
+    verify: Option<kubeheal::api::heal_run::Verify>,
 ) -> Result<(), String> {
     use kubeheal::api::heal_run::HealPolicy;
     use kubeheal::local::{HealOptions, heal};
@@ -1072,6 +1150,7 @@ fn heal(
         policy: HealPolicy::default(),
         healer,
         credentials,
+        verify,
     };
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let summary = runtime

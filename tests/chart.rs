@@ -187,6 +187,9 @@ fn the_operator_runs_only_with_flags_the_binary_has() {
             && args.contains(&"--tool=sweep=sweep:1".to_owned()),
         "{args:?}"
     );
+    // The probe container of a verifying build runs the operator's own image.
+    let image = container(&objects)["image"].as_str().expect("an image").to_owned();
+    assert!(args.contains(&format!("--probe-image={image}")), "{args:?}");
     assert_eq!(args[0], "operator");
     for arg in &args[1..] {
         let flag = arg.split('=').next().expect("a flag");

@@ -58,6 +58,7 @@ async fn run(dir: &Path, healer: HealerSpec, max_cycles: u32) -> HealSummary {
         policy: HealPolicy::default(),
         healer,
         credentials: Default::default(),
+        verify: None,
     };
     heal(&options, &mut |line| eprintln!("{line}"), std::future::pending())
         .await
@@ -236,6 +237,7 @@ async fn a_fix_for_a_collection_error_that_reveals_other_failures_is_not_a_regre
         },
         healer: model(addr),
         credentials: Default::default(),
+        verify: None,
     };
     let summary = heal(&options, &mut |line| eprintln!("{line}"), std::future::pending())
         .await
@@ -271,6 +273,7 @@ async fn the_healer_gets_the_end_of_stderr_apart_from_the_log() {
             ..HealerSpec::default()
         },
         credentials: Default::default(),
+        verify: None,
     };
     let summary = heal(&options, &mut |line| eprintln!("{line}"), std::future::pending())
         .await
@@ -287,4 +290,70 @@ async fn the_healer_gets_the_end_of_stderr_apart_from_the_log() {
     );
     let stdout = errors["stdout"].as_str().unwrap_or_default();
     assert!(stdout.contains("1 failed"), "the log's tail is stdout: {stdout}");
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("its address")
+        .port()
+}
+
+#[tokio::test]
+async fn a_service_whose_endpoint_fails_after_the_tests_pass_is_healed_when_the_fix_makes_it_answer() {
+    // The example's tests pass; GET /items/{item_id} answers 500 (a NameError in the handler,
+    // printed by wsgiref). Only calling the started service shows it.
+    let (_keep, dir) = example("python-service");
+    let port = free_port();
+    let verify: kubeheal::api::heal_run::Verify = serde_json::from_value(json!({"openapi": {
+        "document": "openapi.json",
+        "start": format!("PORT={port} python3 app.py"),
+        "baseUrl": format!("http://127.0.0.1:{port}"),
+        "readySeconds": 20, "callSeconds": 10,
+    }}))
+    .expect("a verify spec");
+    let options = HealOptions {
+        dir: dir.clone(),
+        command: None,
+        env: Vec::new(),
+        max_cycles: 3,
+        timeout: Duration::from_secs(120),
+        policy: HealPolicy::default(),
+        healer: builtin(),
+        credentials: Default::default(),
+        verify: Some(verify),
+    };
+    let summary = heal(&options, &mut |line| eprintln!("{line}"), std::future::pending())
+        .await
+        .expect("the loop runs");
+    assert!(summary.healed(), "{summary:?}");
+    assert_eq!(summary.cycles, 1, "{summary:?}");
+    assert_eq!(summary.fixed_tests, ["GET /items/{item_id}"], "{summary:?}");
+    let fixed = std::fs::read_to_string(summary.repo.join("app.py")).expect("read");
+    assert!(fixed.contains("import json\n"), "{fixed}");
+    let message = git(&summary.repo, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.starts_with("[AI-AGENT] IMPORT error in app.py line 25"),
+        "{message}"
+    );
+
+    // The status says what each execution called, and the baseline's log holds the service's
+    // trace and the failed call for the healer and for people.
+    let status: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(".kubeheal/status.json")).expect("the status"))
+            .expect("JSON");
+    let calls = &status["baseline"]["endpointCalls"];
+    assert_eq!(calls[0]["endpoint"], "GET /health");
+    assert_eq!(calls[0]["httpStatus"], 200);
+    assert_eq!(calls[1]["endpoint"], "GET /items/{item_id}");
+    assert_eq!(calls[1]["httpStatus"], 500);
+    assert_eq!(status["cycles"][0]["execution"]["endpointCalls"][1]["httpStatus"], 200);
+    let key = status["baseline"]["envelope"]["runId"].as_str().expect("a run id");
+    let log = std::fs::read_to_string(dir.join(format!(".kubeheal/{key}.log"))).expect("the baseline's log");
+    assert!(log.contains("NameError: name 'json' is not defined"), "{log}");
+    assert!(log.contains("FAILED GET /items/{item_id}"), "{log}");
+    // The service was stopped: nothing answers on its port any more.
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
 }

@@ -305,6 +305,7 @@ async fn the_build_runs_in_a_copy_with_its_git_history_and_without_links_that_le
         timeout: Duration::from_secs(60),
         env: Vec::new(),
         secrets: Vec::new(),
+        verify: None,
         artifacts_dir: artifacts.path().to_owned(),
     };
     let execution = LocalExecutor.execute(&request).await;

@@ -33,6 +33,7 @@ fn request(source: &Path, command: Option<&str>, timeout: Duration, artifacts: &
         timeout,
         env: Vec::new(),
         secrets: Vec::new(),
+        verify: None,
         artifacts_dir: artifacts.to_owned(),
     }
 }

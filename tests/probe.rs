@@ -136,6 +136,9 @@ fn args(document: &str, base: &str) -> ProbeArgs {
         timeout: 1.0,
         headers: vec![format!("Authorization: Bearer {TOKEN}")],
         report_to: None,
+        wait_ready: None,
+        after: None,
+        output: None,
     }
 }
 

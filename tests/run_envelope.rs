@@ -33,6 +33,7 @@ fn request(
         timeout,
         env: Vec::new(),
         secrets: vec!["s3cr3t-build-value".into()],
+        verify: None,
         artifacts_dir: artifacts.to_owned(),
     }
 }
@@ -179,4 +180,93 @@ fn the_seeds_validator_really_runs_and_refuses_an_envelope_without_http_fields()
         support::seed003::validate_run_envelopes(&[complete, without_status, bad_status]),
         [true, false, false]
     );
+}
+
+/// A service whose one endpoint fails with the build's secret in its body and its output.
+const LEAKY_SERVICE: &str = r#"import os, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == "/ok":
+            body, status = b'{"ok": true}', 200
+        else:
+            print("Traceback (most recent call last):\n  File \"serve.py\", line 9, in do_GET\nRuntimeError: token s3cr3t-build-value rejected", file=sys.stderr, flush=True)
+            body, status = b'{"error": "token s3cr3t-build-value rejected"}', 500
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+HTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+"#;
+
+const LEAKY_DOCUMENT: &str = r#"{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {
+  "/ok": {"get": {"responses": {"200": {"description": "ok"}}}},
+  "/leak": {"get": {"responses": {"200": {"description": "ok"}}}}}}"#;
+
+#[tokio::test]
+async fn a_verifying_executions_calls_pass_seed_003s_validator_and_never_hold_the_builds_secret() {
+    let project = tempfile::tempdir().expect("a folder");
+    std::fs::write(project.path().join("serve.py"), LEAKY_SERVICE).expect("write");
+    std::fs::write(project.path().join("openapi.json"), LEAKY_DOCUMENT).expect("write");
+    let artifacts = tempfile::tempdir().expect("a folder");
+    let port = support::http::free_port().port();
+    let mut request = request(
+        project.path(),
+        Some("echo tests pass"),
+        None,
+        Duration::from_secs(60),
+        artifacts.path(),
+    );
+    let check = |document: &str| {
+        serde_json::from_value(serde_json::json!({
+            "document": document, "start": format!("PORT={port} python3 serve.py"),
+            "baseUrl": format!("http://127.0.0.1:{port}"), "readySeconds": 20, "callSeconds": 10,
+        }))
+        .expect("a check")
+    };
+    request.verify = Some(check("openapi.json"));
+    let execution = LocalExecutor.execute(&request).await;
+    assert_eq!(execution.envelope.status, RunStatus::Success, "the build itself passed");
+    let calls = &execution.endpoint_calls;
+    let seen: Vec<(Option<&str>, u16)> = calls.iter().map(|c| (c.endpoint.as_deref(), c.http_status)).collect();
+    assert_eq!(seen, [(Some("GET /leak"), 500), (Some("GET /ok"), 200)]);
+    assert_eq!(calls[0].error_class, Some(ErrorClass::RuntimeError));
+    assert!(calls[0].redactions_applied, "{:?}", calls[0]);
+    for text in [
+        serde_json::to_string(calls).expect("JSON"),
+        execution.log.clone(),
+        execution.service_output.clone(),
+    ] {
+        assert!(!text.contains("s3cr3t-build-value"), "{text}");
+    }
+    assert!(
+        execution.service_output.contains("RuntimeError: token [REDACTED"),
+        "{}",
+        execution.service_output
+    );
+    assert!(execution.log.contains("FAILED GET /leak"), "{}", execution.log);
+
+    // A document that is not there: one envelope that says so, and no call.
+    request.verify = Some(check("missing.json"));
+    let missing = LocalExecutor.execute(&request).await;
+    assert_eq!(missing.endpoint_calls.len(), 1);
+    let refused = &missing.endpoint_calls[0];
+    assert_eq!(
+        (refused.endpoint.as_deref(), refused.error_class),
+        (None, Some(ErrorClass::ValidationError))
+    );
+    assert!(
+        refused
+            .error_message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("missing.json"),
+        "{refused:?}"
+    );
+
+    let printed: Vec<Value> = calls.iter().chain([refused]).map(|c| c.seed_json()).collect();
+    assert_seed_envelopes(&printed);
 }

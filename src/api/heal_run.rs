@@ -10,7 +10,7 @@ use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::shared::{BugReport, GitSource, HealerSpec, RunEnvelope};
+use super::shared::{BugReport, ErrorClass, GitSource, HealerSpec, RunEnvelope, RunStatus};
 
 /// Desired state of a HealRun: the repository to heal, how to build it, who proposes fixes,
 /// and the limits every fix must respect.
@@ -108,6 +108,68 @@ pub struct HealRunSpec {
     /// for tickets fixed in code; anyone may set it on a run of their own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incident: Option<Incident>,
+
+    /// Checks beyond the build: after the build passes, the service is started and its
+    /// endpoints are called (seed 003's OpenAPI in); a failing endpoint fails the execution
+    /// like a failing test. Default: the build alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Verify>,
+}
+
+/// What else an execution checks once the build passes.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Verify {
+    /// The service's endpoints, called from its OpenAPI document. Required.
+    pub openapi: OpenApiCheck,
+}
+
+/// A service started from the project and called from its OpenAPI 3.x document, each endpoint
+/// once with inputs generated from its schema (as `kubeheal probe` does). A call that fails
+/// (an HTTP error status, no answer, a timeout) fails the execution: its endpoint counts as a
+/// failing test, and the service's output (its stack traces) and the redacted answer are what the
+/// healer is given.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenApiCheck {
+    /// The OpenAPI 3.x document (JSON or YAML), a path relative to the project's root
+    /// (`source.subPath`), e.g. `openapi.json`. Required.
+    #[schemars(length(min = 1, max = 1024))]
+    #[x_kube(validation = Rule::new("!self.startsWith('/') && !self.contains('..')").message("verify.openapi.document must be a path inside the project, relative to its root, without '..'"))]
+    pub document: String,
+    /// The command that starts the service, run by `sh -c` at the project's root with the
+    /// build's environment once the build has passed, e.g. `python3 -m uvicorn app:app --port
+    /// 8000`. It is stopped when the calls are done. Required.
+    #[schemars(length(min = 1, max = 4096))]
+    #[x_kube(validation = Rule::new("self.trim() != ''").message("verify.openapi.start must not be blank"))]
+    pub start: String,
+    /// Where the started service answers, seen from the build: `http://127.0.0.1:PORT`, with a
+    /// path prefix if it has one. Required.
+    #[schemars(length(min = 1, max = 2048))]
+    #[x_kube(validation = Rule::new("self.startsWith('http://') || self.startsWith('https://')").message("verify.openapi.baseUrl must be an http:// or https:// URL, e.g. http://127.0.0.1:8000"))]
+    pub base_url: String,
+    /// The endpoints to call, as seed 003's endpoint IDs (`METHOD /path`). Default: every
+    /// endpoint of the document.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100), inner(length(min = 1, max = 2048)))]
+    pub endpoints: Vec<String>,
+    /// Seconds the service may take to accept connections after it is started. 1 to 600.
+    /// Default: 30.
+    #[serde(default = "default_ready_seconds")]
+    #[schemars(range(min = 1, max = 600))]
+    pub ready_seconds: u32,
+    /// Seconds one call may take. 1 to 600. Default: 30.
+    #[serde(default = "default_call_seconds")]
+    #[schemars(range(min = 1, max = 600))]
+    pub call_seconds: u32,
+}
+
+fn default_ready_seconds() -> u32 {
+    30
+}
+
+fn default_call_seconds() -> u32 {
+    30
 }
 
 /// A runtime error to heal, as an application reported it.
@@ -533,6 +595,26 @@ pub struct Observation {
     /// How many tests ran (0 when the suite could not even start, e.g. a collection error).
     #[serde(default)]
     pub tests_ran: u32,
+    /// The endpoint calls of `spec.verify`, when the build passed (at most 100).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 100))]
+    pub endpoint_calls: Vec<EndpointCall>,
+}
+
+/// One endpoint call of `spec.verify.openapi`, as its RunEnvelope summed it up.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointCall {
+    /// Seed 003's endpoint ID, `METHOD /path`.
+    #[schemars(length(max = 2048))]
+    pub endpoint: String,
+    /// `success`, `error` or `timeout`.
+    pub status: RunStatus,
+    /// The answer's HTTP status (502 or 504 when none came).
+    pub http_status: u16,
+    /// Why the call failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_class: Option<ErrorClass>,
 }
 
 /// One heal cycle: execute, parse, propose, gate, approve, commit.

@@ -181,6 +181,7 @@ fn observation(key: &str, failing: &[&str]) -> Observation {
             .collect(),
         failing_tests: failing.iter().map(|s| s.to_string()).collect(),
         tests_ran: 3,
+        endpoint_calls: Vec::new(),
     }
 }
 

@@ -61,6 +61,7 @@ fn observation(failing: &[&str], reports: usize, ran: u32) -> Observation {
             .collect(),
         failing_tests: failing.iter().map(|s| s.to_string()).collect(),
         tests_ran: ran,
+        endpoint_calls: Vec::new(),
     }
 }
 

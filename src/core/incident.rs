@@ -81,7 +81,8 @@ fn error_type(headline: &str) -> ErrorType {
     let name = name.rsplit('.').next().unwrap_or(name);
     match name {
         "TypeError" | "AttributeError" => ErrorType::TypeError,
-        "ImportError" | "ModuleNotFoundError" | "ReferenceError" => ErrorType::Import,
+        // The parser's reading too: a name that is not defined is most often a missing import.
+        "ImportError" | "ModuleNotFoundError" | "ReferenceError" | "NameError" => ErrorType::Import,
         "IndentationError" | "TabError" => ErrorType::Indentation,
         "SyntaxError" => ErrorType::Syntax,
         _ => ErrorType::Logic,

@@ -35,3 +35,4 @@ pub mod ticket_fix;
 pub mod ticket_page;
 pub mod ticket_queue;
 pub mod ticket_regenerate;
+pub mod verify;

@@ -20,6 +20,7 @@ pub fn judge(envelope: &RunEnvelope, parsed: &ParseOutput) -> (Observation, Outc
         bug_reports: parsed.reports.iter().take(MAX_REPORTS).cloned().collect(),
         failing_tests: parsed.failing_tests().into_iter().take(MAX_FAILING).collect(),
         tests_ran: tests_that_ran(parsed),
+        endpoint_calls: Vec::new(),
     };
     let outcome = match envelope.error_class {
         Some(

@@ -234,6 +234,7 @@ mod tests {
             }],
             failing_tests: vec!["test_calc.py".into()],
             tests_ran: 0,
+            endpoint_calls: Vec::new(),
         };
         HealRunStatus {
             source_commit: Some("abc123".into()),

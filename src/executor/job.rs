@@ -41,6 +41,14 @@ pub const FETCH_CONTAINER: &str = "fetch";
 pub const BUILD_CONTAINER: &str = "build";
 /// The init container that runs a tool's image in a tool's Job.
 pub const TOOL_CONTAINER: &str = "tool";
+/// The sidecar that calls the service `spec.verify` starts (kubeheal's image, `kubeheal probe`).
+pub const PROBE_CONTAINER: &str = "probe";
+/// Where the build and probe containers meet, beside the checkout (`$WORKSPACE/<this>`): the
+/// build writes `after` (`start` once the service runs, `skip` when the build failed), the
+/// probe writes `calls.json`, the service's output goes to `service.log`.
+const VERIFY_DIR: &str = ".kubeheal-verify";
+/// Bytes of the service's output the build container prints (its end).
+const SERVICE_OUTPUT_BYTES: usize = 512 * 1024;
 /// Installs pytest for the build's user (HOME is the writable workspace) when the image lacks it.
 const INSTALL_PYTEST: &str = "python3 -c 'import pytest' 2>/dev/null || python3 -m pip install --quiet --user --disable-pip-version-check pytest";
 
@@ -65,6 +73,9 @@ pub struct JobRequest {
     /// Run this tool over the checkout instead of the build, and report what it changed
     /// ([`super::tool`]).
     pub tool: Option<ToolStep>,
+    /// The image with kubeheal that calls the service `run.verify` starts (the operator's own,
+    /// `--probe-image`); without one, nothing is verified beyond the build.
+    pub probe_image: Option<String>,
 }
 
 /// A tool's step in a Job: its image (run with its own entrypoint, or `command`) and what it
@@ -226,6 +237,9 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
             "securityContext": security, "resources": limits,
             "volumeMounts": fetch_mounts
         })];
+        if let Some(sidecar) = self.probe_sidecar(&security) {
+            init_containers.push(sidecar);
+        }
         let mut env_from = serde_json::to_value(&self.container.env_from).expect("envFrom serialises");
         if let Some(tool) = &self.tool {
             let tool_dir = format!(
@@ -303,6 +317,117 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
     }
 }
 
+impl JobRequest {
+    /// The endpoint check `run.verify` asks for, when this Job runs the build and there is a
+    /// probe image to run it with.
+    fn verify(&self) -> Option<&crate::api::heal_run::OpenApiCheck> {
+        self.run
+            .verify
+            .as_ref()
+            .filter(|_| self.tool.is_none() && self.probe_image.is_some())
+    }
+
+    /// Seconds the build container waits for the probe's calls once the service is started:
+    /// the time to become ready and every call's limit (a document's first hundred endpoints
+    /// when none are named), and a margin.
+    fn verify_wait(check: &crate::api::heal_run::OpenApiCheck) -> u32 {
+        let calls = if check.endpoints.is_empty() {
+            100
+        } else {
+            check.endpoints.len() as u32
+        };
+        check.ready_seconds + check.call_seconds * calls + 30
+    }
+
+    /// The probe container: a native sidecar (an init container that keeps running, which the
+    /// kubelet stops once the build container has ended, so a build that dies cannot leave the
+    /// Pod running), in kubeheal's image, sharing the Pod's network (the service's `127.0.0.1`)
+    /// and the workspace. `$(WORKSPACE)` in its arguments is expanded by the kubelet.
+    fn probe_sidecar(&self, security: &serde_json::Value) -> Option<serde_json::Value> {
+        let check = self.verify()?;
+        let root = match self.run.source.sub_path.as_deref().map(|p| p.trim_matches('/')) {
+            Some(sub) if !sub.is_empty() => format!("$(WORKSPACE)/src/{sub}"),
+            _ => "$(WORKSPACE)/src".to_owned(),
+        };
+        let mut args = vec![
+            "probe".to_owned(),
+            "--openapi".to_owned(),
+            format!("{root}/{}", check.document),
+            "--base-url".to_owned(),
+            check.base_url.clone(),
+            "--timeout".to_owned(),
+            check.call_seconds.to_string(),
+            "--wait-ready".to_owned(),
+            check.ready_seconds.to_string(),
+            "--after".to_owned(),
+            format!("$(WORKSPACE)/{VERIFY_DIR}/after"),
+            "--output".to_owned(),
+            format!("$(WORKSPACE)/{VERIFY_DIR}/calls.json"),
+        ];
+        for endpoint in &check.endpoints {
+            args.extend(["--endpoint".to_owned(), endpoint.clone()]);
+        }
+        let mut security = security.clone();
+        security["readOnlyRootFilesystem"] = json!(true);
+        Some(json!({
+            "name": PROBE_CONTAINER, "image": self.probe_image,
+            "restartPolicy": "Always",
+            "command": ["/usr/local/bin/kubeheal"], "args": args,
+            "env": [{"name": "WORKSPACE", "value": "/workspace"}],
+            "securityContext": security,
+            "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "500m", "memory": "256Mi"}},
+            "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]
+        }))
+    }
+
+    /// The build script's part for `verify`, after the command: once it passed, the service is
+    /// started in the background and the probe told so; the build waits for the calls, then
+    /// prints the service's output and the calls in sections of its own. A failed build tells
+    /// the probe to call nothing.
+    fn verify_script(&self, mark: &str) -> String {
+        let Some(check) = self.verify() else {
+            return String::new();
+        };
+        format!(
+            r#"kubeheal_verify="$WORKSPACE/{VERIFY_DIR}"
+if [ "$kubeheal_status" -eq 0 ]; then
+  sh -c {start} > "$kubeheal_verify/service.log" 2>&1 &
+  kubeheal_service=$!
+  echo start > "$kubeheal_verify/after.partial" && mv "$kubeheal_verify/after.partial" "$kubeheal_verify/after"
+  kubeheal_waited=0
+  while [ ! -e "$kubeheal_verify/calls.json" ] && [ "$kubeheal_waited" -lt {wait} ]; do
+    sleep 1
+    kubeheal_waited=$((kubeheal_waited + 1))
+  done
+  kill "$kubeheal_service" 2>/dev/null
+  sleep 1
+  echo "{SERVICE_BEGIN} {mark}"
+  tail -c {bytes} "$kubeheal_verify/service.log" 2>/dev/null
+  echo
+  echo "{SERVICE_END} {mark}"
+  if [ -e "$kubeheal_verify/calls.json" ]; then
+    echo "{CALLS_BEGIN} {mark}"
+    cat "$kubeheal_verify/calls.json"
+    echo
+    echo "{CALLS_END} {mark}"
+  fi
+else
+  echo {skip} > "$kubeheal_verify/after.partial" && mv "$kubeheal_verify/after.partial" "$kubeheal_verify/after"
+fi
+"#,
+            start = shell_quote(&check.start),
+            wait = Self::verify_wait(check),
+            bytes = SERVICE_OUTPUT_BYTES,
+            skip = crate::probe::verify::SKIP,
+        )
+    }
+}
+
+/// `text` as one single-quoted `sh` word.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
 /// Where a line of the build container's log belongs: kubeheal's own sections (the environment
 /// before the command, the artifacts after it) carry these prefixes and the Job's mark; they are
 /// taken out of the log before anyone reads it.
@@ -312,6 +437,10 @@ const ARTIFACTS_BEGIN: &str = "@@kubeheal-artifacts-begin";
 const ARTIFACTS_END: &str = "@@kubeheal-artifacts-end";
 const ARTIFACT_FILE: &str = "@@kubeheal-artifact";
 const ARTIFACT_OVER: &str = "@@kubeheal-artifact-over";
+const SERVICE_BEGIN: &str = "@@kubeheal-service-begin";
+const SERVICE_END: &str = "@@kubeheal-service-end";
+const CALLS_BEGIN: &str = "@@kubeheal-calls-begin";
+const CALLS_END: &str = "@@kubeheal-calls-end";
 /// Most artifact bytes a Job keeps: they go into one ConfigMap (at most 1 MiB), beside the
 /// base64 text they take in the log. Seed 003's 50 MB hold for the local executor; a Job's
 /// artifacts are bounded like its log, and what is left out is named in a warning.
@@ -359,6 +488,7 @@ impl JobRequest {
         format!(
             r#"cd "$WORKSPACE/src/{subpath}" || exit 1
 exec 2>&1
+mkdir -p "$WORKSPACE/{VERIFY_DIR}"
 echo "{META_BEGIN} {mark}"
 {versions}echo "os=$(uname -sm 2>/dev/null)"
 echo "{META_END} {mark}"
@@ -366,7 +496,7 @@ echo "{META_END} {mark}"
 {command}
 )
 kubeheal_status=$?
-if [ -d "$KUBEHEAL_ARTIFACTS" ]; then
+{verify}if [ -d "$KUBEHEAL_ARTIFACTS" ]; then
   echo "{ARTIFACTS_BEGIN} {mark}"
   if command -v base64 >/dev/null 2>&1; then kubeheal_b64=1; else kubeheal_b64=0; fi
   find "$KUBEHEAL_ARTIFACTS" -type f 2>/dev/null | LC_ALL=C sort | {{
@@ -394,6 +524,7 @@ fi
 exit $kubeheal_status"#,
             max_files = super::output::MAX_ARTIFACTS,
             max_bytes = MAX_KEPT_ARTIFACT_BYTES,
+            verify = self.verify_script(&mark),
         )
     }
 }
@@ -418,6 +549,10 @@ pub struct BuildOutput {
     pub warnings: Vec<String>,
     /// Whether the artifacts section ended (the build ran to its end and the section was read).
     pub artifacts_read: bool,
+    /// What the service started for `verify` printed.
+    pub service_output: String,
+    /// The probe's calls (kubeheal's JSON form), when the section arrived whole.
+    pub calls: Option<String>,
 }
 
 /// Takes `raw` (the build container's log) apart into the build's own output and kubeheal's
@@ -428,6 +563,8 @@ pub fn read_build_output(raw: &str, mark: &str) -> BuildOutput {
         Log,
         Environment,
         Artifacts,
+        Service,
+        Calls(String),
     }
     let mut out = BuildOutput::default();
     let mut state = In::Log;
@@ -455,7 +592,16 @@ pub fn read_build_output(raw: &str, mark: &str) -> BuildOutput {
         match state {
             In::Log if ours(META_BEGIN) == Some("") => state = In::Environment,
             In::Log if ours(ARTIFACTS_BEGIN) == Some("") => state = In::Artifacts,
+            In::Log if ours(SERVICE_BEGIN) == Some("") => state = In::Service,
+            In::Log if ours(CALLS_BEGIN) == Some("") => state = In::Calls(String::new()),
             In::Log => out.log.push_str(line),
+            In::Service if ours(SERVICE_END) == Some("") => state = In::Log,
+            In::Service => out.service_output.push_str(line),
+            In::Calls(ref mut json) if ours(CALLS_END) == Some("") => {
+                out.calls = Some(std::mem::take(json));
+                state = In::Log;
+            }
+            In::Calls(ref mut json) => json.push_str(line),
             In::Environment if ours(META_END) == Some("") => state = In::Log,
             In::Environment => {
                 if let Some((key, value)) = bare.split_once('=') {
@@ -505,6 +651,37 @@ pub fn read_build_output(raw: &str, mark: &str) -> BuildOutput {
             .push("the artifacts section of the log was cut short; the artifacts read so far are kept".to_owned());
     }
     out
+}
+
+/// The calls the probe container made and what the service printed, redacted with `secrets` (the
+/// probe did not know the build's): the count of values replaced. Calls that never arrived are
+/// one envelope without an endpoint that says so.
+fn verified(
+    check: &crate::api::heal_run::OpenApiCheck,
+    output: &BuildOutput,
+    secrets: &[String],
+) -> (Vec<RunEnvelope>, String, usize) {
+    let (printed, mut redactions) = redact(&output.service_output, secrets);
+    let calls = output.calls.as_deref().and_then(|json| {
+        let (json, n) = redact(json, secrets);
+        redactions += n;
+        serde_json::from_str::<Vec<RunEnvelope>>(json.trim()).ok()
+    });
+    let calls = calls.unwrap_or_else(|| {
+        let mut missing = crate::probe::verify::refused(
+            &check.document,
+            &crate::probe::ProbeError::Read(format!(
+                "the probe container did not report its calls within {} s of the service's start",
+                JobRequest::verify_wait(check)
+            )),
+        );
+        missing.error_class = Some(ErrorClass::Unknown);
+        missing.suggested_fix = Some(
+            "look at the probe container's log (kubectl logs JOB_POD -c probe) and check that the operator's --probe-image is kubeheal's image".to_owned(),
+        );
+        vec![missing]
+    });
+    (calls, printed, redactions)
 }
 
 /// How a Job's Pod ended, read from the Job's conditions and the Pod's statuses.
@@ -721,7 +898,16 @@ impl JobExecutor {
             .cloned()
             .chain(secret_values(std::env::vars()))
             .collect();
-        let (log, mut redactions) = redact(&output.log, &secrets);
+        let (mut log, mut redactions) = redact(&output.log, &secrets);
+        let (endpoint_calls, service_output) = match request.verify() {
+            Some(check) if ending == Ending::Exited(0) => {
+                let (calls, printed, n) = verified(check, &output, &secrets);
+                redactions += n;
+                log.push_str(&crate::core::verify::log_section(&check.start, &calls, &printed));
+                (calls, printed)
+            }
+            _ => (Vec::new(), String::new()),
+        };
         self.keep_log(request, &name, &log).await?;
         let mut warnings = std::mem::take(&mut output.warnings);
         let (kept, n) = redact_artifacts(std::mem::take(&mut output.artifacts), &secrets, &mut warnings);
@@ -813,6 +999,8 @@ impl JobExecutor {
             envelope,
             log,
             stderr_tail: String::new(),
+            endpoint_calls,
+            service_output,
         }))
     }
 
@@ -1126,9 +1314,11 @@ mod tests {
                 command: Some("pytest".into()),
                 timeout: Duration::from_secs(60),
                 secrets: Vec::new(),
+                verify: None,
             },
             container,
             tool: None,
+            probe_image: None,
         }
     }
 
@@ -1254,6 +1444,123 @@ mod tests {
             out.status.code().expect("an exit code"),
             String::from_utf8_lossy(&out.stdout).into_owned(),
         )
+    }
+
+    fn verifying(mut request: JobRequest) -> JobRequest {
+        request.run.verify = Some(
+            serde_json::from_value(json!({
+                "document": "api/openapi.yaml", "start": "python3 -m app --port '8000'",
+                "baseUrl": "http://127.0.0.1:8000", "endpoints": ["GET /health"],
+                "readySeconds": 5, "callSeconds": 2,
+            }))
+            .expect("a check"),
+        );
+        request.probe_image = Some("ghcr.io/kubeheal/kubeheal:0.1".into());
+        request
+    }
+
+    #[test]
+    fn a_verifying_build_has_the_probe_as_a_native_sidecar_of_kubeheals_image_in_the_pods_network() {
+        let mut verifying_job = verifying(request(ContainerSettings::default()));
+        verifying_job.run.source.sub_path = Some("backend/".into());
+        let job = serde_json::to_value(verifying_job.job()).expect("JSON");
+        let init = &job["spec"]["template"]["spec"]["initContainers"];
+        let probe = &init[1];
+        assert_eq!(init[0]["name"], FETCH_CONTAINER, "the checkout comes first");
+        assert_eq!(probe["name"], PROBE_CONTAINER);
+        assert_eq!(
+            probe["restartPolicy"], "Always",
+            "stopped by the kubelet when the build ends"
+        );
+        assert_eq!(probe["image"], "ghcr.io/kubeheal/kubeheal:0.1");
+        assert_eq!(probe["securityContext"]["readOnlyRootFilesystem"], true);
+        let args: Vec<&str> = probe["args"]
+            .as_array()
+            .expect("args")
+            .iter()
+            .map(|a| a.as_str().expect("a string"))
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "probe",
+                "--openapi",
+                "$(WORKSPACE)/src/backend/api/openapi.yaml",
+                "--base-url",
+                "http://127.0.0.1:8000",
+                "--timeout",
+                "2",
+                "--wait-ready",
+                "5",
+                "--after",
+                "$(WORKSPACE)/.kubeheal-verify/after",
+                "--output",
+                "$(WORKSPACE)/.kubeheal-verify/calls.json",
+                "--endpoint",
+                "GET /health",
+            ]
+        );
+        // Without a probe image (or for a tool's Job) nothing is added.
+        let mut plain = verifying(request(ContainerSettings::default()));
+        plain.probe_image = None;
+        let job = serde_json::to_value(plain.job()).expect("JSON");
+        assert_eq!(
+            job["spec"]["template"]["spec"]["initContainers"]
+                .as_array()
+                .map(Vec::len),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn the_build_script_starts_the_service_after_a_passing_build_and_prints_the_probes_calls() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let mut request = verifying(request(ContainerSettings::default()));
+        // The service: prints a trace and keeps running (the script stops it).
+        request.run.verify.as_mut().expect("a check").start =
+            r#"echo "Traceback: it's broken" >&2; exec sleep 30"#.into();
+        request.run.command = Some("echo tests pass".into());
+        // The probe container's part, played by a shell: wait for `start`, then write the calls.
+        let verify = dir.path().join(".kubeheal-verify");
+        std::fs::create_dir_all(&verify).expect("mkdir");
+        let probe = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(
+                r#"while [ ! -e "$V/after" ]; do sleep 0.1; done
+[ "$(cat "$V/after")" = start ] && printf '[{"runId":"p-1","endpoint":"GET /health","status":"error","durationMs":1,"httpStatus":500}]' > "$V/calls.json""#,
+            )
+            .env("V", &verify)
+            .spawn()
+            .expect("sh runs");
+        let started = std::time::Instant::now();
+        let (code, printed) = run_build_script(&request, dir.path());
+        drop(probe);
+        assert_eq!(code, 0, "the build's exit code: {printed}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the service was stopped, not waited for"
+        );
+        let output = read_build_output(&printed, &request.section_mark());
+        assert_eq!(
+            output.log, "tests pass\n",
+            "kubeheal's sections are taken out of the log"
+        );
+        assert_eq!(output.service_output.trim(), "Traceback: it's broken");
+        let calls: Vec<RunEnvelope> = serde_json::from_str(output.calls.as_deref().expect("the calls")).expect("JSON");
+        assert_eq!(
+            (calls[0].endpoint.as_deref(), calls[0].http_status),
+            (Some("GET /health"), 500)
+        );
+
+        // A failing build starts nothing and tells the probe to call nothing.
+        let dir = tempfile::tempdir().expect("a folder");
+        request.run.command = Some("exit 4".into());
+        let (code, printed) = run_build_script(&request, dir.path());
+        assert_eq!(code, 4);
+        let output = read_build_output(&printed, &request.section_mark());
+        assert!(output.calls.is_none() && output.service_output.is_empty());
+        let said = std::fs::read_to_string(dir.path().join(".kubeheal-verify/after")).expect("the probe was told");
+        assert_eq!(said.trim(), crate::probe::verify::SKIP);
     }
 
     #[test]

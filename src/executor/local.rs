@@ -95,8 +95,94 @@ impl LocalExecutor {
             );
         }
         let (ending, captured) = run(request, &workspace, &command).await;
-        finish(request, started, ending, runner, "", captured, setting)
+        let verified = match (&request.verify, ending) {
+            (Some(check), Ending::Exited(0)) => Some(serve_and_check(request, &workspace, check).await),
+            _ => None,
+        };
+        let mut execution = finish(request, started, ending, runner, "", captured, setting);
+        if let (Some((calls, printed)), Some(check)) = (verified, &request.verify) {
+            let printed = redact(&printed, &all_secrets(request)).0;
+            execution
+                .log
+                .push_str(&crate::core::verify::log_section(&check.start, &calls, &printed));
+            execution.endpoint_calls = calls;
+            execution.service_output = printed;
+        }
+        execution
     }
+}
+
+/// Bytes of the started service's output kept from its start and from its end.
+const KEEP_SERVICE: usize = 256 * 1024;
+
+/// `spec.verify.openapi` after the build passed: the service started by `sh -c START` in the
+/// workspace, with the build's environment and in a process group of its own, is called from
+/// its document; then the whole group is stopped. Returns the calls' envelopes and what the
+/// service printed (not yet redacted).
+async fn serve_and_check(
+    request: &ExecutionRequest,
+    workspace: &Path,
+    check: &crate::api::heal_run::OpenApiCheck,
+) -> (Vec<RunEnvelope>, String) {
+    let Started {
+        mut child,
+        group,
+        mut reaper,
+        mut stdout,
+        mut stderr,
+    } = match start(request, workspace, &check.start) {
+        Ok(started) => started,
+        Err(e) => {
+            let why = crate::probe::ProbeError::Usage(format!("the service could not be started: {e}"));
+            return (
+                vec![crate::probe::verify::refused(&check.document, &why)],
+                String::new(),
+            );
+        }
+    };
+    let mut printed = BoundedLog::new(KEEP_SERVICE, KEEP_SERVICE);
+    let hidden = all_secrets(request);
+    let calls = crate::probe::verify::check(workspace, check, &hidden);
+    tokio::pin!(calls);
+    let (mut out_buf, mut err_buf) = (vec![0u8; 16 * 1024], vec![0u8; 16 * 1024]);
+    let (mut output_open, mut errors_open, mut exited) = (true, true, false);
+    // Once the calls are done the service gets TERM and a grace period: a server prints what it
+    // was doing on the way out, and that belongs in the log. Its output is read all along, so
+    // that a full pipe cannot hold it up.
+    let mut done: Option<Vec<RunEnvelope>> = None;
+    let grace = tokio::time::sleep(Duration::MAX);
+    tokio::pin!(grace);
+    loop {
+        tokio::select! {
+            calls = &mut calls, if done.is_none() => {
+                done = Some(calls);
+                if let Some(pid) = group {
+                    let _ = killpg(pid, Signal::SIGTERM);
+                }
+                grace.as_mut().reset(tokio::time::Instant::now() + GRACE);
+            },
+            _ = child.wait(), if !exited => exited = true,
+            read = stdout.read(&mut out_buf), if output_open => match read {
+                Ok(0) | Err(_) => output_open = false,
+                Ok(n) => printed.write(&out_buf[..n]),
+            },
+            read = stderr.read(&mut err_buf), if errors_open => match read {
+                Ok(0) | Err(_) => errors_open = false,
+                Ok(n) => printed.write(&err_buf[..n]),
+            },
+            () = &mut grace, if done.is_some() => break,
+        }
+        if done.is_some() && exited {
+            if !(output_open || errors_open) {
+                break;
+            }
+            // What it started may hold the pipes open: the group's end closes them.
+            reaper.reap();
+        }
+    }
+    let calls = done.unwrap_or_default();
+    reaper.reap();
+    (calls, printed.text())
 }
 
 /// A fresh copy of the source in `workspace` (under `scratch`): the working tree, or a checkout of
@@ -188,26 +274,16 @@ const STDERR_TAIL: usize = 8 * 1024;
 async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (Ending, Captured) {
     let mut log = BoundedLog::new(KEEP_HEAD, KEEP_TAIL);
     let mut stderr_tail: std::collections::VecDeque<u8> = std::collections::VecDeque::new();
-    let marker = format!("{}-{}", std::process::id(), NEXT_RUN.fetch_add(1, Ordering::Relaxed));
-    let mut child = match Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .current_dir(workspace)
-        // The build sees an allow-list of the host's variables, never kubeheal's own secrets.
-        .env_clear()
-        .envs(build_environment(std::env::vars()))
-        .env("KUBEHEAL_ARTIFACTS", &request.artifacts_dir)
-        .env("CI", "true")
-        .env(RUN_MARKER, &marker)
-        .envs(request.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-    {
-        Ok(c) => c,
+    // Whatever way this function ends (the run is over, or the caller dropped it on Ctrl-C),
+    // nothing the build started outlives it: the reaper stops it.
+    let Started {
+        mut child,
+        group,
+        mut reaper,
+        mut stdout,
+        mut stderr,
+    } = match start(request, workspace, command) {
+        Ok(started) => started,
         Err(e) => {
             log.write(format!("cannot start sh: {e}\n").as_bytes());
             return (
@@ -219,15 +295,6 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
             );
         }
     };
-    let group = child.id().map(|id| Pid::from_raw(id as i32));
-    // Whatever way this function ends (the run is over, or the caller dropped it on Ctrl-C),
-    // nothing the build started outlives it.
-    let mut reaper = Reaper {
-        group,
-        marker: Some(marker),
-    };
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let mut stderr = child.stderr.take().expect("stderr is piped");
     let deadline = tokio::time::sleep(request.timeout);
     tokio::pin!(deadline);
     let mut buf = vec![0u8; 64 * 1024];
@@ -291,6 +358,50 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
             stderr: stderr_tail.into(),
         },
     )
+}
+
+/// A process started by [`start`]: the child, its process group, the reaper that stops it and
+/// everything it starts, and its output's pipes.
+struct Started {
+    child: tokio::process::Child,
+    group: Option<Pid>,
+    reaper: Reaper,
+    stdout: tokio::process::ChildStdout,
+    stderr: tokio::process::ChildStderr,
+}
+
+/// Starts `command` by `sh` in `workspace`, in a process group of its own, with the build's
+/// environment and a marker of its own, its output piped.
+fn start(request: &ExecutionRequest, workspace: &Path, command: &str) -> std::io::Result<Started> {
+    let marker = format!("{}-{}", std::process::id(), NEXT_RUN.fetch_add(1, Ordering::Relaxed));
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(workspace)
+        // The build sees an allow-list of the host's variables, never kubeheal's own secrets.
+        .env_clear()
+        .envs(build_environment(std::env::vars()))
+        .env("KUBEHEAL_ARTIFACTS", &request.artifacts_dir)
+        .env("CI", "true")
+        .env(RUN_MARKER, &marker)
+        .envs(request.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    let group = child.id().map(|id| Pid::from_raw(id as i32));
+    Ok(Started {
+        group,
+        reaper: Reaper {
+            group,
+            marker: Some(marker),
+        },
+        stdout: child.stdout.take().expect("stdout is piped"),
+        stderr: child.stderr.take().expect("stderr is piped"),
+        child,
+    })
 }
 
 /// What a run printed: the log (both streams, bounded) and the end of stderr on its own.
@@ -479,20 +590,7 @@ fn finish(
             output.dropped()
         ));
     }
-    let secrets: Vec<String> = request
-        .secrets
-        .iter()
-        .cloned()
-        .chain(
-            request
-                .env
-                .iter()
-                .filter(|(k, _)| looks_secret_name(k))
-                .map(|(_, v)| v.clone()),
-        )
-        // A build can read its parent's environment in /proc: kubeheal's own secrets go too.
-        .chain(secret_values(std::env::vars()))
-        .collect();
+    let secrets = all_secrets(request);
     let (log, mut redactions) = redact(&output.text(), &secrets);
     let (stderr, n) = redact(&String::from_utf8_lossy(&stderr), &secrets);
     redactions += n;
@@ -539,5 +637,26 @@ fn finish(
         envelope,
         log,
         stderr_tail: stderr,
+        endpoint_calls: Vec::new(),
+        service_output: String::new(),
     }
+}
+
+/// The values nothing the executor returns may hold: the request's secrets, the values of its
+/// secret-looking variables and kubeheal's own (a build can read its parent's environment in
+/// /proc).
+fn all_secrets(request: &ExecutionRequest) -> Vec<String> {
+    request
+        .secrets
+        .iter()
+        .cloned()
+        .chain(
+            request
+                .env
+                .iter()
+                .filter(|(k, _)| looks_secret_name(k))
+                .map(|(_, v)| v.clone()),
+        )
+        .chain(secret_values(std::env::vars()))
+        .collect()
 }

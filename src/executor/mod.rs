@@ -17,7 +17,7 @@ pub mod tool;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::api::heal_run::ProjectType;
+use crate::api::heal_run::{OpenApiCheck, ProjectType};
 use crate::api::shared::{ErrorClass, GitSource, RunEnvelope, RunStatus};
 
 /// Default time one execution may take.
@@ -44,6 +44,8 @@ pub struct ExecutionRequest {
     pub secrets: Vec<String>,
     /// Where the files the run wrote to `$KUBEHEAL_ARTIFACTS` are kept.
     pub artifacts_dir: PathBuf,
+    /// The service to start and call once the build passes (`spec.verify.openapi`).
+    pub verify: Option<OpenApiCheck>,
 }
 
 /// Seed 001's executor input, whichever executor runs it.
@@ -64,6 +66,8 @@ pub struct RunRequest {
     pub timeout: Duration,
     /// Values that must never leave the executor.
     pub secrets: Vec<String>,
+    /// The service to start and call once the build passes (`spec.verify.openapi`).
+    pub verify: Option<OpenApiCheck>,
 }
 
 /// What an execution returned: the envelope, and the whole redacted (bounded) log.
@@ -75,6 +79,11 @@ pub struct Execution {
     /// can tell the streams apart: the local one can; a Job's log joins them, so it is empty
     /// there. Seed 000 gives a healer its last 1000 characters.
     pub stderr_tail: String,
+    /// One envelope per endpoint called by `verify`, in the order called; empty when there is
+    /// nothing to verify or the build failed.
+    pub endpoint_calls: Vec<RunEnvelope>,
+    /// What the service started for `verify` printed (redacted, its first and last 256 KiB).
+    pub service_output: String,
 }
 
 /// The first 40 and last 60 lines of `log`, at most 8 KiB: what a person looks at first.

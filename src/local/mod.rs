@@ -19,17 +19,17 @@ use k8s_openapi::jiff::Timestamp;
 use nix::fcntl::{Flock, FlockArg};
 use thiserror::Error;
 
-use crate::api::heal_run::{ApprovalMode, HealPolicy, HealRunReason, HealRunSpec, HealRunStatus};
+use crate::api::heal_run::{ApprovalMode, HealPolicy, HealRunReason, HealRunSpec, HealRunStatus, Verify};
 use crate::api::shared::HealerSpec;
 use crate::confined::{ConfinedDir, ConfinedError};
 use crate::core::drive::{Effects, Ready, drive};
 use crate::core::format::{RUN_TRAILER, render};
 use crate::core::heal_run::{Input, Note, reason_name};
-use crate::core::incident;
 use crate::core::monitor;
 use crate::core::proposal::{self, Origin};
 use crate::core::redact::{looks_secret_name, secret_values};
 use crate::core::step::{CommitOrder, ExecutionOrder, HealerQuestion, Run};
+use crate::core::{incident, verify};
 use crate::executor::local::{KEEP_HEAD, KEEP_TAIL, LocalExecutor};
 use crate::executor::{ExecutionRequest, detect};
 use crate::git::{GitError, Repo};
@@ -50,6 +50,8 @@ pub struct HealOptions {
     pub healer: HealerSpec,
     /// Their credentials, from kubeheal's environment.
     pub credentials: Credentials,
+    /// The service to start and call after the build passes (`spec.verify`).
+    pub verify: Option<Verify>,
 }
 
 /// Why a local heal could not run (a build or a fix that fails is not an error: the summary
@@ -258,6 +260,7 @@ fn spec(options: &HealOptions, dir: &Path, branch: &str) -> HealRunSpec {
         })
         .collect();
     spec.executor.timeout_seconds = options.timeout.as_secs().clamp(1, u64::from(u32::MAX)) as u32;
+    spec.verify = options.verify.clone();
     spec
 }
 
@@ -380,6 +383,7 @@ impl Effects for LocalWorld<'_> {
             timeout: self.options.timeout,
             env: self.options.env.clone(),
             secrets: self.secrets(),
+            verify: self.spec.verify.as_ref().map(|v| v.openapi.clone()),
         };
         let execution = LocalExecutor.execute(&request).await;
         self.state
@@ -389,6 +393,17 @@ impl Effects for LocalWorld<'_> {
         let files = self.repo.tracked_files().await;
         let parsed = parse(&execution.log, &Workspace::new("").with_files(files.clone()));
         let (mut observation, outcome) = monitor::judge(&execution.envelope, &parsed);
+        let outcome = verify::observe(
+            &mut observation,
+            outcome,
+            self.spec.verify.as_ref(),
+            &execution.endpoint_calls,
+            &execution.service_output,
+            &files,
+        );
+        for call in &observation.endpoint_calls {
+            (self.progress)(format!("         called {}: HTTP {}", call.endpoint, call.http_status));
+        }
         incident::observe(&mut observation, cycle, self.spec.incident.as_ref(), &files);
         for report in observation.bug_reports.iter().take(5) {
             (self.progress)(format!("         found: {}", render(report)));

@@ -34,7 +34,7 @@ use crate::core::heal_run::{Input, Note, is_terminal, latest_observation, reason
 use crate::core::proposal::{self, Origin};
 use crate::core::redact::{redact, secret_values};
 use crate::core::step::{CommitOrder, ExecutionOrder, HealerQuestion, Run};
-use crate::core::{incident, monitor};
+use crate::core::{incident, monitor, verify};
 use crate::executor::job::{ContainerSettings, JobRequest, kept_log, log_config_map};
 use crate::executor::{RunRequest, detect};
 use crate::git::{GitError, Repo};
@@ -400,6 +400,7 @@ impl ClusterWorld {
                 command: spec.executor.command.clone(),
                 timeout: Duration::from_secs(u64::from(spec.executor.timeout_seconds)),
                 secrets: self.build_secrets().await?,
+                verify: spec.verify.as_ref().map(|v| v.openapi.clone()),
             },
             container: ContainerSettings {
                 env: spec.executor.env.clone(),
@@ -407,6 +408,7 @@ impl ClusterWorld {
                 resources: spec.executor.resources.clone(),
             },
             tool: None,
+            probe_image: self.ctx.settings.probe_image.clone(),
         })
     }
 
@@ -602,13 +604,32 @@ impl Effects for ClusterWorld {
             Some(true) => {}
         }
         let request = self.job_request(order, false).await?;
-        let Some(execution) = self.ctx.jobs.collect(&request).await? else {
+        let Some(mut execution) = self.ctx.jobs.collect(&request).await? else {
             return Ok(Ready::Later(JOB_RECHECK));
         };
         let repo = self.repo_at(&crate::core::step::head(status)).await?;
         let files = repo.tracked_files().await;
         let parsed = parse(&execution.log, &Workspace::new("").with_files(files.clone()));
         let (mut observation, outcome) = monitor::judge(&execution.envelope, &parsed);
+        let verifying = self.run.spec.verify.as_ref();
+        if let Some(check) = verifying.filter(|_| request.probe_image.is_none())
+            && execution.envelope.exit_code == Some(0)
+        {
+            execution.endpoint_calls = vec![crate::probe::verify::refused(
+                &check.openapi.document,
+                &crate::probe::ProbeError::Usage(
+                    "the operator runs without --probe-image (KUBEHEAL_PROBE_IMAGE), so nothing can call the service; the chart sets it to the operator's image".into(),
+                ),
+            )];
+        }
+        let outcome = verify::observe(
+            &mut observation,
+            outcome,
+            verifying,
+            &execution.endpoint_calls,
+            &execution.service_output,
+            &files,
+        );
         incident::observe(&mut observation, order.cycle, self.run.spec.incident.as_ref(), &files);
         Ok(Ready::Now(Input::Executed {
             cycle: order.cycle,

@@ -76,6 +76,9 @@ pub struct Settings {
     /// Most tickets analysed at once (`--ticket-workers`): the rest wait their turn in seed
     /// 004's priority order.
     pub ticket_workers: u16,
+    /// kubeheal's image, run beside a build to call the service `spec.verify.openapi` starts
+    /// (`--probe-image`); `None`: such runs fail saying so.
+    pub probe_image: Option<String>,
 }
 
 /// How many reconciles of each object failed in a row: the error policy backs off by it.

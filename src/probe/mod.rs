@@ -10,7 +10,9 @@
 pub mod call;
 pub mod document;
 pub mod inputs;
+pub mod ready;
 pub mod report;
+pub mod verify;
 
 use std::time::{Duration, Instant};
 
@@ -61,6 +63,18 @@ pub struct ProbeArgs {
     /// there as a runtime error.
     #[arg(long, value_name = "INGEST_URL")]
     pub report_to: Option<String>,
+    /// Wait up to this many seconds for the service to accept connections before the first
+    /// call (for a service started just before the probe). Default: call at once.
+    #[arg(long, value_name = "SECONDS")]
+    pub wait_ready: Option<f64>,
+    /// In an executor Pod: wait until this file exists; when it says `skip` (the build failed),
+    /// call nothing.
+    #[arg(long, value_name = "FILE", hide = true, requires = "output")]
+    pub after: Option<std::path::PathBuf>,
+    /// In an executor Pod: write the envelopes (kubeheal's own form) to this file, whole or not
+    /// at all, and end with 0 whatever the calls did; the build container reports them.
+    #[arg(long, value_name = "FILE", hide = true, requires = "after")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// What a probe found.
@@ -85,6 +99,11 @@ impl ProbeReport {
 
 /// Runs a probe: validates the inputs, calls each endpoint in turn, and reports failed calls.
 pub async fn probe(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
+    probe_hiding(args, &[]).await
+}
+
+/// [`probe`], also keeping `hidden` (the build's secret values) out of every envelope.
+pub async fn probe_hiding(args: &ProbeArgs, hidden: &[String]) -> Result<ProbeReport, ProbeError> {
     let timeout = match args.timeout {
         t if t.is_finite() && t > 0.0 && t <= 86_400.0 => Duration::from_secs_f64(t),
         t => {
@@ -109,12 +128,27 @@ pub async fn probe(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
         .iter()
         .map(|e| document::endpoint_id(e))
         .collect::<Result<Vec<_>, _>>()?;
+    let wait_ready = match args.wait_ready {
+        None => None,
+        Some(t) if t.is_finite() && t > 0.0 && t <= 3600.0 => Some(Duration::from_secs_f64(t)),
+        Some(t) => {
+            return Err(ProbeError::Usage(format!(
+                "--wait-ready {t} is not a number of seconds between 0 and 3600"
+            )));
+        }
+    };
     let client = call::client().map_err(ProbeError::Usage)?;
     let text = read_document(&client, &args.document, timeout).await?;
     let doc = Document::parse(&text, &args.document)?;
+    let mut secrets = secrets(&headers, &base);
+    secrets.extend(hidden.iter().filter(|s| s.trim().len() >= 4).cloned());
+    if let Some(limit) = wait_ready {
+        // Not ready in time is not an error here: the calls then fail, each saying so.
+        ready::wait(&base, limit).await;
+    }
     let target = Target {
         client,
-        secrets: secrets(&headers, &base),
+        secrets,
         base,
         headers,
         timeout,

@@ -80,9 +80,11 @@ async fn setup(test: &str, script: &str, image: &str, timeout: Duration) -> Setu
             command: Some("sh ./check.sh".into()),
             timeout,
             secrets: vec!["s3cr3t-value-from-a-secret".into()],
+            verify: None,
         },
         container: Default::default(),
         tool: None,
+        probe_image: None,
     };
     let node = run_node(client.clone(), ns.name.clone(), logs);
     Setup {

@@ -301,7 +301,7 @@ impl Drop for Heal {
 pub(crate) use crate::support::http::free_port;
 
 /// The reference Code Healer server (built-in deterministic fixers) on loopback, counting calls.
-async fn reference_healer() -> (String, Arc<AtomicUsize>) {
+pub(crate) async fn reference_healer() -> (String, Arc<AtomicUsize>) {
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();
     let app = router(Arc::new(ServerState {

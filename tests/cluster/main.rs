@@ -16,3 +16,4 @@ mod image;
 mod notify;
 mod ticket_cli;
 mod ticket_fix;
+mod verify;

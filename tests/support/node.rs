@@ -20,6 +20,7 @@
 //! references — is the real API server and kube-controller-manager.
 
 use std::collections::HashMap;
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -294,13 +295,35 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
             }
         }
     }
-    let run = |container: &k8s_openapi::api::core::v1::Container| {
-        let mut command = Command::new("sh");
+    let command_of = |container: &k8s_openapi::api::core::v1::Container| {
+        // kubeheal's own image (the probe sidecar) runs the kubeheal this test binary was built
+        // with; everything else is a `sh` script. `$(VAR)` in the arguments is expanded from the
+        // container's variables, as the kubelet does, with the volumes' local folders.
+        let expand = |arg: &String| {
+            let mut arg = arg.replace("$(WORKSPACE)", &workspace.display().to_string());
+            for env in container.env.iter().flatten() {
+                if let Some(value) = &env.value {
+                    arg = arg.replace(&format!("$({})", env.name), value);
+                }
+            }
+            arg
+        };
+        let mut command;
         match &container.command {
-            Some(cmd) => command.args(&cmd[1..]),
-            None => command
-                .arg("-c")
-                .arg(entrypoint(container.image.as_deref().unwrap_or_default()).expect("the image is published")),
+            Some(cmd) if cmd[0] == "/usr/local/bin/kubeheal" => {
+                command = Command::new(env!("CARGO_BIN_EXE_kubeheal"));
+                command.args(cmd[1..].iter().chain(container.args.iter().flatten()).map(expand));
+            }
+            Some(cmd) => {
+                command = Command::new("sh");
+                command.args(&cmd[1..]);
+            }
+            None => {
+                command = Command::new("sh");
+                command
+                    .arg("-c")
+                    .arg(entrypoint(container.image.as_deref().unwrap_or_default()).expect("the image is published"));
+            }
         };
         if let Some(dir) = &container.working_dir {
             command.current_dir(workspace.join(dir.trim_start_matches("/workspace").trim_start_matches('/')));
@@ -332,8 +355,29 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
             .env("PATCHES", &patches)
             .env("HOME", &workspace)
             .env("KUBEHEAL_ARTIFACTS", workspace.join("artifacts"));
-        command.output().expect("the container's command runs")
+        // A group of its own: what the container started ends with it, as a container's
+        // processes do when its first process exits.
+        command.process_group(0);
+        command
     };
+    let run = |container: &k8s_openapi::api::core::v1::Container| {
+        let child = command_of(container)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the container's command runs");
+        let group = child.id();
+        let output = child.wait_with_output().expect("the container's command ends");
+        // The group may be gone already.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{group}")])
+            .output();
+        output
+    };
+    // Native sidecars (init containers that keep running) start in order with the other init
+    // containers and are stopped once the main container has ended.
+    let mut sidecars: Vec<(std::process::Child, String, String)> = Vec::new();
+    let is_sidecar = |c: &k8s_openapi::api::core::v1::Container| c.restart_policy.as_deref() == Some("Always");
     // What the kubelet serves as the Pod's log: the last container that ran.
     let keep_log = |out: &std::process::Output| {
         logs.lock().expect("logs").insert(
@@ -348,6 +392,19 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
     // The init containers in order; the first that fails fails the Pod.
     let mut init_statuses = Vec::new();
     for container in &init {
+        if is_sidecar(container) {
+            let child = command_of(container)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("the sidecar's command runs");
+            sidecars.push((
+                child,
+                container.name.clone(),
+                container.image.clone().unwrap_or_default(),
+            ));
+            continue;
+        }
         let out = run(container);
         let init_image = container.image.clone().unwrap_or_default();
         if !out.status.success() {
@@ -368,6 +425,17 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
     }
     let out = run(&build);
     keep_log(&out);
+    for (child, name, sidecar_image) in sidecars {
+        let _ = Command::new("kill")
+            .args(["-TERM", "--", &format!("-{}", child.id())])
+            .output();
+        let ended = child.wait_with_output().expect("the sidecar ends");
+        let printed = String::from_utf8_lossy(&ended.stderr);
+        if !printed.trim().is_empty() {
+            eprintln!("[node] sidecar {name} printed: {printed}");
+        }
+        init_statuses.push(container_status(&name, &sidecar_image, terminated(143, "Error")));
+    }
     let (code, reason) = match (image.as_str(), out.status.code().unwrap_or(1)) {
         ("kubeheal-test/oom", _) => (137, "OOMKilled"),
         (_, 0) => (0, "Completed"),

@@ -185,6 +185,7 @@ async fn job_request(
             command: None,
             timeout: TIMEOUT,
             secrets,
+            verify: None,
         },
         container: ContainerSettings::default(),
         tool: Some(ToolStep {
@@ -197,6 +198,7 @@ async fn job_request(
             ],
             env_secret: None,
         }),
+        probe_image: None,
     })
 }
 
