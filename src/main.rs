@@ -949,19 +949,28 @@ fn healer_serve(
 fn probe(args: &kubeheal::probe::ProbeArgs) -> ExitCode {
     if let (Some(after), Some(output)) = (&args.after, &args.output) {
         // The probe container of an executor Pod: its results go to a file, and it keeps
-        // running until the kubelet stops it (a native sidecar that ended would be restarted).
+        // running until the kubelet stops it (a native sidecar that ended would be restarted),
+        // ending at once on TERM (as PID 1 it has no default handler to end it).
         let done = tokio::runtime::Runtime::new()
             .map_err(|e| format!("cannot start the async runtime: {e}"))
             .and_then(|runtime| {
                 runtime.block_on(async {
-                    kubeheal::probe::verify::in_pod(args, after, output).await?;
-                    std::future::pending::<Result<(), String>>().await
+                    tokio::select! {
+                        done = async {
+                            kubeheal::probe::verify::in_pod(args, after, output).await?;
+                            std::future::pending::<Result<(), String>>().await
+                        } => done,
+                        () = termination() => Ok(()),
+                    }
                 })
             });
-        if let Err(error) = done {
-            eprintln!("kubeheal: {error}");
-        }
-        return ExitCode::from(1);
+        return match done {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("kubeheal: {error}");
+                ExitCode::from(1)
+            }
+        };
     }
     let report = tokio::runtime::Runtime::new()
         .map_err(|e| kubeheal::probe::ProbeError::Usage(format!("cannot start the async runtime: {e}")))

@@ -176,3 +176,70 @@ async fn pushing_to_a_forge_that_demands_a_token_uses_the_runs_token_in_an_http_
     );
     assert!(error.contains("refused the token"), "{error}");
 }
+
+#[tokio::test]
+async fn a_branch_or_tag_is_resolved_with_ls_remote_and_no_clone_and_a_commit_id_is_left_to_the_clone() {
+    let (root, start) = origin();
+    let work = root.path().join("work");
+    std::fs::write(work.join("calc.py"), "def add(a, b):\n    return a + b\n").expect("write");
+    git(&work, &["commit", "-qam", "fixed"]);
+    let fixed = git(&work, &["rev-parse", "HEAD"]);
+    git(&work, &["tag", "-a", "v1", "-m", "release", &start]);
+    git(&work, &["tag", "light", &fixed]);
+    git(&work, &["branch", "old", &start]);
+    git(&work, &["push", "-q", "--tags", "../origin.git", "main", "old"]);
+    let url = format!("file://{}", root.path().join("origin.git").display());
+    let dir = root.path().join("cache");
+    let repo = Repo::at(&dir);
+    assert_eq!(
+        repo.resolve_remote(&url, None).await.expect("ls-remote"),
+        Some(fixed.clone())
+    );
+    assert_eq!(
+        repo.resolve_remote(&url, Some("main")).await.expect("ls-remote"),
+        Some(fixed.clone())
+    );
+    assert_eq!(
+        repo.resolve_remote(&url, Some("old")).await.expect("ls-remote"),
+        Some(start.clone())
+    );
+    // An annotated tag is its commit, not the tag object.
+    assert_eq!(
+        repo.resolve_remote(&url, Some("v1")).await.expect("ls-remote"),
+        Some(start.clone())
+    );
+    assert_eq!(
+        repo.resolve_remote(&url, Some("light")).await.expect("ls-remote"),
+        Some(fixed.clone())
+    );
+    // What no ref lists is for the clone to answer (and to refuse).
+    assert_eq!(repo.resolve_remote(&url, Some(&start)).await.expect("ls-remote"), None);
+    assert_eq!(
+        repo.resolve_remote(&url, Some("main~1")).await.expect("ls-remote"),
+        None
+    );
+    assert_eq!(
+        repo.resolve_remote(&url, Some("no-such-branch"))
+            .await
+            .expect("ls-remote"),
+        None
+    );
+    assert!(!dir.join(".git").exists(), "nothing was cloned");
+    // A repository that is not there is an error that says so.
+    let missing = format!("file://{}", root.path().join("missing.git").display());
+    let error = repo
+        .resolve_remote(&missing, Some("main"))
+        .await
+        .expect_err("no repository");
+    assert!(!error.is_transient(), "{error}");
+
+    // The clone agrees with every answer.
+    repo.sync(&url).await.expect("clone");
+    for revision in ["main", "old", "v1", "light"] {
+        assert_eq!(
+            repo.resolve_remote(&url, Some(revision)).await.expect("ls-remote"),
+            Some(repo.resolve(Some(revision)).await.expect("rev-parse")),
+            "{revision}"
+        );
+    }
+}

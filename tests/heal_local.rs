@@ -311,7 +311,7 @@ async fn a_service_whose_endpoint_fails_after_the_tests_pass_is_healed_when_the_
         "document": "openapi.json",
         "start": format!("PORT={port} python3 app.py"),
         "baseUrl": format!("http://127.0.0.1:{port}"),
-        "readySeconds": 20, "callSeconds": 10,
+        "readyTimeoutSeconds": 20, "callTimeoutSeconds": 10,
     }}))
     .expect("a verify spec");
     let options = HealOptions {

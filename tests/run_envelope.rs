@@ -223,7 +223,7 @@ async fn a_verifying_executions_calls_pass_seed_003s_validator_and_never_hold_th
     let check = |document: &str| {
         serde_json::from_value(serde_json::json!({
             "document": document, "start": format!("PORT={port} python3 serve.py"),
-            "baseUrl": format!("http://127.0.0.1:{port}"), "readySeconds": 20, "callSeconds": 10,
+            "baseUrl": format!("http://127.0.0.1:{port}"), "readyTimeoutSeconds": 20, "callTimeoutSeconds": 10,
         }))
         .expect("a check")
     };
@@ -248,6 +248,22 @@ async fn a_verifying_executions_calls_pass_seed_003s_validator_and_never_hold_th
         execution.service_output
     );
     assert!(execution.log.contains("FAILED GET /leak"), "{}", execution.log);
+
+    // Something else on the service's port would answer in its place: nothing is called.
+    let squatter = std::net::TcpListener::bind(("127.0.0.1", port)).expect("the port is free again");
+    request.verify = Some(check("openapi.json"));
+    let occupied = LocalExecutor.execute(&request).await;
+    let refused = &occupied.endpoint_calls[0];
+    assert_eq!((occupied.endpoint_calls.len(), refused.endpoint.as_deref()), (1, None));
+    assert!(
+        refused
+            .error_message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("already answers"),
+        "{refused:?}"
+    );
+    drop(squatter);
 
     // A document that is not there: one envelope that says so, and no call.
     request.verify = Some(check("missing.json"));

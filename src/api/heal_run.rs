@@ -139,36 +139,52 @@ pub struct OpenApiCheck {
     pub document: String,
     /// The command that starts the service, run by `sh -c` at the project's root with the
     /// build's environment once the build has passed, e.g. `python3 -m uvicorn app:app --port
-    /// 8000`. It is stopped when the calls are done. Required.
+    /// 8000`. It is stopped when the calls are done (TERM, then KILL after 5 s). In a Job, the
+    /// service's start and calls count against `executor.timeoutSeconds`. Required.
     #[schemars(length(min = 1, max = 4096))]
     #[x_kube(validation = Rule::new("self.trim() != ''").message("verify.openapi.start must not be blank"))]
     pub start: String,
     /// Where the started service answers, seen from the build: `http://127.0.0.1:PORT`, with a
     /// path prefix if it has one. Required.
     #[schemars(length(min = 1, max = 2048))]
-    #[x_kube(validation = Rule::new("self.startsWith('http://') || self.startsWith('https://')").message("verify.openapi.baseUrl must be an http:// or https:// URL, e.g. http://127.0.0.1:8000"))]
+    #[x_kube(validation = Rule::new("isURL(self) && url(self).getScheme() in ['http', 'https'] && url(self).getHostname() != ''").message("verify.openapi.baseUrl must be an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000"))]
     pub base_url: String,
     /// The endpoints to call, as seed 003's endpoint IDs (`METHOD /path`). Default: every
     /// endpoint of the document.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 100), inner(length(min = 1, max = 2048)))]
+    #[x_kube(validation = Rule::new("self.all(e, e.matches('^[A-Za-z]+ +/'))").message("verify.openapi.endpoints are seed 003's endpoint IDs, METHOD /path, e.g. 'GET /items/{id}'"))]
     pub endpoints: Vec<String>,
     /// Seconds the service may take to accept connections after it is started. 1 to 600.
     /// Default: 30.
-    #[serde(default = "default_ready_seconds")]
+    #[serde(default = "default_ready_timeout_seconds")]
     #[schemars(range(min = 1, max = 600))]
-    pub ready_seconds: u32,
+    pub ready_timeout_seconds: u32,
     /// Seconds one call may take. 1 to 600. Default: 30.
-    #[serde(default = "default_call_seconds")]
+    #[serde(default = "default_call_timeout_seconds")]
     #[schemars(range(min = 1, max = 600))]
-    pub call_seconds: u32,
+    pub call_timeout_seconds: u32,
 }
 
-fn default_ready_seconds() -> u32 {
+impl OpenApiCheck {
+    /// The longest the calls may take once the service is started: the time to become ready,
+    /// each call's limit (for the named endpoints, else for a hundred), and a margin. Past it
+    /// the check is given up as not reporting.
+    pub fn time_limit_seconds(&self) -> u32 {
+        let calls = if self.endpoints.is_empty() {
+            100
+        } else {
+            self.endpoints.len() as u32
+        };
+        self.ready_timeout_seconds + self.call_timeout_seconds * calls + 30
+    }
+}
+
+fn default_ready_timeout_seconds() -> u32 {
     30
 }
 
-fn default_call_seconds() -> u32 {
+fn default_call_timeout_seconds() -> u32 {
     30
 }
 

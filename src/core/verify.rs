@@ -56,6 +56,14 @@ pub fn observe(
             ),
         };
     }
+    if calls.is_empty() {
+        return Outcome::Infrastructure {
+            message: format!(
+                "the build passed, and no endpoint of {} was called: the document has no operations, or none of verify.openapi.endpoints (give endpoints the document has)",
+                verify.openapi.document
+            ),
+        };
+    }
     let failed: Vec<&RunEnvelope> = calls.iter().filter(|c| c.status != RunStatus::Success).collect();
     if failed.is_empty() {
         return Outcome::Passed;
@@ -70,7 +78,9 @@ pub fn observe(
     for call in &failed {
         let body = body_text(call);
         let traces = format!("{body}\n{service_output}");
-        let error = exception_line(&traces)
+        // The call's own answer names its error best; the service's output holds every call's.
+        let error = exception_line(&body)
+            .or_else(|| exception_line(service_output))
             .map(str::to_owned)
             .or_else(|| call.error_message.clone())
             .unwrap_or_default();
@@ -409,6 +419,50 @@ NameError: name 'json' is not defined
         let outcome = observe(&mut observation, Outcome::Passed, None, &calls, SERVICE, &files());
         assert_eq!(outcome, Outcome::Passed);
         assert!(observation.endpoint_calls.is_empty() && observation.bug_reports.is_empty());
+    }
+
+    #[test]
+    fn a_passing_build_with_no_call_made_is_not_a_pass() {
+        let mut observation = passed_build();
+        let outcome = observe(
+            &mut observation,
+            Outcome::Passed,
+            Some(&started_with("python3 app.py")),
+            &[],
+            "",
+            &files(),
+        );
+        let Outcome::Infrastructure { message } = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert!(message.contains("no endpoint of openapi.json was called"), "{message}");
+    }
+
+    #[test]
+    fn each_failed_call_is_named_by_the_error_in_its_own_answer() {
+        let mut observation = passed_build();
+        let mut first = call("GET /a", 500);
+        first.text_preview =
+            Some("Traceback (most recent call last):\n  File \"/srv/app.py\", line 3, in a\nKeyError: 'x'".into());
+        let mut second = call("GET /b", 500);
+        second.text_preview = Some("Traceback (most recent call last):\n  File \"/srv/app.py\", line 9, in b\nZeroDivisionError: division by zero".into());
+        observe(
+            &mut observation,
+            Outcome::Passed,
+            Some(&started_with("python3 app.py")),
+            &[first, second],
+            "",
+            &files(),
+        );
+        let messages: Vec<&str> = observation.bug_reports.iter().map(|r| r.message.as_str()).collect();
+        assert!(
+            messages.contains(&"GET /a answered HTTP 500: KeyError: 'x'"),
+            "{messages:?}"
+        );
+        assert!(
+            messages.contains(&"GET /b answered HTTP 500: ZeroDivisionError: division by zero"),
+            "{messages:?}"
+        );
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub const PROBE_CONTAINER: &str = "probe";
 const VERIFY_DIR: &str = ".kubeheal-verify";
 /// Bytes of the service's output the build container prints (its end).
 const SERVICE_OUTPUT_BYTES: usize = 512 * 1024;
+/// Seconds a service is given to end after TERM, before KILL (as the local executor does).
+const SERVICE_GRACE_SECONDS: u32 = 5;
 /// Installs pytest for the build's user (HOME is the writable workspace) when the image lacks it.
 const INSTALL_PYTEST: &str = "python3 -c 'import pytest' 2>/dev/null || python3 -m pip install --quiet --user --disable-pip-version-check pytest";
 
@@ -327,18 +329,6 @@ impl JobRequest {
             .filter(|_| self.tool.is_none() && self.probe_image.is_some())
     }
 
-    /// Seconds the build container waits for the probe's calls once the service is started:
-    /// the time to become ready and every call's limit (a document's first hundred endpoints
-    /// when none are named), and a margin.
-    fn verify_wait(check: &crate::api::heal_run::OpenApiCheck) -> u32 {
-        let calls = if check.endpoints.is_empty() {
-            100
-        } else {
-            check.endpoints.len() as u32
-        };
-        check.ready_seconds + check.call_seconds * calls + 30
-    }
-
     /// The probe container: a native sidecar (an init container that keeps running, which the
     /// kubelet stops once the build container has ended, so a build that dies cannot leave the
     /// Pod running), in kubeheal's image, sharing the Pod's network (the service's `127.0.0.1`)
@@ -356,9 +346,9 @@ impl JobRequest {
             "--base-url".to_owned(),
             check.base_url.clone(),
             "--timeout".to_owned(),
-            check.call_seconds.to_string(),
+            check.call_timeout_seconds.to_string(),
             "--wait-ready".to_owned(),
-            check.ready_seconds.to_string(),
+            check.ready_timeout_seconds.to_string(),
             "--after".to_owned(),
             format!("$(WORKSPACE)/{VERIFY_DIR}/after"),
             "--output".to_owned(),
@@ -391,7 +381,13 @@ impl JobRequest {
         format!(
             r#"kubeheal_verify="$WORKSPACE/{VERIFY_DIR}"
 if [ "$kubeheal_status" -eq 0 ]; then
-  sh -c {start} > "$kubeheal_verify/service.log" 2>&1 &
+  # A session (and process group) of its own where setsid exists, so that TERM and KILL reach
+  # whatever the start command started.
+  if command -v setsid >/dev/null 2>&1; then
+    setsid sh -c {start} > "$kubeheal_verify/service.log" 2>&1 &
+  else
+    sh -c {start} > "$kubeheal_verify/service.log" 2>&1 &
+  fi
   kubeheal_service=$!
   echo start > "$kubeheal_verify/after.partial" && mv "$kubeheal_verify/after.partial" "$kubeheal_verify/after"
   kubeheal_waited=0
@@ -399,10 +395,19 @@ if [ "$kubeheal_status" -eq 0 ]; then
     sleep 1
     kubeheal_waited=$((kubeheal_waited + 1))
   done
-  kill "$kubeheal_service" 2>/dev/null
-  sleep 1
+  # TERM, then KILL after {grace} s if it has not ended (what it prints on the way out counts).
+  kill -TERM -"$kubeheal_service" 2>/dev/null || kill -TERM "$kubeheal_service" 2>/dev/null
+  ( sleep {grace}; kill -KILL -"$kubeheal_service" 2>/dev/null || kill -KILL "$kubeheal_service" 2>/dev/null ) &
+  kubeheal_killer=$!
+  wait "$kubeheal_service" 2>/dev/null
+  kill "$kubeheal_killer" 2>/dev/null
   echo "{SERVICE_BEGIN} {mark}"
-  tail -c {bytes} "$kubeheal_verify/service.log" 2>/dev/null
+  if [ "$(wc -c < "$kubeheal_verify/service.log")" -gt {bytes} ]; then
+    # Its end, from a whole line: a cut character would not be text.
+    tail -c {bytes} "$kubeheal_verify/service.log" | tail -n +2
+  else
+    cat "$kubeheal_verify/service.log"
+  fi
   echo
   echo "{SERVICE_END} {mark}"
   if [ -e "$kubeheal_verify/calls.json" ]; then
@@ -416,8 +421,9 @@ else
 fi
 "#,
             start = shell_quote(&check.start),
-            wait = Self::verify_wait(check),
+            wait = check.time_limit_seconds(),
             bytes = SERVICE_OUTPUT_BYTES,
+            grace = SERVICE_GRACE_SECONDS,
             skip = crate::probe::verify::SKIP,
         )
     }
@@ -662,19 +668,30 @@ fn verified(
     secrets: &[String],
 ) -> (Vec<RunEnvelope>, String, usize) {
     let (printed, mut redactions) = redact(&output.service_output, secrets);
-    let calls = output.calls.as_deref().and_then(|json| {
-        let (json, n) = redact(json, secrets);
-        redactions += n;
-        serde_json::from_str::<Vec<RunEnvelope>>(json.trim()).ok()
-    });
-    let calls = calls.unwrap_or_else(|| {
-        let mut missing = crate::probe::verify::refused(
-            &check.document,
-            &crate::probe::ProbeError::Read(format!(
-                "the probe container did not report its calls within {} s of the service's start",
-                JobRequest::verify_wait(check)
-            )),
-        );
+    let calls = match output
+        .calls
+        .as_deref()
+        .map(|json| serde_json::from_str::<Vec<RunEnvelope>>(json.trim()))
+    {
+        Some(Ok(mut calls)) => {
+            // Parsed first, then redacted field by field: a secret is matched as the text it
+            // is, not as the escaped form JSON gives it.
+            for call in &mut calls {
+                redactions += crate::probe::call::redact_envelope(call, secrets);
+            }
+            Ok(calls)
+        }
+        Some(Err(e)) => Err(format!(
+            "the probe container's report is not the envelopes it writes ({e})"
+        )),
+        None => Err(format!(
+            "the probe container did not report its calls within {} s of the service's start",
+            check.time_limit_seconds()
+        )),
+    };
+    let calls = calls.unwrap_or_else(|why| {
+        let mut missing =
+            crate::probe::verify::refused(&check.document, &crate::probe::ProbeError::Read(why));
         missing.error_class = Some(ErrorClass::Unknown);
         missing.suggested_fix = Some(
             "look at the probe container's log (kubectl logs JOB_POD -c probe) and check that the operator's --probe-image is kubeheal's image".to_owned(),
@@ -682,6 +699,22 @@ fn verified(
         vec![missing]
     });
     (calls, printed, redactions)
+}
+
+/// Whether the Pod's container `name` waits for an image that cannot be pulled.
+fn pulling(pod: Option<&Pod>, name: &str) -> bool {
+    let status = pod.and_then(|p| p.status.as_ref());
+    status
+        .into_iter()
+        .flat_map(|s| {
+            s.init_container_statuses
+                .iter()
+                .flatten()
+                .chain(s.container_statuses.iter().flatten())
+        })
+        .filter(|c| c.name == name)
+        .filter_map(|c| c.state.as_ref()?.waiting.as_ref()?.reason.as_deref())
+        .any(|reason| matches!(reason, "ErrImagePull" | "ImagePullBackOff" | "InvalidImageName"))
 }
 
 /// How a Job's Pod ended, read from the Job's conditions and the Pod's statuses.
@@ -719,6 +752,10 @@ pub fn job_ending(job: &Job, pod: Option<&Pod>) -> Option<(Ending, Option<ErrorC
             return Some((Ending::Exited(-1), Some(ErrorClass::ImagePull)));
         }
         if let Some(t) = state.and_then(|s| s.terminated.as_ref()) {
+            // The probe sidecar's own end (the kubelet stops it) says nothing of the build's.
+            if c.name == PROBE_CONTAINER {
+                continue;
+            }
             if t.reason.as_deref() == Some("OOMKilled") {
                 return Some((Ending::Exited(137), Some(ErrorClass::OomKilled)));
             }
@@ -868,7 +905,7 @@ impl JobExecutor {
                 limit_bytes: Some(LOG_READ_LIMIT),
                 ..LogParams::default()
             };
-            let raw_log = pods.logs(pod_name, &params).await.unwrap_or_default();
+            let raw_log = read_log(&pods, pod_name, &params).await;
             output = read_build_output(&raw_log, &mark);
             if raw_log.len() as i64 >= LOG_READ_LIMIT {
                 output.warnings.push(format!(
@@ -882,11 +919,16 @@ impl JobExecutor {
                     tail_lines: Some(SECTION_LINES),
                     ..LogParams::default()
                 };
-                let tail = read_build_output(&pods.logs(pod_name, &params).await.unwrap_or_default(), &mark);
+                let tail = read_build_output(&read_log(&pods, pod_name, &params).await, &mark);
                 if tail.artifacts_read {
                     output.artifacts = tail.artifacts;
                     output.warnings.retain(|w| !w.starts_with("the artifacts section"));
                     output.warnings.extend(tail.warnings);
+                }
+                // So are the verify sections, just before it.
+                if tail.calls.is_some() {
+                    output.calls = tail.calls;
+                    output.service_output = tail.service_output;
                 }
             }
         }
@@ -903,7 +945,8 @@ impl JobExecutor {
             Some(check) if ending == Ending::Exited(0) => {
                 let (calls, printed, n) = verified(check, &output, &secrets);
                 redactions += n;
-                log.push_str(&crate::core::verify::log_section(&check.start, &calls, &printed));
+                let section = crate::core::verify::log_section(&check.start, &calls, &printed);
+                log.push_str(&redact(&section, &secrets).0);
                 (calls, printed)
             }
             _ => (Vec::new(), String::new()),
@@ -926,6 +969,10 @@ impl JobExecutor {
                 ErrorClass::OomKilled => (
                     "the build container ran out of memory (OOMKilled)",
                     "raise spec.executor.resources.limits.memory or reduce the build's parallelism",
+                ),
+                ErrorClass::ImagePull if pulling(pod.as_ref(), PROBE_CONTAINER) => (
+                    "kubeheal's probe image could not be pulled",
+                    "check the operator's --probe-image (the chart's image.repository and image.tag) and the registry's pull secret",
                 ),
                 ErrorClass::ImagePull => (
                     "the executor image could not be pulled",
@@ -1278,7 +1325,21 @@ pub async fn container_log_tail(
         limit_bytes: Some(64 * 1024),
         ..LogParams::default()
     };
-    Ok(pods.logs(&pod.name_any(), &params).await.ok())
+    Ok(Some(read_log(&pods, &pod.name_any(), &params).await))
+}
+
+/// A container's log as text, bytes that are not UTF-8 replaced (a build prints what it likes,
+/// and a byte limit can cut a character in two): `Api::logs` would refuse the whole log for one
+/// such byte. Empty when the API server cannot give it.
+async fn read_log(pods: &Api<Pod>, pod: &str, params: &LogParams) -> String {
+    use futures::AsyncReadExt;
+    let mut bytes = Vec::new();
+    if let Ok(stream) = pods.log_stream(pod, params).await {
+        let mut stream = std::pin::pin!(stream);
+        // What arrived before an error is kept: it is the start of the log.
+        let _ = stream.read_to_end(&mut bytes).await;
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 #[cfg(test)]
@@ -1451,12 +1512,49 @@ mod tests {
             serde_json::from_value(json!({
                 "document": "api/openapi.yaml", "start": "python3 -m app --port '8000'",
                 "baseUrl": "http://127.0.0.1:8000", "endpoints": ["GET /health"],
-                "readySeconds": 5, "callSeconds": 2,
+                "readyTimeoutSeconds": 5, "callTimeoutSeconds": 2,
             }))
             .expect("a check"),
         );
         request.probe_image = Some("ghcr.io/kubeheal/kubeheal:0.1".into());
         request
+    }
+
+    #[test]
+    fn the_probe_sidecars_end_says_nothing_of_the_build_and_its_image_pull_is_named() {
+        let job: Job = serde_json::from_value(json!({"metadata": {"name": "j"}})).expect("a Job");
+        let pod = |probe: serde_json::Value, build: serde_json::Value| -> Pod {
+            serde_json::from_value(json!({"metadata": {"name": "p"}, "status": {
+                "initContainerStatuses": [
+                    {"name": FETCH_CONTAINER, "image": "git", "imageID": "", "ready": false, "restartCount": 0,
+                     "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
+                    {"name": PROBE_CONTAINER, "image": "kubeheal", "imageID": "", "ready": false, "restartCount": 0, "state": probe}],
+                "containerStatuses": [
+                    {"name": BUILD_CONTAINER, "image": "python", "imageID": "", "ready": false, "restartCount": 0, "state": build}]
+            }}))
+            .expect("a Pod")
+        };
+        // Stopped by the kubelet (or killed for memory) after the build passed: the build passed.
+        for reason in ["Error", "OOMKilled"] {
+            let ended = pod(
+                json!({"terminated": {"exitCode": 137, "reason": reason}}),
+                json!({"terminated": {"exitCode": 0, "reason": "Completed"}}),
+            );
+            assert_eq!(
+                job_ending(&job, Some(&ended)),
+                Some((Ending::Exited(0), None)),
+                "{reason}"
+            );
+        }
+        let unpulled = pod(
+            json!({"waiting": {"reason": "ImagePullBackOff"}}),
+            json!({"waiting": {"reason": "PodInitializing"}}),
+        );
+        assert_eq!(
+            job_ending(&job, Some(&unpulled)),
+            Some((Ending::Exited(-1), Some(ErrorClass::ImagePull)))
+        );
+        assert!(pulling(Some(&unpulled), PROBE_CONTAINER) && !pulling(Some(&unpulled), BUILD_CONTAINER));
     }
 
     #[test]

@@ -96,20 +96,40 @@ impl LocalExecutor {
         }
         let (ending, captured) = run(request, &workspace, &command).await;
         let verified = match (&request.verify, ending) {
-            (Some(check), Ending::Exited(0)) => Some(serve_and_check(request, &workspace, check).await),
+            (Some(check), Ending::Exited(0)) => {
+                let limit = Duration::from_secs(check.time_limit_seconds().into());
+                // Dropped at the limit, the service's reaper stops it.
+                Some(
+                    tokio::time::timeout(limit, serve_and_check(request, &workspace, check))
+                        .await
+                        .unwrap_or_else(|_| {
+                            let why = format!("the calls did not end within {} s of the service's start", limit.as_secs());
+                            let fix = "name the endpoints to call (verify.openapi.endpoints), or lower readyTimeoutSeconds and callTimeoutSeconds";
+                            (vec![refused(check, why, fix)], String::new())
+                        }),
+                )
+            }
             _ => None,
         };
         let mut execution = finish(request, started, ending, runner, "", captured, setting);
         if let (Some((calls, printed)), Some(check)) = (verified, &request.verify) {
-            let printed = redact(&printed, &all_secrets(request)).0;
-            execution
-                .log
-                .push_str(&crate::core::verify::log_section(&check.start, &calls, &printed));
+            let secrets = all_secrets(request);
+            let (printed, n) = redact(&printed, &secrets);
+            execution.envelope.redactions_applied |= n > 0;
+            let section = crate::core::verify::log_section(&check.start, &calls, &printed);
+            execution.log.push_str(&redact(&section, &secrets).0);
             execution.endpoint_calls = calls;
             execution.service_output = printed;
         }
         execution
     }
+}
+
+/// The envelope of a check that could not be made: why, and what to do.
+fn refused(check: &crate::api::heal_run::OpenApiCheck, why: String, fix: &str) -> RunEnvelope {
+    let mut envelope = crate::probe::verify::refused(&check.document, &crate::probe::ProbeError::Usage(why));
+    envelope.suggested_fix = Some(fix.to_owned());
+    envelope
 }
 
 /// Bytes of the started service's output kept from its start and from its end.
@@ -124,6 +144,17 @@ async fn serve_and_check(
     workspace: &Path,
     check: &crate::api::heal_run::OpenApiCheck,
 ) -> (Vec<RunEnvelope>, String) {
+    // Another process on the service's port would answer in its place.
+    if let Ok(base) = reqwest::Url::parse(&check.base_url)
+        && crate::probe::ready::answers(&base).await
+    {
+        let why = format!(
+            "something already answers at {} before the service is started",
+            check.base_url
+        );
+        let fix = "stop what holds the port, or start the service on another port (verify.openapi.start and baseUrl)";
+        return (vec![refused(check, why, fix)], String::new());
+    }
     let Started {
         mut child,
         group,
@@ -133,9 +164,9 @@ async fn serve_and_check(
     } = match start(request, workspace, &check.start) {
         Ok(started) => started,
         Err(e) => {
-            let why = crate::probe::ProbeError::Usage(format!("the service could not be started: {e}"));
+            let why = format!("the service could not be started: {e}");
             return (
-                vec![crate::probe::verify::refused(&check.document, &why)],
+                vec![refused(check, why, "check that the executor has a shell (/bin/sh)")],
                 String::new(),
             );
         }

@@ -277,6 +277,41 @@ impl Repo {
         Ok(())
     }
 
+    /// The commit `revision` names at `url`, asked with one `git ls-remote` and no clone: the
+    /// default branch's tip when there is no revision, else the branch of that name, else the
+    /// tag (peeled to its commit). `None` when only a clone can tell: a commit id or an
+    /// expression such as `main~2`, which no ref lists ([`Repo::resolve`] answers those).
+    pub async fn resolve_remote(&self, url: &str, revision: Option<&str>) -> Result<Option<String>, GitError> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| io_error(&self.dir, e))?;
+        let revision = revision.filter(|r| !r.is_empty());
+        let listed = match revision {
+            None => self.git(&["ls-remote", "--symref", "--", url, "HEAD"]).await?,
+            Some(r) => {
+                self.git(&[
+                    "ls-remote",
+                    "--",
+                    url,
+                    &format!("refs/heads/{r}"),
+                    &format!("refs/tags/{r}"),
+                    &format!("refs/tags/{r}^{{}}"),
+                ])
+                .await?
+            }
+        };
+        let refs: Vec<(&str, &str)> = listed
+            .lines()
+            .filter_map(|line| line.split_once('\t'))
+            .filter(|(id, _)| id.len() == 40 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+            .collect();
+        let find = |name: &str| refs.iter().find(|(_, r)| *r == name).map(|(id, _)| (*id).to_owned());
+        Ok(match revision {
+            None => find("HEAD"),
+            Some(r) => find(&format!("refs/heads/{r}"))
+                .or_else(|| find(&format!("refs/tags/{r}^{{}}")))
+                .or_else(|| find(&format!("refs/tags/{r}"))),
+        })
+    }
+
     /// The commit `revision` names: a remote branch, a tag or a commit; the remote's default
     /// branch when `None`.
     pub async fn resolve(&self, revision: Option<&str>) -> Result<String, GitError> {

@@ -341,6 +341,20 @@ impl ClusterWorld {
         Ok(repo)
     }
 
+    /// The source commit when the baseline Job needs nothing else: a project type is given and
+    /// the revision is a branch or a tag, which `git ls-remote` resolves. The clone is then made
+    /// when the Job has ended and its log is read, so a run's first Job does not wait for it.
+    async fn resolve_without_clone(&self) -> Result<Option<(String, ProjectType)>, Error> {
+        let requested = self.run.spec.executor.project_type;
+        if requested == ProjectType::Auto {
+            return Ok(None);
+        }
+        let repo = Repo::at(self.clone_dir()).with_token(self.source_token().await?);
+        let source = &self.run.spec.source;
+        let commit = repo.resolve_remote(&source.url, source.revision.as_deref()).await?;
+        Ok(commit.map(|commit| (commit, requested)))
+    }
+
     /// The source commit, and the project type there (for `auto`, from the files at that commit:
     /// the default image and command are chosen before the Job starts).
     async fn resolve_in(&self, repo: &Repo) -> Result<(String, ProjectType), Error> {
@@ -563,8 +577,12 @@ impl Effects for ClusterWorld {
                 message: redact(&message, &[]).0,
             });
         }
-        let resolved = match self.repo().await {
-            Ok(repo) => self.resolve_in(&repo).await,
+        let resolved = match self.resolve_without_clone().await {
+            Ok(Some(found)) => Ok(found),
+            Ok(None) => match self.repo().await {
+                Ok(repo) => self.resolve_in(&repo).await,
+                Err(error) => Err(error),
+            },
             Err(error) => Err(error),
         };
         let work_order = match self.verified_work_order().await? {

@@ -200,6 +200,28 @@ fn content(
     (None, Some(text_preview(&text)), n)
 }
 
+/// Redacts what an envelope says (its body, messages and warnings) with `secrets`, for values
+/// learnt after the call (a build's secrets, which the probe container does not know). Returns
+/// how many were redacted; `redactions_applied` says so.
+pub fn redact_envelope(envelope: &mut RunEnvelope, secrets: &[String]) -> usize {
+    let mut n = 0;
+    let texts = [
+        &mut envelope.text_preview,
+        &mut envelope.error_message,
+        &mut envelope.suggested_fix,
+    ];
+    for text in texts.into_iter().flatten().chain(envelope.warnings.iter_mut()) {
+        let (redacted, count) = redact(text, secrets);
+        *text = redacted;
+        n += count;
+    }
+    if let Some(json) = envelope.json.as_mut() {
+        n += redact_json(json, secrets);
+    }
+    envelope.redactions_applied |= n > 0;
+    n
+}
+
 /// Redacts every string of `value` and every value whose key names a secret (`api_key`,
 /// `password`, `token`, ...). Returns how many were redacted.
 pub fn redact_json(value: &mut Value, secrets: &[String]) -> usize {
@@ -381,6 +403,28 @@ mod tests {
         assert!(value["nested"][1].as_str().expect("a string").starts_with("[REDACTED"));
         assert!(!value.to_string().contains("my-header-secret"));
         assert!(n >= 4, "{n}");
+    }
+
+    #[test]
+    fn an_envelope_is_redacted_field_by_field_with_secrets_json_would_escape() {
+        // A secret with a quote and a backslash: in JSON text it would read `p\"ss\\word-99`.
+        let secret = r#"p"ss\word-99"#.to_owned();
+        let mut envelope: RunEnvelope = serde_json::from_value(json!({
+            "runId": "p-1", "endpoint": "GET /x", "status": "error", "durationMs": 1, "httpStatus": 500,
+            "json": {"detail": format!("login {secret} refused"), "durationMs": 99},
+            "errorMessage": format!("GET /x answered 500: {secret}"),
+            "warnings": [format!("saw {secret}")],
+        }))
+        .expect("an envelope");
+        let n = redact_envelope(&mut envelope, std::slice::from_ref(&secret));
+        assert!(n >= 3, "{n}");
+        assert!(envelope.redactions_applied);
+        let text = serde_json::to_string(&envelope).expect("JSON");
+        assert!(!text.contains("ss\\\\word"), "{text}");
+        assert!(!format!("{envelope:?}").contains(&secret));
+        // Numbers and the envelope's own fields are left as they were.
+        assert_eq!(envelope.json.as_ref().expect("json")["durationMs"], 99);
+        assert_eq!(envelope.http_status, 500);
     }
 
     #[test]

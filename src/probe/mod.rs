@@ -104,6 +104,15 @@ pub async fn probe(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
 
 /// [`probe`], also keeping `hidden` (the build's secret values) out of every envelope.
 pub async fn probe_hiding(args: &ProbeArgs, hidden: &[String]) -> Result<ProbeReport, ProbeError> {
+    probe_document(args, None, hidden).await
+}
+
+/// [`probe_hiding`] with the document's text already read (`None`: read from `args.document`).
+pub async fn probe_document(
+    args: &ProbeArgs,
+    document: Option<String>,
+    hidden: &[String],
+) -> Result<ProbeReport, ProbeError> {
     let timeout = match args.timeout {
         t if t.is_finite() && t > 0.0 && t <= 86_400.0 => Duration::from_secs_f64(t),
         t => {
@@ -138,7 +147,10 @@ pub async fn probe_hiding(args: &ProbeArgs, hidden: &[String]) -> Result<ProbeRe
         }
     };
     let client = call::client().map_err(ProbeError::Usage)?;
-    let text = read_document(&client, &args.document, timeout).await?;
+    let text = match document {
+        Some(text) => text,
+        None => read_document(&client, &args.document, timeout).await?,
+    };
     let doc = Document::parse(&text, &args.document)?;
     let mut secrets = secrets(&headers, &base);
     secrets.extend(hidden.iter().filter(|s| s.trim().len() >= 4).cloned());

@@ -36,6 +36,11 @@ pub async fn wait(base: &Url, limit: Duration) -> bool {
     }
 }
 
+/// Whether something accepts a connection at `base`'s host and port now.
+pub async fn answers(base: &Url) -> bool {
+    wait(base, Duration::from_millis(300)).await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,9 +10,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::{ProbeArgs, ProbeError, probe_hiding};
+use super::{ProbeArgs, ProbeError, probe_document, probe_hiding};
 use crate::api::heal_run::OpenApiCheck;
 use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus};
+use crate::confined::ConfinedDir;
 
 /// What the build container writes to the `--after` file when the build failed: nothing is
 /// started, so nothing is called.
@@ -24,20 +25,33 @@ pub fn args(document: String, check: &OpenApiCheck) -> ProbeArgs {
         document,
         base_url: check.base_url.clone(),
         endpoints: check.endpoints.clone(),
-        timeout: f64::from(check.call_seconds),
+        timeout: f64::from(check.call_timeout_seconds),
         headers: Vec::new(),
         report_to: None,
-        wait_ready: Some(f64::from(check.ready_seconds)),
+        wait_ready: Some(f64::from(check.ready_timeout_seconds)),
         after: None,
         output: None,
     }
 }
 
-/// Calls the service `check` describes, its document read from the project at `root`; `hidden`
-/// are the build's secret values (kept out of the envelopes like the probe's own).
+/// Most bytes of an OpenAPI document read from a repository.
+pub const MAX_DOCUMENT: u64 = 8 * 1024 * 1024;
+
+/// Calls the service `check` describes, its document read from the project at `root` (through
+/// [`ConfinedDir`]: a regular file inside it, at most [`MAX_DOCUMENT`] bytes); `hidden` are the
+/// build's secret values (kept out of the envelopes like the probe's own).
 pub async fn check(root: &Path, check: &OpenApiCheck, hidden: &[String]) -> Vec<RunEnvelope> {
-    let document = root.join(&check.document).display().to_string();
-    match probe_hiding(&args(document, check), hidden).await {
+    let text = ConfinedDir::open(root).and_then(|dir| dir.read_text(&check.document, MAX_DOCUMENT));
+    let text = match text {
+        Ok(text) => text,
+        Err(e) => {
+            return vec![refused(
+                &check.document,
+                &ProbeError::Read(format!("cannot read the document: {e}")),
+            )];
+        }
+    };
+    match probe_document(&args(check.document.clone(), check), Some(text), hidden).await {
         Ok(report) => report.envelopes,
         Err(error) => vec![refused(&check.document, &error)],
     }
@@ -73,6 +87,11 @@ pub fn refused(document: &str, error: &ProbeError) -> RunEnvelope {
 /// the service is started (or `skip`), probes, and writes the envelopes to `--output` through a
 /// temporary file and a rename, so that the build container reads them whole or not at all.
 pub async fn in_pod(args: &ProbeArgs, after: &Path, output: &Path) -> Result<(), String> {
+    if output.exists() {
+        // Restarted after it reported (the kubelet restarts a native sidecar that ended): the
+        // service is not called twice.
+        return Ok(());
+    }
     let said = loop {
         match std::fs::read_to_string(after) {
             Ok(text) => break text,
@@ -83,12 +102,73 @@ pub async fn in_pod(args: &ProbeArgs, after: &Path, output: &Path) -> Result<(),
     if said.trim() == SKIP {
         return Ok(());
     }
-    let envelopes = match probe_hiding(args, &[]).await {
+    let mut envelopes = match probe_hiding(args, &[]).await {
         Ok(report) => report.envelopes,
         Err(error) => vec![refused(&args.document, &error)],
     };
+    for envelope in &mut envelopes {
+        slim(envelope);
+    }
     let json = serde_json::to_vec(&envelopes).map_err(|e| format!("cannot render the envelopes: {e}"))?;
     let partial = output.with_extension("partial");
     std::fs::write(&partial, json).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
     std::fs::rename(&partial, output).map_err(|e| format!("cannot write {}: {e}", output.display()))
+}
+
+/// Most bytes of a failed call's JSON body a Pod reports (it travels in the build's log).
+const MAX_REPORTED_JSON: usize = 64 * 1024;
+
+/// An envelope as the probe container reports it: what a judge of the calls needs. A body that
+/// succeeded is left out; a failed call's JSON body over [`MAX_REPORTED_JSON`] is kept as its
+/// first 10 KB of text.
+fn slim(envelope: &mut RunEnvelope) {
+    if envelope.status == RunStatus::Success {
+        envelope.json = None;
+        envelope.text_preview = None;
+        return;
+    }
+    let Some(json) = envelope.json.as_ref() else { return };
+    let text = json.to_string();
+    if text.len() > MAX_REPORTED_JSON {
+        envelope.json = None;
+        envelope.text_preview = Some(crate::api::shared::text_preview(&text));
+        envelope.warnings.push(format!(
+            "the JSON body was {} bytes; its first 10 KB are kept as text",
+            text.len()
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn envelope(status: &str, json: serde_json::Value) -> RunEnvelope {
+        serde_json::from_value(serde_json::json!({
+            "runId": "p-1", "endpoint": "GET /x", "status": status, "durationMs": 1,
+            "httpStatus": if status == "success" { 200 } else { 500 },
+            "contentType": "application/json", "json": json,
+        }))
+        .expect("an envelope")
+    }
+
+    #[test]
+    fn a_pod_reports_no_body_of_a_call_that_succeeded_and_at_most_64_kib_of_one_that_failed() {
+        let mut ok = envelope("success", serde_json::json!({"items": [1, 2, 3]}));
+        slim(&mut ok);
+        assert!(ok.json.is_none() && ok.text_preview.is_none());
+
+        let mut small = envelope("error", serde_json::json!({"detail": "KeyError: 'x'"}));
+        slim(&mut small);
+        assert_eq!(small.json, Some(serde_json::json!({"detail": "KeyError: 'x'"})));
+
+        let mut big = envelope("error", serde_json::json!({"detail": "x".repeat(100_000)}));
+        slim(&mut big);
+        assert!(big.json.is_none());
+        assert_eq!(
+            big.text_preview.as_ref().map(String::len),
+            Some(crate::api::shared::TEXT_PREVIEW_BYTES)
+        );
+        assert!(big.warnings[0].contains("100013 bytes"), "{:?}", big.warnings);
+    }
 }

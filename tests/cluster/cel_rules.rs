@@ -389,6 +389,11 @@ async fn a_decided_approval_cannot_be_changed_or_removed() {
     }
 }
 
+/// A `spec.verify` with these values.
+fn verify(document: &str, start: &str, base_url: &str, endpoints: &[&str]) -> Value {
+    json!({"openapi": {"document": document, "start": start, "baseUrl": base_url, "endpoints": endpoints}})
+}
+
 fn heal_run_cases() -> Vec<Case> {
     vec![
         case(
@@ -476,6 +481,43 @@ fn heal_run_cases() -> Vec<Case> {
             "author e-mail that is not an address",
             vec![("/spec/delivery/author/email", json!("kubeheal"))],
             &["author.email must be an e-mail address"],
+        ),
+        case(
+            "a verify document outside the project",
+            vec![(
+                "/spec/verify",
+                verify("../openapi.json", "python3 app.py", "http://127.0.0.1:8000", &[]),
+            )],
+            &["verify.openapi.document must be a path inside the project"],
+        ),
+        case(
+            "a blank start command",
+            vec![(
+                "/spec/verify",
+                verify("openapi.json", "  ", "http://127.0.0.1:8000", &[]),
+            )],
+            &["verify.openapi.start must not be blank"],
+        ),
+        case(
+            "a base URL without a host",
+            vec![("/spec/verify", verify("openapi.json", "python3 app.py", "http://", &[]))],
+            &["verify.openapi.baseUrl must be an http:// or https:// URL with a host"],
+        ),
+        case(
+            "a base URL that is not http",
+            vec![(
+                "/spec/verify",
+                verify("openapi.json", "python3 app.py", "ftp://127.0.0.1/", &[]),
+            )],
+            &["verify.openapi.baseUrl must be an http:// or https:// URL with a host"],
+        ),
+        case(
+            "an endpoint that is not METHOD /path",
+            vec![(
+                "/spec/verify",
+                verify("openapi.json", "python3 app.py", "http://127.0.0.1:8000", &["/items"]),
+            )],
+            &["verify.openapi.endpoints are seed 003's endpoint IDs"],
         ),
         update_case(
             "cancel undone",

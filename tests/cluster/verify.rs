@@ -32,7 +32,7 @@ fn verify(port: u16) -> serde_json::Value {
         "document": "openapi.json",
         "start": format!("PORT={port} python3 app.py"),
         "baseUrl": format!("http://127.0.0.1:{port}"),
-        "readySeconds": 20, "callSeconds": 10,
+        "readyTimeoutSeconds": 20, "callTimeoutSeconds": 10,
     }})
 }
 
