@@ -42,7 +42,7 @@ pub(crate) struct Heal {
     pub(crate) work: tempfile::TempDir,
     pub(crate) operator: Option<Process>,
     /// Variables the operator is started with (as its Deployment would set them).
-    operator_env: Vec<(String, String)>,
+    pub(crate) operator_env: Vec<(String, String)>,
     metrics: SocketAddr,
     hold: Hold,
     _node: tokio::task::JoinHandle<()>,
@@ -120,7 +120,7 @@ impl Heal {
 
     /// A `kubeheal operator` process for this test's namespace with `flags`, serving its
     /// endpoints on `listen`.
-    fn operator_process(&self, flags: &[&str], listen: SocketAddr) -> Process {
+    pub(crate) fn operator_process(&self, flags: &[&str], listen: SocketAddr) -> Process {
         let mut command = Command::new(env!("CARGO_BIN_EXE_kubeheal"));
         command
             .args([
@@ -179,7 +179,7 @@ impl Heal {
         spec
     }
 
-    fn runs(&self) -> Api<HealRun> {
+    pub(crate) fn runs(&self) -> Api<HealRun> {
         Api::namespaced(self.client.clone(), &self.ns.name)
     }
 

@@ -7,6 +7,7 @@ mod support;
 mod api_served;
 mod approval_policy;
 mod cel_rules;
+mod chart_shards;
 mod code_fix_dds;
 mod controller_manager;
 mod executor_job;
