@@ -1476,11 +1476,56 @@ async fn seed_004s_unresolved_severity_is_a_tier_2_proposal_that_a_person_approv
     // bob may not approve; alice approves with the CLI, naming the patch she saw.
     let refused = kubeheal_as(&heal, "bob", &["approve", &id]);
     assert!(!refused.status.success());
-    let approved = kubeheal_as(&heal, "alice", &["approve", &id]);
+    // A decision naming a patch that is not the proposal's (she looked at an older one) is
+    // refused, saying what the proposal is now and where to look, and nothing is written.
+    let stale = format!("sha256:{}", "0".repeat(64));
+    assert_ne!(stale, proposal.patch_digest);
+    for args in [
+        &["approve", id.as_str(), "--digest", stale.as_str()][..],
+        &[
+            "reject",
+            id.as_str(),
+            "--reason",
+            "not this",
+            "--digest",
+            stale.as_str(),
+        ][..],
+    ] {
+        let refused = kubeheal_as(&heal, "alice", args);
+        let why = String::from_utf8_lossy(&refused.stderr);
+        assert!(!refused.status.success(), "{args:?} succeeded: {why}");
+        assert!(
+            why.contains("proposal changed since you saw it")
+                && why.contains(&format!("you saw patch {stale}"))
+                && why.contains(&format!("the proposal is now patch {}", proposal.patch_digest))
+                && why.contains(&format!("kubeheal ticket show {id} -n {}", heal.ns.name))
+                && why.contains("Nothing was written"),
+            "{why}"
+        );
+    }
+    // A digest cut short is named as such, before anything is read.
+    let cut = kubeheal_as(&heal, "alice", &["approve", &id, "--digest", "sha256:0123abcd"]);
+    let why = String::from_utf8_lossy(&cut.stderr);
+    assert!(!cut.status.success() && why.contains("is not a patch digest"), "{why}");
+    let untouched = tickets(&heal).get(&id).await.expect("the ticket");
+    assert_eq!(untouched.spec.decision, None, "a refused decision was written");
+    assert_eq!(untouched.status.and_then(|s| s.phase), Some(TicketPhase::Proposed));
+    // She looks again and approves the patch `show` gives her.
+    let shown: Value = serde_json::from_slice(&kubeheal_as(&heal, "alice", &["show", &id, "-o", "json"]).stdout)
+        .expect("show -o json is JSON");
+    let digest = shown["proposal"]["patchDigest"]
+        .as_str()
+        .expect("the proposal's digest");
+    assert_eq!(digest, proposal.patch_digest);
+    let approved = kubeheal_as(&heal, "alice", &["approve", &id, "--digest", digest]);
     assert!(
         approved.status.success(),
         "{}",
         String::from_utf8_lossy(&approved.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&approved.stdout).trim(),
+        format!("healerticket/{id} approved by alice (patch {digest})")
     );
     let done = wait_ticket(&heal, &id, "applied", |t| {
         phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
@@ -1488,6 +1533,10 @@ async fn seed_004s_unresolved_severity_is_a_tier_2_proposal_that_a_person_approv
     .await;
     let status = done.status.clone().expect("a status");
     assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    assert_eq!(
+        done.spec.decision.as_ref().and_then(|d| d.patch_digest.as_deref()),
+        Some(proposal.patch_digest.as_str())
+    );
     let branch = status.apply.and_then(|a| a.branch).expect("a branch");
     let fixed = heal.file_on_branch(&branch, INCIDENT);
     assert_eq!(fixed, with_severity.trim_end());
