@@ -387,6 +387,10 @@ pub struct RegenerateStatus {
     /// What it reported, e.g. `42 files regenerated`, or why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+    /// How many files the regeneration committed (0 when the generated code was already up to
+    /// date); none while it runs or when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<u32>,
     /// The commit of the regenerated files on the ticket's branch, after the fix's commit
     /// (`apply.commit`); none when the regeneration changed nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]

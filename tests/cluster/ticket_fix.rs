@@ -987,6 +987,30 @@ async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_
     );
     let why = note(&done);
     assert!(why.contains("1 file regenerated"), "{why}");
+    // Seed 004's ticket detail says so, over HTTP and in `kubeheal ticket show` alike, and the
+    // ticket's page shows it.
+    let described = described_as(&base, &id, "applied").await;
+    assert_eq!(
+        described["regenerate"],
+        json!({"job_name": format!("{id}-regenerate"), "result": "1 file regenerated", "files": 1,
+               "commit": tip, "revert_commit": null, "error": null}),
+        "{described:#}"
+    );
+    assert_eq!(described["apply"]["commit"], fix.as_str());
+    let shown: Value = serde_json::from_slice(&kubeheal_as(&heal, "alice", &["show", &id, "-o", "json"]).stdout)
+        .expect("show -o json is JSON");
+    assert_eq!(shown["regenerate"], described["regenerate"]);
+    let page = page_text(&format!("{base}/tickets/{id}/view"), None).await;
+    let section = page
+        .split("Regenerated code")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{page}"));
+    assert!(
+        section.contains(&format!("{id}-regenerate"))
+            && section.contains("<th>Files regenerated</th><td>1</td>")
+            && section.contains(&tip),
+        "{section}"
+    );
 
     // A fix that changes nothing the generator writes (the number prefix): applied with no
     // second commit.
@@ -1004,10 +1028,32 @@ async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_
     );
     let regenerate = status.regenerate.expect("the regeneration's status");
     assert_eq!(
-        (regenerate.result.as_deref(), regenerate.commit),
-        (Some("0 files regenerated"), None)
+        (regenerate.result.as_deref(), regenerate.commit, regenerate.files),
+        (Some("0 files regenerated"), None, Some(0))
     );
     assert_eq!(heal.file_on_branch(&branch, MODEL), before.trim_end());
+    let described = described_as(&base, &prefix, "applied").await;
+    assert_eq!(
+        (&described["regenerate"]["files"], &described["regenerate"]["commit"]),
+        (&json!(0), &Value::Null),
+        "{described:#}"
+    );
+}
+
+/// `GET /healer/tickets/{id}` once the operator's cache has the ticket in `status`.
+async fn described_as(base: &str, id: &str, status: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let described = crate::healer_ticket::get_json(format!("{base}/tickets/{id}")).await;
+        if described["status"] == status {
+            return described;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/healer/tickets/{id} is not {status}: {described:#}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }
 
 /// A generator that breaks on the fixed contract, printing a credential on its way out.
@@ -1078,7 +1124,27 @@ async fn a_failing_regeneration_reverts_the_fix_on_the_branch_and_the_ticket_fai
             && why.contains(&format!("the fix {} was reverted", &fix[..12])),
         "{why}"
     );
-    let everything = format!("{why}\n{apply:?}\n{regenerate:?}\n{message}");
+    // The ticket's detail and page show the revert and why.
+    let described = described_as(&base, &id, "failed").await;
+    let shown = &described["regenerate"];
+    assert_eq!(shown["revert_commit"], tip.as_str(), "{described:#}");
+    assert_eq!((&shown["commit"], &shown["files"]), (&Value::Null, &Value::Null));
+    let said = shown["error"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("exited with code 1") && said.contains("cannot generate number prefix TKT"),
+        "{described:#}"
+    );
+    let page = page_text(&format!("{base}/tickets/{id}/view"), None).await;
+    let section = page
+        .split("Regenerated code")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{page}"));
+    assert!(
+        section.contains(&format!("<th>Fix reverted by</th><td><code>{tip}</code>"))
+            && section.contains("cannot generate number prefix TKT"),
+        "{section}"
+    );
+    let everything = format!("{why}\n{apply:?}\n{regenerate:?}\n{message}\n{described}\n{page}");
     assert!(
         !everything.contains("ghp_R2x8kQ7vLw3mZp9TnB4cY6dHs1aFj0eUiKoX"),
         "the credential leaked: {everything}"

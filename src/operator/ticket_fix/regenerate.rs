@@ -284,6 +284,7 @@ async fn commit_regenerated(
     };
     next.regenerate = Some(RegenerateStatus {
         result: Some(result),
+        files: Some(u32::try_from(count).unwrap_or(u32::MAX)),
         commit,
         ..started(&name)
     });
