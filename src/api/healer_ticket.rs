@@ -173,6 +173,22 @@ pub struct Regenerate {
     #[schemars(length(min = 1, max = 4096))]
     #[x_kube(validation = Rule::new("self.trim() != ''").message("regenerate.command must not be blank"))]
     pub command: String,
+    /// How long the command may run, in seconds, from 1 to 86400: the regeneration Job's
+    /// deadline (`activeDeadlineSeconds`), and how long the operator waits for it. A command
+    /// still running then is stopped, the regeneration fails and the fix is reverted.
+    /// Default: 600 (10 minutes).
+    #[serde(default = "default_regenerate_timeout")]
+    #[schemars(range(min = 1, max = MAX_REGENERATE_TIMEOUT_SECONDS))]
+    pub timeout_seconds: u32,
+}
+
+/// `regenerate.timeoutSeconds` when a target does not say.
+pub const DEFAULT_REGENERATE_TIMEOUT_SECONDS: u32 = 600;
+/// The most `regenerate.timeoutSeconds` may be: a day.
+pub const MAX_REGENERATE_TIMEOUT_SECONDS: u32 = 86_400;
+
+fn default_regenerate_timeout() -> u32 {
+    DEFAULT_REGENERATE_TIMEOUT_SECONDS
 }
 
 /// How urgent a ticket is; tickets are analysed CRITICAL first, first-in first-out within a

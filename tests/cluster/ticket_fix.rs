@@ -874,9 +874,12 @@ fn generated(fields: &[&str]) -> String {
 
 const MODEL: &str = "generated/ticket_model.py";
 
+/// The regeneration's time limit the tests' targets give (not the default 600).
+const REGENERATE_SECONDS: i64 = 900;
+
 /// The `--ticket-target` lines that run `command` after each fix.
 fn regenerate(command: &str) -> String {
-    format!("regenerate:\n  image: python:3.12-slim\n  command: {command}\n")
+    format!("regenerate:\n  image: python:3.12-slim\n  command: {command}\n  timeoutSeconds: {REGENERATE_SECONDS}\n")
 }
 
 /// Specora's validator's tier-1 ticket for `contract`'s `spec.number_prefix`, ingested.
@@ -891,7 +894,8 @@ async fn ingest_prefix_error(base: &str, contract: &str) -> String {
     ingest(base, &body).await
 }
 
-/// The regeneration Job of ticket `id`: named after it and owned by it.
+/// The regeneration Job of ticket `id`: named after it, owned by it, and stopped after the
+/// target's `timeoutSeconds`.
 async fn regeneration_job(heal: &Heal, id: &str) -> k8s_openapi::api::batch::v1::Job {
     let jobs: kube::Api<k8s_openapi::api::batch::v1::Job> = kube::Api::namespaced(heal.client.clone(), &heal.ns.name);
     let job = jobs
@@ -905,6 +909,11 @@ async fn regeneration_job(heal: &Heal, id: &str) -> k8s_openapi::api::batch::v1:
             .map(|o| (o.kind.as_str(), o.name.as_str()))
             .collect::<Vec<_>>(),
         [("HealerTicket", id)]
+    );
+    assert_eq!(
+        job.spec.as_ref().and_then(|s| s.active_deadline_seconds),
+        Some(REGENERATE_SECONDS),
+        "the target's regenerate.timeoutSeconds is the Job's deadline"
     );
     job
 }
