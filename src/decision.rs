@@ -123,11 +123,12 @@ pub async fn decide_ticket(
         ));
     };
     // A decision on what the person saw: a proposal that changed since is not decided on.
+    // (The ticket page tells its readers so by the words "changed since you saw it".)
     if let Some(seen) = seen.filter(|seen| *seen != proposal.patch_digest) {
         return Err(refusal(
             409,
             format!(
-                "{what}'s proposal changed since you saw it (you saw patch {seen}, it is now {}): look at it again",
+                "{what}'s proposal changed since you saw it: you saw patch {seen}, the proposal is now patch {}. Nothing was written; look at it again (kubeheal ticket show {id} -n {namespace}) before you {verb} it",
                 proposal.patch_digest
             ),
         ));

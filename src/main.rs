@@ -353,6 +353,10 @@ enum TicketCommand {
         id: String,
         #[command(flatten)]
         ns: TicketNamespace,
+        /// The patch you looked at (`patchDigest` in `kubeheal ticket show`): nothing is
+        /// written when the proposal is another one by now. Default: the current proposal.
+        #[arg(long, value_name = "sha256:HEX", value_parser = kubeheal::ticket::parse_digest)]
+        digest: Option<String>,
     },
     /// Reject a ticket's proposed fix as the current kubeconfig user, with a reason.
     Reject {
@@ -362,6 +366,10 @@ enum TicketCommand {
         /// Why: shown in notifications and the audit trail.
         #[arg(long)]
         reason: String,
+        /// The patch you looked at (`patchDigest` in `kubeheal ticket show`): nothing is
+        /// written when the proposal is another one by now. Default: the current proposal.
+        #[arg(long, value_name = "sha256:HEX", value_parser = kubeheal::ticket::parse_digest)]
+        digest: Option<String>,
     },
 }
 
@@ -649,11 +657,17 @@ fn ticket(command: TicketCommand) -> Result<(), String> {
         TicketCommand::Status { ns } => {
             println!("{}", json(&runtime.block_on(ticket::status(ns.namespace.as_deref()))?));
         }
-        TicketCommand::Approve { id, ns } => {
-            let done = runtime.block_on(ticket::decide(ns.namespace.as_deref(), &id, Verdict::Approve, None))?;
+        TicketCommand::Approve { id, ns, digest } => {
+            let done = runtime.block_on(ticket::decide(
+                ns.namespace.as_deref(),
+                &id,
+                Verdict::Approve,
+                None,
+                digest.as_deref(),
+            ))?;
             println!("{done}");
         }
-        TicketCommand::Reject { id, ns, reason } => {
+        TicketCommand::Reject { id, ns, reason, digest } => {
             if reason.trim().is_empty() {
                 return Err("reject needs --reason: say why, so the people who proposed it know".into());
             }
@@ -662,6 +676,7 @@ fn ticket(command: TicketCommand) -> Result<(), String> {
                 &id,
                 Verdict::Reject,
                 Some(&reason),
+                digest.as_deref(),
             ))?;
             println!("{done}");
         }

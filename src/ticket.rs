@@ -104,16 +104,32 @@ pub async fn show(namespace: Option<&str>, id: &str) -> Result<Value, String> {
     Ok(describe(&get(&api, &namespace, id).await?))
 }
 
+/// `--digest`: a patch digest as `kubeheal ticket show` prints it, `sha256:` and 64 lower-case
+/// hex digits. Checked before anything is read, so a digest mistyped or cut short is named as
+/// such rather than taken for a proposal that changed.
+pub fn parse_digest(value: &str) -> Result<String, String> {
+    let hex = value.strip_prefix("sha256:").unwrap_or_default();
+    if hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return Ok(value.to_owned());
+    }
+    Err(format!(
+        "{value:?} is not a patch digest: give the proposal's patchDigest as `kubeheal ticket show ID` prints it, sha256: and 64 lower-case hex digits"
+    ))
+}
+
 /// `kubeheal ticket approve|reject`: writes `spec.decision` as the current user, bound to the
-/// proposal's digest — when there is a proposal; without one nothing is written.
+/// proposal's digest — when there is a proposal; without one nothing is written. With `seen`
+/// (`--digest`, the patch the person looked at) the decision is written only while that is
+/// still the proposal: a proposal that changed since is not decided on blindly.
 pub async fn decide(
     namespace: Option<&str>,
     id: &str,
     verdict: Verdict,
     reason: Option<&str>,
+    seen: Option<&str>,
 ) -> Result<String, String> {
     let (client, namespace) = connect(namespace).await?;
-    let decided = decide_ticket(&client, &namespace, id, verdict, reason, None)
+    let decided = decide_ticket(&client, &namespace, id, verdict, reason, seen)
         .await
         .map_err(|r| r.message)?;
     Ok(format!(
@@ -284,6 +300,25 @@ mod tests {
             ])
         );
         assert_eq!([age(5), age(125), age(7200), age(200_000)], ["5s", "2m", "2h", "2d"]);
+    }
+
+    #[test]
+    fn a_digest_must_be_a_whole_sha256_digest() {
+        let digest = format!("sha256:{}", "0a".repeat(32));
+        assert_eq!(parse_digest(&digest), Ok(digest.clone()));
+        for bad in [
+            "0a".repeat(32),
+            format!("sha256:{}", "0a".repeat(31)),
+            format!("sha256:{}", "0A".repeat(32)),
+            format!("sha1:{}", "0a".repeat(32)),
+            String::new(),
+        ] {
+            let why = parse_digest(&bad).expect_err(&bad);
+            assert!(
+                why.contains("is not a patch digest") && why.contains("kubeheal ticket show"),
+                "{why}"
+            );
+        }
     }
 
     #[test]

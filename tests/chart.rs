@@ -632,6 +632,13 @@ fn the_values_schema_refuses_wrong_values_and_says_which() {
             vec!["--set", "maxConcurrentReconciles=0"],
             "at '/maxConcurrentReconciles'",
         ),
+        (
+            vec![
+                "--set-json",
+                r#"tickets.target={"regenerate":{"image":"forge:1","command":"make generate","timeoutSeconds":0}}"#,
+            ],
+            "at '/tickets/target/regenerate/timeoutSeconds'",
+        ),
         (vec!["--set-json", r#"tools={"Aider":"aider:1"}"#], "at '/tools'"),
         (
             vec!["--set-json", r#"tools={"aider":"two words"}"#],
@@ -649,4 +656,27 @@ fn the_values_schema_refuses_wrong_values_and_says_which() {
             }
         }
     }
+}
+
+#[test]
+fn the_ticket_target_reaches_the_operator_as_its_file_with_the_regeneration_timeout() {
+    let objects = render(&[
+        "--set-json",
+        r#"tickets.target={"repository":{"url":"https://git.example.com/helpdesk.git"},"contractSchema":"spec/meta/{kind}.meta.yaml","regenerate":{"image":"ghcr.io/acme/forge:1.4","command":"make generate","timeoutSeconds":1800}}"#,
+    ]);
+    let map = objects
+        .iter()
+        .find(|o| {
+            o["kind"] == "ConfigMap"
+                && o["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| n.ends_with("-ticket-target"))
+        })
+        .expect("the ticket target's ConfigMap");
+    let file = map["data"]["target.yaml"].as_str().expect("target.yaml");
+    // Read as the operator reads --ticket-target.
+    let target: kubeheal::api::healer_ticket::TicketTarget = serde_yaml_ng::from_str(file).expect("a ticket target");
+    let regenerate = target.regenerate.expect("the regenerate command");
+    assert_eq!(regenerate.timeout_seconds, 1800);
+    assert_eq!(kubeheal::core::ticket_regenerate::problem(&regenerate), None);
 }

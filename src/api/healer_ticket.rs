@@ -173,6 +173,22 @@ pub struct Regenerate {
     #[schemars(length(min = 1, max = 4096))]
     #[x_kube(validation = Rule::new("self.trim() != ''").message("regenerate.command must not be blank"))]
     pub command: String,
+    /// How long the command may run, in seconds, from 1 to 86400: the regeneration Job's
+    /// deadline (`activeDeadlineSeconds`), and how long the operator waits for it. A command
+    /// still running then is stopped, the regeneration fails and the fix is reverted.
+    /// Default: 600 (10 minutes).
+    #[serde(default = "default_regenerate_timeout")]
+    #[schemars(range(min = 1, max = MAX_REGENERATE_TIMEOUT_SECONDS))]
+    pub timeout_seconds: u32,
+}
+
+/// `regenerate.timeoutSeconds` when a target does not say.
+pub const DEFAULT_REGENERATE_TIMEOUT_SECONDS: u32 = 600;
+/// The most `regenerate.timeoutSeconds` may be: a day.
+pub const MAX_REGENERATE_TIMEOUT_SECONDS: u32 = 86_400;
+
+fn default_regenerate_timeout() -> u32 {
+    DEFAULT_REGENERATE_TIMEOUT_SECONDS
 }
 
 /// How urgent a ticket is; tickets are analysed CRITICAL first, first-in first-out within a
@@ -387,6 +403,10 @@ pub struct RegenerateStatus {
     /// What it reported, e.g. `42 files regenerated`, or why it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
+    /// How many files the regeneration committed (0 when the generated code was already up to
+    /// date); none while it runs or when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<u32>,
     /// The commit of the regenerated files on the ticket's branch, after the fix's commit
     /// (`apply.commit`); none when the regeneration changed nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]

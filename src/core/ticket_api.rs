@@ -10,7 +10,9 @@ use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use serde_json::{Value, json};
 
-use crate::api::healer_ticket::{HealerTicket, HealerTicketSpec, Priority, TicketPhase, TicketSource, TicketTarget};
+use crate::api::healer_ticket::{
+    ApplyStatus, HealerTicket, HealerTicketSpec, Priority, RegenerateStatus, TicketPhase, TicketSource, TicketTarget,
+};
 use crate::api::shared::wire_name;
 use crate::core::healer_ticket::{classify, fingerprint, queue_key, report, ticket_name};
 use crate::core::redact::redact;
@@ -163,7 +165,8 @@ pub fn in_queue_order<T: Borrow<HealerTicket>>(tickets: &mut [T]) {
     });
 }
 
-/// A ticket in seed 004's field names.
+/// A ticket in seed 004's field names, with how its fix was applied (`apply`) and the code
+/// regenerated after it (`regenerate`).
 pub fn describe(ticket: &HealerTicket) -> Value {
     let status = ticket.status.clone().unwrap_or_default();
     let classification = status.classification.as_ref();
@@ -189,6 +192,33 @@ pub fn describe(ticket: &HealerTicket) -> Value {
         "resolved_at": status.resolved_at,
         "resolution_note": status.resolution_note.map(|n| redact(&n, &[]).0),
         "recurrence_of": status.recurrence_of,
+        "apply": status.apply.as_ref().map(|a| json!({
+            "branch": a.branch,
+            "commit": a.commit,
+            "rolled_back": a.rolled_back,
+            "error": a.error.as_deref().map(|e| redact(e, &[]).0),
+        })),
+        "regenerate": status.regenerate.as_ref().map(|r| regeneration(r, status.apply.as_ref())),
+    })
+}
+
+/// Seed 004's Regenerate step as a ticket's description shows it: the Job, what it reported and
+/// how many files it committed, their commit; after a failure the commit that reverted the fix
+/// and why (the apply's error: the command's words, redacted again here like every text that
+/// may quote an application).
+fn regeneration(regenerate: &RegenerateStatus, apply: Option<&ApplyStatus>) -> Value {
+    let why = regenerate
+        .revert_commit
+        .as_ref()
+        .and(apply.and_then(|a| a.error.as_deref()))
+        .map(|e| redact(e, &[]).0);
+    json!({
+        "job_name": regenerate.job_name,
+        "result": regenerate.result.as_deref().map(|r| redact(r, &[]).0),
+        "files": regenerate.files,
+        "commit": regenerate.commit,
+        "revert_commit": regenerate.revert_commit,
+        "error": why,
     })
 }
 

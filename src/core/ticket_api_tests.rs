@@ -180,3 +180,72 @@ fn credentials_in_an_applications_error_are_redacted_before_anyone_reads_them_ba
     assert!(!described.contains(token), "{described}");
     assert!(described.contains("auth failed"), "{described}");
 }
+
+#[test]
+fn an_applied_ticket_is_described_with_its_commit_and_the_regenerated_code() {
+    use crate::api::healer_ticket::{ApplyStatus, RegenerateStatus};
+    let mut t = ticket("ht-done", 1, Priority::Critical, 3, TicketPhase::Applied, 1);
+    let status = t.status.as_mut().expect("a status");
+    status.apply = Some(ApplyStatus {
+        branch: Some("kubeheal/ht-done".into()),
+        commit: Some("f1".repeat(20)),
+        rolled_back: false,
+        error: None,
+    });
+    status.regenerate = Some(RegenerateStatus {
+        job_name: Some("ht-done-regenerate".into()),
+        result: Some("2 files regenerated".into()),
+        files: Some(2),
+        commit: Some("c2".repeat(20)),
+        revert_commit: None,
+    });
+    let d = describe(&t);
+    assert_eq!(
+        d["apply"],
+        json!({"branch": "kubeheal/ht-done", "commit": "f1".repeat(20), "rolled_back": false, "error": null})
+    );
+    assert_eq!(
+        d["regenerate"],
+        json!({"job_name": "ht-done-regenerate", "result": "2 files regenerated", "files": 2,
+               "commit": "c2".repeat(20), "revert_commit": null, "error": null})
+    );
+    // Before an apply there is neither.
+    let queued = describe(&ticket("ht-new", 1, Priority::Low, 1, TicketPhase::Queued, 1));
+    assert_eq!((&queued["apply"], &queued["regenerate"]), (&Value::Null, &Value::Null));
+}
+
+#[test]
+fn a_failed_regeneration_is_described_with_the_revert_and_why_redacted() {
+    use crate::api::healer_ticket::{ApplyStatus, RegenerateStatus};
+    let token = "ghp_R2x8kQ7vLw3mZp9TnB4cY6dHs1aFj0eUiKoX";
+    let why = format!("the regenerate command exited with code 1; it printed: pushing with GITHUB_TOKEN={token}");
+    let mut t = ticket("ht-reverted", 1, Priority::Low, 1, TicketPhase::Failed, 1);
+    let status = t.status.as_mut().expect("a status");
+    status.apply = Some(ApplyStatus {
+        branch: Some("kubeheal/ht-reverted".into()),
+        commit: Some("f1".repeat(20)),
+        rolled_back: true,
+        error: Some(why.clone()),
+    });
+    status.regenerate = Some(RegenerateStatus {
+        job_name: Some("ht-reverted-regenerate".into()),
+        result: Some("failed: the regenerate command exited with code 1".into()),
+        files: None,
+        commit: None,
+        revert_commit: Some("d3".repeat(20)),
+    });
+    let d = describe(&t);
+    let regenerate = &d["regenerate"];
+    assert_eq!(regenerate["revert_commit"], "d3".repeat(20));
+    assert_eq!(
+        (&regenerate["commit"], &regenerate["files"]),
+        (&Value::Null, &Value::Null)
+    );
+    let said = regenerate["error"].as_str().expect("why it failed");
+    assert!(
+        said.starts_with("the regenerate command exited with code 1") && said.contains("[REDACTED:"),
+        "{said}"
+    );
+    assert_eq!(d["apply"]["rolled_back"], true);
+    assert!(!d.to_string().contains(token), "{d}");
+}

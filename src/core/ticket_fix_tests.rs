@@ -283,6 +283,7 @@ fn a_pushed_fix_with_a_regenerate_command_waits_for_its_regeneration_in_approved
     let regenerate = Regenerate {
         image: "ghcr.io/acme/forge:1.4".into(),
         command: "python3 generate.py".into(),
+        timeout_seconds: 600,
     };
     let with_command = TicketTarget {
         regenerate: Some(regenerate.clone()),

@@ -180,7 +180,8 @@ pub fn ticket_page(ticket: &HealerTicket, viewer: Option<&Viewer>, flash: Option
             @if let Some(apply) = ticket.status.as_ref().and_then(|s| s.apply.as_ref()) {
                 p {
                     "Applied as commit " code { (text(&serde_json::json!(apply.commit))) }
-                    " on branch " code { (text(&serde_json::json!(apply.branch))) } "."
+                    " on branch " code { (text(&serde_json::json!(apply.branch))) }
+                    @if apply.rolled_back { ", then undone (below)." } @else { "." }
                 }
             } @else if status == "proposed" && ticket.spec.decision.is_none() {
                 h2 { "Decision" }
@@ -209,6 +210,33 @@ pub fn ticket_page(ticket: &HealerTicket, viewer: Option<&Viewer>, flash: Option
         } @else {
             p { "No fix has been proposed for this ticket." }
         }
+        @if let Some(regenerate) = d["regenerate"].as_object() {
+            // Seed 004's Regenerate step, from the description (redacted there).
+            h2 { "Regenerated code" }
+            table {
+                tr { th { "Job" } td { code { (text(&regenerate["job_name"])) } } }
+                tr {
+                    th { "Result" }
+                    td {
+                        @if regenerate["result"].is_null() && status == "approved" { "running" }
+                        @else { (text(&regenerate["result"])) }
+                    }
+                }
+                @if !regenerate["files"].is_null() {
+                    tr { th { "Files regenerated" } td { (text(&regenerate["files"])) } }
+                }
+                @if !regenerate["commit"].is_null() {
+                    tr { th { "Commit" } td { code { (text(&regenerate["commit"])) } } }
+                }
+                @if !regenerate["revert_commit"].is_null() {
+                    tr { th { "Fix reverted by" } td { code { (text(&regenerate["revert_commit"])) } } }
+                }
+            }
+            @if let Some(why) = regenerate["error"].as_str() {
+                p { "The regeneration failed, so the fix was reverted:" }
+                pre { (why) }
+            }
+        }
     };
     page(&format!("Ticket {id}"), body)
 }
@@ -216,7 +244,7 @@ pub fn ticket_page(ticket: &HealerTicket, viewer: Option<&Viewer>, flash: Option
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::healer_ticket::{HealerTicketSpec, HealerTicketStatus, TicketPhase};
+    use crate::api::healer_ticket::{ApplyStatus, HealerTicketSpec, HealerTicketStatus, RegenerateStatus, TicketPhase};
 
     fn hostile() -> HealerTicket {
         let spec: HealerTicketSpec = serde_json::from_value(serde_json::json!({
@@ -313,6 +341,107 @@ mod tests {
             patch_digest: None,
         });
         assert!(!ticket_page(&decided, Some(&viewer), None).contains("name=\"csrf\""));
+    }
+
+    /// [`proposed`], applied as `fix`, and regenerated as `regenerate` says.
+    fn regenerated(regenerate: RegenerateStatus, apply_error: Option<&str>) -> HealerTicket {
+        let mut ticket = proposed();
+        let status = ticket.status.as_mut().expect("a status");
+        status.phase = Some(if apply_error.is_some() {
+            TicketPhase::Failed
+        } else {
+            TicketPhase::Applied
+        });
+        status.apply = Some(ApplyStatus {
+            branch: Some("kubeheal/ht-0123456789abcdef".into()),
+            commit: Some("f1".repeat(20)),
+            rolled_back: apply_error.is_some(),
+            error: apply_error.map(str::to_owned),
+        });
+        status.regenerate = Some(regenerate);
+        ticket
+    }
+
+    #[test]
+    fn the_page_shows_the_regeneration_its_job_count_and_commit() {
+        let page = ticket_page(
+            &regenerated(
+                RegenerateStatus {
+                    job_name: Some("ht-0123456789abcdef-regenerate".into()),
+                    result: Some("3 files regenerated".into()),
+                    files: Some(3),
+                    commit: Some("c2".repeat(20)),
+                    revert_commit: None,
+                },
+                None,
+            ),
+            None,
+            None,
+        );
+        let section = page.split("<h2>Regenerated code</h2>").nth(1).expect("the section");
+        for shown in [
+            "<code>ht-0123456789abcdef-regenerate</code>",
+            "3 files regenerated",
+            "<th>Files regenerated</th><td>3</td>",
+            &format!("<code>{}</code>", "c2".repeat(20)),
+        ] {
+            assert!(section.contains(shown), "{shown} is not shown:\n{section}");
+        }
+        assert!(!section.contains("reverted"), "{section}");
+        assert!(page.contains(&format!("{}</code> on branch", "f1".repeat(20))));
+    }
+
+    #[test]
+    fn a_failed_regeneration_shows_the_revert_and_why_escaped_and_redacted() {
+        let why = "the regenerate command exited with code 1; it printed: <script>alert(4)</script> GITHUB_TOKEN=ghp_R2x8kQ7vLw3mZp9TnB4cY6dHs1aFj0eUiKoX";
+        let page = ticket_page(
+            &regenerated(
+                RegenerateStatus {
+                    job_name: Some("ht-0123456789abcdef-regenerate".into()),
+                    result: Some("failed: <b>exited</b>".into()),
+                    files: None,
+                    commit: None,
+                    revert_commit: Some("d3".repeat(20)),
+                },
+                Some(why),
+            ),
+            None,
+            None,
+        );
+        let section = page.split("<h2>Regenerated code</h2>").nth(1).expect("the section");
+        assert!(
+            section.contains(&format!("<th>Fix reverted by</th><td><code>{}</code>", "d3".repeat(20))),
+            "{section}"
+        );
+        assert!(section.contains("the fix was reverted"), "{section}");
+        assert!(section.contains("exited with code 1"), "{section}");
+        assert!(
+            section.contains("&lt;script&gt;alert(4)&lt;/script&gt;") && section.contains("&lt;b&gt;exited"),
+            "{section}"
+        );
+        assert!(!page.contains("<script>") && !page.contains("<b>"), "{page}");
+        assert!(!page.contains("ghp_R2x8kQ7vLw3mZp9TnB4cY6dHs1aFj0eUiKoX"), "{page}");
+        assert!(section.contains("[REDACTED:"), "{section}");
+        assert!(
+            !section.contains("Files regenerated"),
+            "nothing was committed: {section}"
+        );
+        assert!(page.contains("then undone (below)"), "{page}");
+    }
+
+    #[test]
+    fn a_regeneration_under_way_is_shown_running_and_a_ticket_without_one_shows_no_section() {
+        let mut running = regenerated(
+            RegenerateStatus {
+                job_name: Some("ht-0123456789abcdef-regenerate".into()),
+                ..RegenerateStatus::default()
+            },
+            None,
+        );
+        running.status.as_mut().expect("a status").phase = Some(TicketPhase::Approved);
+        let page = ticket_page(&running, None, None);
+        assert!(page.contains("<th>Result</th><td>running</td>"), "{page}");
+        assert!(!ticket_page(&proposed(), None, None).contains("Regenerated code"));
     }
 
     #[test]

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::api::healer_ticket::Regenerate;
+use crate::api::healer_ticket::{
+    DEFAULT_REGENERATE_TIMEOUT_SECONDS, MAX_REGENERATE_TIMEOUT_SECONDS as MAX_TIMEOUT_SECONDS, Regenerate,
+};
 use crate::core::format::short_commit;
 use crate::core::ticket_fix::TICKET_TRAILER;
 
@@ -18,8 +20,6 @@ use crate::core::ticket_fix::TICKET_TRAILER;
 pub const REGENERATED_FROM_TRAILER: &str = "Kubeheal-Regenerated-From";
 /// The trailer naming the fix's commit a revert undoes.
 pub const REVERTS_TRAILER: &str = "Kubeheal-Reverts";
-/// How long a regenerate command may run (the Job's deadline).
-pub const TIMEOUT: Duration = Duration::from_secs(600);
 /// Most bytes of the command's output quoted when it fails.
 const MAX_QUOTED: usize = 2000;
 
@@ -55,9 +55,20 @@ pub fn regenerated(count: usize) -> String {
     }
 }
 
+/// How long the regenerate command may run: the Job's deadline and the operator's wait.
+pub fn timeout(regenerate: &Regenerate) -> Duration {
+    Duration::from_secs(u64::from(regenerate.timeout_seconds))
+}
+
 /// A problem with a `regenerate` setting that the API server's rules would have refused (the
 /// operator's `--ticket-target` file is not checked by them).
 pub fn problem(regenerate: &Regenerate) -> Option<String> {
+    if !(1..=MAX_TIMEOUT_SECONDS).contains(&regenerate.timeout_seconds) {
+        return Some(format!(
+            "regenerate.timeoutSeconds {} must be from 1 to {MAX_TIMEOUT_SECONDS} (a day): the seconds the regenerate command may run; leave it out for {DEFAULT_REGENERATE_TIMEOUT_SECONDS}",
+            regenerate.timeout_seconds
+        ));
+    }
     if regenerate.image.trim().is_empty() || regenerate.image.chars().any(char::is_whitespace) {
         return Some(format!(
             "regenerate.image {:?} must be an image reference without spaces, e.g. ghcr.io/acme/forge:1.4",
@@ -185,6 +196,16 @@ mod tests {
     }
 
     #[test]
+    fn the_timeout_is_the_targets_and_600_seconds_when_it_does_not_say() {
+        let given: Regenerate =
+            serde_yaml_ng::from_str("{image: forge, command: make generate, timeoutSeconds: 1800}").expect("valid");
+        assert_eq!(timeout(&given), Duration::from_secs(1800));
+        let unsaid: Regenerate = serde_yaml_ng::from_str("{image: forge, command: make generate}").expect("valid");
+        assert_eq!(unsaid.timeout_seconds, 600);
+        assert_eq!(timeout(&unsaid), Duration::from_secs(600));
+    }
+
+    #[test]
     fn the_count_is_said_in_words_people_read() {
         assert_eq!(regenerated(0), "0 files regenerated");
         assert_eq!(regenerated(1), "1 file regenerated");
@@ -255,8 +276,20 @@ mod tests {
         let ok = Regenerate {
             image: "ghcr.io/acme/forge:1.4".into(),
             command: "python3 generate.py".into(),
+            timeout_seconds: 600,
         };
         assert_eq!(problem(&ok), None);
+        for seconds in [0, MAX_TIMEOUT_SECONDS + 1] {
+            let why = problem(&Regenerate {
+                timeout_seconds: seconds,
+                ..ok.clone()
+            })
+            .expect("refused");
+            assert!(
+                why.contains(&format!("regenerate.timeoutSeconds {seconds} must be from 1 to 86400")),
+                "{why}"
+            );
+        }
         let spaced = Regenerate {
             image: "ghcr.io/acme/forge 1.4".into(),
             ..ok.clone()

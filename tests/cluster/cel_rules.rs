@@ -602,6 +602,22 @@ fn healer_ticket_cases() -> Vec<Case> {
             &["regenerate.image must be an image reference without spaces"],
         ),
         case(
+            "a regenerate timeout of no time",
+            vec![(
+                "/spec/target/regenerate",
+                json!({"image": "ghcr.io/acme/forge:1.4", "command": "make generate", "timeoutSeconds": 0}),
+            )],
+            &["timeoutSeconds in body should be greater than or equal to 1"],
+        ),
+        case(
+            "a regenerate timeout past a day",
+            vec![(
+                "/spec/target/regenerate",
+                json!({"image": "ghcr.io/acme/forge:1.4", "command": "make generate", "timeoutSeconds": 86401}),
+            )],
+            &["timeoutSeconds in body should be less than or equal to 86400"],
+        ),
+        case(
             "a blank regenerate command",
             vec![(
                 "/spec/target/regenerate",

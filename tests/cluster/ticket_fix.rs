@@ -874,9 +874,12 @@ fn generated(fields: &[&str]) -> String {
 
 const MODEL: &str = "generated/ticket_model.py";
 
+/// The regeneration's time limit the tests' targets give (not the default 600).
+const REGENERATE_SECONDS: i64 = 900;
+
 /// The `--ticket-target` lines that run `command` after each fix.
 fn regenerate(command: &str) -> String {
-    format!("regenerate:\n  image: python:3.12-slim\n  command: {command}\n")
+    format!("regenerate:\n  image: python:3.12-slim\n  command: {command}\n  timeoutSeconds: {REGENERATE_SECONDS}\n")
 }
 
 /// Specora's validator's tier-1 ticket for `contract`'s `spec.number_prefix`, ingested.
@@ -891,7 +894,8 @@ async fn ingest_prefix_error(base: &str, contract: &str) -> String {
     ingest(base, &body).await
 }
 
-/// The regeneration Job of ticket `id`: named after it and owned by it.
+/// The regeneration Job of ticket `id`: named after it, owned by it, and stopped after the
+/// target's `timeoutSeconds`.
 async fn regeneration_job(heal: &Heal, id: &str) -> k8s_openapi::api::batch::v1::Job {
     let jobs: kube::Api<k8s_openapi::api::batch::v1::Job> = kube::Api::namespaced(heal.client.clone(), &heal.ns.name);
     let job = jobs
@@ -905,6 +909,11 @@ async fn regeneration_job(heal: &Heal, id: &str) -> k8s_openapi::api::batch::v1:
             .map(|o| (o.kind.as_str(), o.name.as_str()))
             .collect::<Vec<_>>(),
         [("HealerTicket", id)]
+    );
+    assert_eq!(
+        job.spec.as_ref().and_then(|s| s.active_deadline_seconds),
+        Some(REGENERATE_SECONDS),
+        "the target's regenerate.timeoutSeconds is the Job's deadline"
     );
     job
 }
@@ -987,6 +996,30 @@ async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_
     );
     let why = note(&done);
     assert!(why.contains("1 file regenerated"), "{why}");
+    // Seed 004's ticket detail says so, over HTTP and in `kubeheal ticket show` alike, and the
+    // ticket's page shows it.
+    let described = described_as(&base, &id, "applied").await;
+    assert_eq!(
+        described["regenerate"],
+        json!({"job_name": format!("{id}-regenerate"), "result": "1 file regenerated", "files": 1,
+               "commit": tip, "revert_commit": null, "error": null}),
+        "{described:#}"
+    );
+    assert_eq!(described["apply"]["commit"], fix.as_str());
+    let shown: Value = serde_json::from_slice(&kubeheal_as(&heal, "alice", &["show", &id, "-o", "json"]).stdout)
+        .expect("show -o json is JSON");
+    assert_eq!(shown["regenerate"], described["regenerate"]);
+    let page = page_text(&format!("{base}/tickets/{id}/view"), None).await;
+    let section = page
+        .split("Regenerated code")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{page}"));
+    assert!(
+        section.contains(&format!("{id}-regenerate"))
+            && section.contains("<th>Files regenerated</th><td>1</td>")
+            && section.contains(&tip),
+        "{section}"
+    );
 
     // A fix that changes nothing the generator writes (the number prefix): applied with no
     // second commit.
@@ -1004,10 +1037,32 @@ async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_
     );
     let regenerate = status.regenerate.expect("the regeneration's status");
     assert_eq!(
-        (regenerate.result.as_deref(), regenerate.commit),
-        (Some("0 files regenerated"), None)
+        (regenerate.result.as_deref(), regenerate.commit, regenerate.files),
+        (Some("0 files regenerated"), None, Some(0))
     );
     assert_eq!(heal.file_on_branch(&branch, MODEL), before.trim_end());
+    let described = described_as(&base, &prefix, "applied").await;
+    assert_eq!(
+        (&described["regenerate"]["files"], &described["regenerate"]["commit"]),
+        (&json!(0), &Value::Null),
+        "{described:#}"
+    );
+}
+
+/// `GET /healer/tickets/{id}` once the operator's cache has the ticket in `status`.
+async fn described_as(base: &str, id: &str, status: &str) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let described = crate::healer_ticket::get_json(format!("{base}/tickets/{id}")).await;
+        if described["status"] == status {
+            return described;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/healer/tickets/{id} is not {status}: {described:#}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }
 
 /// A generator that breaks on the fixed contract, printing a credential on its way out.
@@ -1078,7 +1133,27 @@ async fn a_failing_regeneration_reverts_the_fix_on_the_branch_and_the_ticket_fai
             && why.contains(&format!("the fix {} was reverted", &fix[..12])),
         "{why}"
     );
-    let everything = format!("{why}\n{apply:?}\n{regenerate:?}\n{message}");
+    // The ticket's detail and page show the revert and why.
+    let described = described_as(&base, &id, "failed").await;
+    let shown = &described["regenerate"];
+    assert_eq!(shown["revert_commit"], tip.as_str(), "{described:#}");
+    assert_eq!((&shown["commit"], &shown["files"]), (&Value::Null, &Value::Null));
+    let said = shown["error"].as_str().unwrap_or_default();
+    assert!(
+        said.contains("exited with code 1") && said.contains("cannot generate number prefix TKT"),
+        "{described:#}"
+    );
+    let page = page_text(&format!("{base}/tickets/{id}/view"), None).await;
+    let section = page
+        .split("Regenerated code")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{page}"));
+    assert!(
+        section.contains(&format!("<th>Fix reverted by</th><td><code>{tip}</code>"))
+            && section.contains("cannot generate number prefix TKT"),
+        "{section}"
+    );
+    let everything = format!("{why}\n{apply:?}\n{regenerate:?}\n{message}\n{described}\n{page}");
     assert!(
         !everything.contains("ghp_R2x8kQ7vLw3mZp9TnB4cY6dHs1aFj0eUiKoX"),
         "the credential leaked: {everything}"
@@ -1476,11 +1551,56 @@ async fn seed_004s_unresolved_severity_is_a_tier_2_proposal_that_a_person_approv
     // bob may not approve; alice approves with the CLI, naming the patch she saw.
     let refused = kubeheal_as(&heal, "bob", &["approve", &id]);
     assert!(!refused.status.success());
-    let approved = kubeheal_as(&heal, "alice", &["approve", &id]);
+    // A decision naming a patch that is not the proposal's (she looked at an older one) is
+    // refused, saying what the proposal is now and where to look, and nothing is written.
+    let stale = format!("sha256:{}", "0".repeat(64));
+    assert_ne!(stale, proposal.patch_digest);
+    for args in [
+        &["approve", id.as_str(), "--digest", stale.as_str()][..],
+        &[
+            "reject",
+            id.as_str(),
+            "--reason",
+            "not this",
+            "--digest",
+            stale.as_str(),
+        ][..],
+    ] {
+        let refused = kubeheal_as(&heal, "alice", args);
+        let why = String::from_utf8_lossy(&refused.stderr);
+        assert!(!refused.status.success(), "{args:?} succeeded: {why}");
+        assert!(
+            why.contains("proposal changed since you saw it")
+                && why.contains(&format!("you saw patch {stale}"))
+                && why.contains(&format!("the proposal is now patch {}", proposal.patch_digest))
+                && why.contains(&format!("kubeheal ticket show {id} -n {}", heal.ns.name))
+                && why.contains("Nothing was written"),
+            "{why}"
+        );
+    }
+    // A digest cut short is named as such, before anything is read.
+    let cut = kubeheal_as(&heal, "alice", &["approve", &id, "--digest", "sha256:0123abcd"]);
+    let why = String::from_utf8_lossy(&cut.stderr);
+    assert!(!cut.status.success() && why.contains("is not a patch digest"), "{why}");
+    let untouched = tickets(&heal).get(&id).await.expect("the ticket");
+    assert_eq!(untouched.spec.decision, None, "a refused decision was written");
+    assert_eq!(untouched.status.and_then(|s| s.phase), Some(TicketPhase::Proposed));
+    // She looks again and approves the patch `show` gives her.
+    let shown: Value = serde_json::from_slice(&kubeheal_as(&heal, "alice", &["show", &id, "-o", "json"]).stdout)
+        .expect("show -o json is JSON");
+    let digest = shown["proposal"]["patchDigest"]
+        .as_str()
+        .expect("the proposal's digest");
+    assert_eq!(digest, proposal.patch_digest);
+    let approved = kubeheal_as(&heal, "alice", &["approve", &id, "--digest", digest]);
     assert!(
         approved.status.success(),
         "{}",
         String::from_utf8_lossy(&approved.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&approved.stdout).trim(),
+        format!("healerticket/{id} approved by alice (patch {digest})")
     );
     let done = wait_ticket(&heal, &id, "applied", |t| {
         phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
@@ -1488,6 +1608,10 @@ async fn seed_004s_unresolved_severity_is_a_tier_2_proposal_that_a_person_approv
     .await;
     let status = done.status.clone().expect("a status");
     assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    assert_eq!(
+        done.spec.decision.as_ref().and_then(|d| d.patch_digest.as_deref()),
+        Some(proposal.patch_digest.as_str())
+    );
     let branch = status.apply.and_then(|a| a.branch).expect("a branch");
     let fixed = heal.file_on_branch(&branch, INCIDENT);
     assert_eq!(fixed, with_severity.trim_end());

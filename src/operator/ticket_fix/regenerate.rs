@@ -25,8 +25,8 @@ use crate::core::patch::unified_diff;
 use crate::core::redact::{redact, secret_values};
 use crate::core::ticket_fix::{TICKET_TRAILER, branch, contract_path};
 use crate::core::ticket_regenerate::{
-    REGENERATED_FROM_TRAILER, REVERTS_TRAILER, Ran, TIMEOUT, bounded, commit_message, job_name, judge, problem,
-    regenerated, revert_message,
+    REGENERATED_FROM_TRAILER, REVERTS_TRAILER, Ran, bounded, commit_message, job_name, judge, problem, regenerated,
+    revert_message, timeout,
 };
 use crate::executor::RunRequest;
 use crate::executor::job::{
@@ -93,7 +93,11 @@ pub(super) async fn step(
     let api = |e: kube::Error| Failure::Transient(format!("the API server, about Job {job}: {e}"));
     // A cheap look first (the watch cache): the request, which reads the repository's Secret,
     // only to launch the Job or to read it back.
-    let ended = ctx.jobs.ended(&namespace, &job, TIMEOUT).await.map_err(api)?;
+    let ended = ctx
+        .jobs
+        .ended(&namespace, &job, timeout(regenerate))
+        .await
+        .map_err(api)?;
     if ended == Some(false) {
         return Ok(Progress::Waiting(RECHECK));
     }
@@ -138,33 +142,41 @@ pub(super) async fn step(
     Ok(Progress::Done(Box::new(outcome)))
 }
 
-/// The regeneration's Job: the fix's commit fetched, the command run with `sh -c` in the image,
-/// in the repository's root, and the changes reported; owned by the ticket.
+/// The regeneration's Job for `ticket`, with the values its output is redacted of.
 async fn job_request(
     ticket: &HealerTicket,
     target: &TicketTarget,
     fix: &str,
     ctx: &super::Context,
 ) -> Result<JobRequest, Failure> {
-    let regenerate = target
-        .regenerate
-        .as_ref()
-        .ok_or_else(|| Failure::Final("there is no regenerate command".into()))?;
+    // What a Job prints is redacted of the repository's token and the operator's own secrets.
+    let mut secrets: Vec<String> = repository_token(ticket, target, ctx).await?.into_iter().collect();
+    secrets.extend(secret_values(std::env::vars()));
+    regeneration_job(ticket, target, fix, secrets).map_err(Failure::Final)
+}
+
+/// The regeneration's Job: the fix's commit fetched, the command run with `sh -c` in the image,
+/// in the repository's root, within the target's `timeoutSeconds`, and the changes reported;
+/// owned by the ticket.
+fn regeneration_job(
+    ticket: &HealerTicket,
+    target: &TicketTarget,
+    fix: &str,
+    secrets: Vec<String>,
+) -> Result<JobRequest, String> {
+    let regenerate = target.regenerate.as_ref().ok_or("there is no regenerate command")?;
     let mut source = target
         .repository
         .clone()
-        .ok_or_else(|| Failure::Final("no repository to regenerate the code in".into()))?;
+        .ok_or("no repository to regenerate the code in")?;
     // Contract paths and generators work from the repository's root.
     source.sub_path = None;
     let name = ticket.name_any();
     let owner = ticket
         .controller_owner_ref(&())
-        .ok_or_else(|| Failure::Final("the ticket has no uid to own its Job".into()))?;
+        .ok_or("the ticket has no uid to own its Job")?;
     let fqn = target.contract_fqn.clone().unwrap_or_default();
-    let contract = contract_path(&fqn, target.contract_layout.as_deref()).map_err(Failure::Final)?;
-    // What a Job prints is redacted of the repository's token and the operator's own secrets.
-    let mut secrets: Vec<String> = repository_token(ticket, target, ctx).await?.into_iter().collect();
-    secrets.extend(secret_values(std::env::vars()));
+    let contract = contract_path(&fqn, target.contract_layout.as_deref())?;
     Ok(JobRequest {
         name: job_name(&name),
         labels: [
@@ -183,7 +195,7 @@ async fn job_request(
             project_type: ProjectType::Auto,
             image: Some(regenerate.image.clone()),
             command: None,
-            timeout: TIMEOUT,
+            timeout: timeout(regenerate),
             secrets,
             verify: None,
         },
@@ -286,6 +298,7 @@ async fn commit_regenerated(
     };
     next.regenerate = Some(RegenerateStatus {
         result: Some(result),
+        files: Some(u32::try_from(count).unwrap_or(u32::MAX)),
         commit,
         ..started(&name)
     });
@@ -399,4 +412,53 @@ async fn revert(
         status: next,
         note: note(true, "Failed", message),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::healer_ticket::HealerTicketSpec;
+
+    /// A ticket as the API server gives it (a uid to own its Job), with `regenerate` in its target.
+    fn ticket(regenerate: &str) -> (HealerTicket, TicketTarget) {
+        let spec: HealerTicketSpec = serde_json::from_value(serde_json::json!({
+            "source": "runtime",
+            "error": "KeyError: 'resolution'",
+            "target": {
+                "contractFqn": "entity/helpdesk/ticket",
+                "repository": {"url": "https://git.example/helpdesk.git", "subPath": "app"},
+                "regenerate": serde_yaml_ng::from_str::<serde_json::Value>(regenerate).expect("YAML"),
+            },
+        }))
+        .expect("a spec");
+        let mut ticket = HealerTicket::new("ht-0123456789abcdef", spec);
+        ticket.metadata.namespace = Some("helpdesk".into());
+        ticket.metadata.uid = Some("6f1c1c44-7a4e-4d7e-9d0e-1c2b3a4d5e6f".into());
+        let target = ticket.spec.target.clone();
+        (ticket, target)
+    }
+
+    #[test]
+    fn the_job_runs_within_the_targets_timeout_and_600_seconds_when_it_does_not_say() {
+        let fix = "0123456789abcdef0123456789abcdef01234567";
+        let (given, target) = ticket("{image: forge:1.4, command: make generate, timeoutSeconds: 1800}");
+        let request = regeneration_job(&given, &target, fix, vec![]).expect("a Job");
+        assert_eq!(request.run.timeout, Duration::from_secs(1800));
+        let job = request.job();
+        assert_eq!(
+            job.spec.as_ref().and_then(|s| s.active_deadline_seconds),
+            Some(1800),
+            "the Job's own deadline"
+        );
+        assert_eq!(request.name, "ht-0123456789abcdef-regenerate");
+        assert_eq!(request.run.revision.as_deref(), Some(fix));
+        assert_eq!(
+            request.run.source.sub_path, None,
+            "generators run in the repository's root"
+        );
+        let (unsaid, target) = ticket("{image: forge:1.4, command: make generate}");
+        let request = regeneration_job(&unsaid, &target, fix, vec![]).expect("a Job");
+        assert_eq!(request.run.timeout, Duration::from_secs(600));
+        assert_eq!(request.job().spec.and_then(|s| s.active_deadline_seconds), Some(600));
+    }
 }
