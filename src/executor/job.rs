@@ -45,7 +45,8 @@ pub const TOOL_CONTAINER: &str = "tool";
 pub const PROBE_CONTAINER: &str = "probe";
 /// Where the build and probe containers meet, beside the checkout (`$WORKSPACE/<this>`): the
 /// build writes `after` (`start` once the service runs, `skip` when the build failed), the
-/// probe writes `calls.json`, the service's output goes to `service.log`.
+/// probe writes `calls.json` when it is done (its calls it prints to its own log, which the
+/// operator reads), the service's output goes to `service.log`.
 const VERIFY_DIR: &str = ".kubeheal-verify";
 /// Bytes of the service's output the build container prints (its end).
 const SERVICE_OUTPUT_BYTES: usize = 512 * 1024;
@@ -371,9 +372,9 @@ impl JobRequest {
     }
 
     /// The build script's part for `verify`, after the command: once it passed, the service is
-    /// started in the background and the probe told so; the build waits for the calls, then
-    /// prints the service's output and the calls in sections of its own. A failed build tells
-    /// the probe to call nothing.
+    /// started in the background and the probe told so; the build waits for the calls to be
+    /// done, stops the service, then prints its output in a section of its own. A failed build
+    /// tells the probe to call nothing.
     fn verify_script(&self, mark: &str) -> String {
         let Some(check) = self.verify() else {
             return String::new();
@@ -410,12 +411,6 @@ if [ "$kubeheal_status" -eq 0 ]; then
   fi
   echo
   echo "{SERVICE_END} {mark}"
-  if [ -e "$kubeheal_verify/calls.json" ]; then
-    echo "{CALLS_BEGIN} {mark}"
-    cat "$kubeheal_verify/calls.json"
-    echo
-    echo "{CALLS_END} {mark}"
-  fi
 else
   echo {skip} > "$kubeheal_verify/after.partial" && mv "$kubeheal_verify/after.partial" "$kubeheal_verify/after"
 fi
@@ -445,8 +440,6 @@ const ARTIFACT_FILE: &str = "@@kubeheal-artifact";
 const ARTIFACT_OVER: &str = "@@kubeheal-artifact-over";
 const SERVICE_BEGIN: &str = "@@kubeheal-service-begin";
 const SERVICE_END: &str = "@@kubeheal-service-end";
-const CALLS_BEGIN: &str = "@@kubeheal-calls-begin";
-const CALLS_END: &str = "@@kubeheal-calls-end";
 /// Most artifact bytes a Job keeps: they go into one ConfigMap (at most 1 MiB), beside the
 /// base64 text they take in the log. Seed 003's 50 MB hold for the local executor; a Job's
 /// artifacts are bounded like its log, and what is left out is named in a warning.
@@ -557,8 +550,6 @@ pub struct BuildOutput {
     pub artifacts_read: bool,
     /// What the service started for `verify` printed.
     pub service_output: String,
-    /// The probe's calls (kubeheal's JSON form), when the section arrived whole.
-    pub calls: Option<String>,
 }
 
 /// Takes `raw` (the build container's log) apart into the build's own output and kubeheal's
@@ -570,7 +561,6 @@ pub fn read_build_output(raw: &str, mark: &str) -> BuildOutput {
         Environment,
         Artifacts,
         Service,
-        Calls(String),
     }
     let mut out = BuildOutput::default();
     let mut state = In::Log;
@@ -599,15 +589,9 @@ pub fn read_build_output(raw: &str, mark: &str) -> BuildOutput {
             In::Log if ours(META_BEGIN) == Some("") => state = In::Environment,
             In::Log if ours(ARTIFACTS_BEGIN) == Some("") => state = In::Artifacts,
             In::Log if ours(SERVICE_BEGIN) == Some("") => state = In::Service,
-            In::Log if ours(CALLS_BEGIN) == Some("") => state = In::Calls(String::new()),
             In::Log => out.log.push_str(line),
             In::Service if ours(SERVICE_END) == Some("") => state = In::Log,
             In::Service => out.service_output.push_str(line),
-            In::Calls(ref mut json) if ours(CALLS_END) == Some("") => {
-                out.calls = Some(std::mem::take(json));
-                state = In::Log;
-            }
-            In::Calls(ref mut json) => json.push_str(line),
             In::Environment if ours(META_END) == Some("") => state = In::Log,
             In::Environment => {
                 if let Some((key, value)) = bare.split_once('=') {
@@ -664,15 +648,12 @@ pub fn read_build_output(raw: &str, mark: &str) -> BuildOutput {
 /// one envelope without an endpoint that says so.
 fn verified(
     check: &crate::api::heal_run::OpenApiCheck,
-    output: &BuildOutput,
+    reported: Option<Result<Vec<RunEnvelope>, String>>,
+    service_output: &str,
     secrets: &[String],
 ) -> (Vec<RunEnvelope>, String, usize) {
-    let (printed, mut redactions) = redact(&output.service_output, secrets);
-    let calls = match output
-        .calls
-        .as_deref()
-        .map(|json| serde_json::from_str::<Vec<RunEnvelope>>(json.trim()))
-    {
+    let (printed, mut redactions) = redact(service_output, secrets);
+    let calls = match reported {
         Some(Ok(mut calls)) => {
             // Parsed first, then redacted field by field: a secret is matched as the text it
             // is, not as the escaped form JSON gives it.
@@ -682,7 +663,7 @@ fn verified(
             Ok(calls)
         }
         Some(Err(e)) => Err(format!(
-            "the probe container's report is not the envelopes it writes ({e})"
+            "the probe container's log does not hold the envelopes it prints ({e})"
         )),
         None => Err(format!(
             "the probe container did not report its calls within {} s of the service's start",
@@ -925,9 +906,8 @@ impl JobExecutor {
                     output.warnings.retain(|w| !w.starts_with("the artifacts section"));
                     output.warnings.extend(tail.warnings);
                 }
-                // So are the verify sections, just before it.
-                if tail.calls.is_some() {
-                    output.calls = tail.calls;
+                // So is the service's output, just before it.
+                if !tail.service_output.is_empty() {
                     output.service_output = tail.service_output;
                 }
             }
@@ -941,9 +921,18 @@ impl JobExecutor {
             .chain(secret_values(std::env::vars()))
             .collect();
         let (mut log, mut redactions) = redact(&output.log, &secrets);
-        let (endpoint_calls, service_output) = match request.verify() {
-            Some(check) if ending == Ending::Exited(0) => {
-                let (calls, printed, n) = verified(check, &output, &secrets);
+        let (endpoint_calls, service_output) = match (request.verify(), &pod) {
+            (Some(check), Some(p)) if ending == Ending::Exited(0) => {
+                // The calls as the probe container printed them: its log is its own, where
+                // nothing the build or the service runs can write.
+                let params = LogParams {
+                    container: Some(PROBE_CONTAINER.into()),
+                    limit_bytes: Some(LOG_READ_LIMIT),
+                    ..LogParams::default()
+                };
+                let reported = read_log(&pods, p.metadata.name.as_deref().unwrap_or_default(), &params).await;
+                let calls = crate::probe::verify::reported_calls(&reported);
+                let (calls, printed, n) = verified(check, calls, &output.service_output, &secrets);
                 redactions += n;
                 let section = crate::core::verify::log_section(&check.start, &calls, &printed);
                 log.push_str(&redact(&section, &secrets).0);
@@ -1644,11 +1633,8 @@ mod tests {
             "kubeheal's sections are taken out of the log"
         );
         assert_eq!(output.service_output.trim(), "Traceback: it's broken");
-        let calls: Vec<RunEnvelope> = serde_json::from_str(output.calls.as_deref().expect("the calls")).expect("JSON");
-        assert_eq!(
-            (calls[0].endpoint.as_deref(), calls[0].http_status),
-            (Some("GET /health"), 500)
-        );
+        // The calls are the probe container's to report, in its own log: not in the build's.
+        assert!(!printed.contains("GET /health"), "{printed}");
 
         // A failing build starts nothing and tells the probe to call nothing.
         let dir = tempfile::tempdir().expect("a folder");
@@ -1656,7 +1642,7 @@ mod tests {
         let (code, printed) = run_build_script(&request, dir.path());
         assert_eq!(code, 4);
         let output = read_build_output(&printed, &request.section_mark());
-        assert!(output.calls.is_none() && output.service_output.is_empty());
+        assert!(output.service_output.is_empty());
         let said = std::fs::read_to_string(dir.path().join(".kubeheal-verify/after")).expect("the probe was told");
         assert_eq!(said.trim(), crate::probe::verify::SKIP);
     }

@@ -1,7 +1,8 @@
 //! A heal loop's `spec.verify.openapi`: the probe run by an executor against the service it
 //! started once the build passed. The local executor calls [`check`] in process; in a Job the
 //! `probe` container (kubeheal's own image, beside the build container, sharing its network and
-//! workspace) runs `kubeheal probe --after F --output F`, which is [`in_pod`].
+//! workspace) runs `kubeheal probe --after F --output F`, which is [`in_pod`]: it prints the calls
+//! to its own log, where the operator reads them ([`reported_calls`]).
 //!
 //! A check that cannot start (the document is missing or not OpenAPI 3.x) is one envelope
 //! without an endpoint ([`refused`]): the execution then reports a configuration problem, not a
@@ -87,9 +88,10 @@ pub fn refused(document: &str, error: &ProbeError) -> RunEnvelope {
 /// the service is started (or `skip`), probes, and writes the envelopes to `--output` through a
 /// temporary file and a rename, so that the build container reads them whole or not at all.
 pub async fn in_pod(args: &ProbeArgs, after: &Path, output: &Path) -> Result<(), String> {
-    if output.exists() {
+    if let Ok(reported) = std::fs::read_to_string(output) {
         // Restarted after it reported (the kubelet restarts a native sidecar that ended): the
-        // service is not called twice.
+        // service is not called twice, and this container's log says the calls again.
+        println!("{}", reported.trim());
         return Ok(());
     }
     let said = loop {
@@ -109,10 +111,19 @@ pub async fn in_pod(args: &ProbeArgs, after: &Path, output: &Path) -> Result<(),
     for envelope in &mut envelopes {
         slim(envelope);
     }
-    let json = serde_json::to_vec(&envelopes).map_err(|e| format!("cannot render the envelopes: {e}"))?;
+    let json = serde_json::to_string(&envelopes).map_err(|e| format!("cannot render the envelopes: {e}"))?;
+    // The operator reads the calls from this container's log, which nothing the build or the
+    // service runs can write to; the file tells the build container that the calls are done.
+    println!("{json}");
     let partial = output.with_extension("partial");
-    std::fs::write(&partial, json).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
+    std::fs::write(&partial, &json).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
     std::fs::rename(&partial, output).map_err(|e| format!("cannot write {}: {e}", output.display()))
+}
+
+/// The calls a probe container's log reports: its last line that is a JSON array.
+pub fn reported_calls(log: &str) -> Option<Result<Vec<RunEnvelope>, String>> {
+    let line = log.lines().rev().map(str::trim).find(|l| l.starts_with('['))?;
+    Some(serde_json::from_str(line).map_err(|e| e.to_string()))
 }
 
 /// Most bytes of a failed call's JSON body a Pod reports (it travels in the build's log).
@@ -150,6 +161,15 @@ mod tests {
             "contentType": "application/json", "json": json,
         }))
         .expect("an envelope")
+    }
+
+    #[test]
+    fn the_calls_are_the_last_json_array_line_of_the_probes_log() {
+        let log = "kubeheal: waiting\n[{\"runId\":\"p-1\",\"endpoint\":\"GET /x\",\"status\":\"success\",\"durationMs\":1,\"httpStatus\":200}]\n";
+        let calls = reported_calls(log).expect("a report").expect("envelopes");
+        assert_eq!(calls[0].endpoint.as_deref(), Some("GET /x"));
+        assert!(reported_calls("nothing reported\n").is_none());
+        assert!(reported_calls("[not json\n").expect("a report").is_err());
     }
 
     #[test]

@@ -123,8 +123,14 @@ async fn serve_kubelet(logs: Logs, port: std::sync::mpsc::Sender<u16>) {
             let path = text.split_whitespace().nth(1).unwrap_or("/");
             // /containerLogs/<namespace>/<pod>/<container>?...
             let parts: Vec<&str> = path.split('?').next().unwrap_or("").split('/').collect();
+            // A sidecar's own log is kept as `<pod>/<container>`; the build's as `<pod>`.
             let body = (parts.len() >= 5 && parts[1] == "containerLogs")
-                .then(|| logs.lock().expect("logs").get(parts[3]).cloned())
+                .then(|| {
+                    let logs = logs.lock().expect("logs");
+                    logs.get(&format!("{}/{}", parts[3], parts[4]))
+                        .or_else(|| logs.get(parts[3]))
+                        .cloned()
+                })
                 .flatten();
             let response = match body {
                 Some(body) => format!(
@@ -394,7 +400,7 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
     for container in &init {
         if is_sidecar(container) {
             let child = command_of(container)
-                .stdout(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()
                 .expect("the sidecar's command runs");
@@ -434,6 +440,10 @@ async fn play_pod(pod: &Pod, config_maps: &Api<ConfigMap>, logs: &Logs) -> serde
         if !printed.trim().is_empty() {
             eprintln!("[node] sidecar {name} printed: {printed}");
         }
+        logs.lock().expect("logs").insert(
+            format!("{}/{name}", pod.metadata.name.clone().unwrap_or_default()),
+            String::from_utf8_lossy(&ended.stdout).into_owned(),
+        );
         init_statuses.push(container_status(&name, &sidecar_image, terminated(143, "Error")));
     }
     let (code, reason) = match (image.as_str(), out.status.code().unwrap_or(1)) {
