@@ -727,11 +727,12 @@ fn ticket_target_settings(path: &std::path::Path) -> Result<kubeheal::api::heale
             path.display()
         ));
     }
-    if target.healer.as_ref().is_some_and(|h| h.open_ai.is_none()) {
-        return Err(format!(
-            "--ticket-target {}: healer must be openAI: contract fixes are proposed by an OpenAI-compatible model",
-            path.display()
-        ));
+    if let Some(why) = target
+        .healer
+        .as_ref()
+        .and_then(kubeheal::core::ticket_fix::healer_problem)
+    {
+        return Err(format!("--ticket-target {}: {why}", path.display()));
     }
     if let Some(why) = target
         .regenerate

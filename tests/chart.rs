@@ -639,6 +639,10 @@ fn the_values_schema_refuses_wrong_values_and_says_which() {
             ],
             "at '/tickets/target/regenerate/timeoutSeconds'",
         ),
+        (
+            vec!["--set-json", r#"tickets.target={"healer":{"builtin":{}}}"#],
+            "at '/tickets/target/healer'",
+        ),
         (vec!["--set-json", r#"tools={"Aider":"aider:1"}"#], "at '/tools'"),
         (
             vec!["--set-json", r#"tools={"aider":"two words"}"#],
@@ -659,10 +663,10 @@ fn the_values_schema_refuses_wrong_values_and_says_which() {
 }
 
 #[test]
-fn the_ticket_target_reaches_the_operator_as_its_file_with_the_regeneration_timeout() {
+fn the_ticket_target_reaches_the_operator_as_its_file_with_its_code_healer_and_regeneration_timeout() {
     let objects = render(&[
         "--set-json",
-        r#"tickets.target={"repository":{"url":"https://git.example.com/helpdesk.git"},"contractSchema":"spec/meta/{kind}.meta.yaml","regenerate":{"image":"ghcr.io/acme/forge:1.4","command":"make generate","timeoutSeconds":1800}}"#,
+        r#"tickets.target={"repository":{"url":"https://git.example.com/helpdesk.git"},"contractSchema":"spec/meta/{kind}.meta.yaml","healer":{"codeHealerApi":{"url":"http://sam.healers:3000/api/heal","secretRef":{"name":"sam"}}},"regenerate":{"image":"ghcr.io/acme/forge:1.4","command":"make generate","timeoutSeconds":1800}}"#,
     ]);
     let map = objects
         .iter()
@@ -679,4 +683,10 @@ fn the_ticket_target_reaches_the_operator_as_its_file_with_the_regeneration_time
     let regenerate = target.regenerate.expect("the regenerate command");
     assert_eq!(regenerate.timeout_seconds, 1800);
     assert_eq!(kubeheal::core::ticket_regenerate::problem(&regenerate), None);
+    let healer = target.healer.expect("the healer");
+    assert_eq!(kubeheal::core::ticket_fix::healer_problem(&healer), None);
+    assert_eq!(
+        healer.code_healer_api.and_then(|api| api.url).as_deref(),
+        Some("http://sam.healers:3000/api/heal")
+    );
 }

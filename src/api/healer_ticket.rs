@@ -139,11 +139,14 @@ pub struct TicketTarget {
         .message("contractSchema must be a path relative to the repository root, without '..'"))]
     pub contract_schema: Option<String>,
 
-    /// The model that proposes tier 2 and 3 fixes: `openAI` (an OpenAI-compatible endpoint).
-    /// Default: the operator's `--ticket-target`; without one, such tickets wait in `Queued`.
+    /// The service that proposes tier 2 and 3 fixes: `openAI` (an OpenAI-compatible model,
+    /// asked in a chat) or `codeHealerApi` (a Code Healer API service: sent the contract as
+    /// the file to fix, with the error, stack trace and context as the task, it answers with
+    /// the fixed file). Either answer is checked alike before it is proposed. Default: the
+    /// operator's `--ticket-target`; without one, such tickets wait in `Queued`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[x_kube(validation = Rule::new("has(self.openAI)")
-        .message("target.healer must be openAI: contract fixes are proposed by an OpenAI-compatible model"))]
+    #[x_kube(validation = Rule::new("has(self.openAI) || has(self.codeHealerApi)")
+        .message("target.healer must be openAI or codeHealerApi: contract fixes are proposed by an OpenAI-compatible model or a Code Healer API service"))]
     pub healer: Option<HealerSpec>,
 
     /// The command that regenerates the code from the contracts (seed 004's Regenerate step):

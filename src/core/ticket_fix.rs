@@ -12,7 +12,7 @@ use crate::api::heal_run::{HealRunPhase, HealRunSpec, HealRunStatus, Incident};
 use crate::api::healer_ticket::{
     ApplyStatus, FixableBy, HealerTicketSpec, HealerTicketStatus, ProposalMethod, TicketPhase, TicketTarget,
 };
-use crate::api::shared::Verdict;
+use crate::api::shared::{HealerSpec, Verdict};
 use crate::core::patch::{digest, unified_diff};
 
 /// Seed 004's layout: `entity/helpdesk/ticket` → `domains/helpdesk/entities/ticket.contract.yaml`.
@@ -153,6 +153,21 @@ pub fn effective_target(target: &TicketTarget, defaults: Option<&TicketTarget>) 
     }
 }
 
+/// Why `healer` cannot propose contract fixes, if it cannot: exactly one of `openAI` (a chat
+/// model) and `codeHealerApi` (seed 000) must be set. The CRD's rules say so for a ticket's own
+/// target; the operator's `--ticket-target` file is checked with this.
+pub fn healer_problem(healer: &HealerSpec) -> Option<String> {
+    match (&healer.open_ai, &healer.code_healer_api) {
+        (Some(_), None) | (None, Some(_)) => None,
+        (Some(_), Some(_)) => Some(
+            "healer names both openAI and codeHealerApi: set one, the service that proposes contract fixes".into(),
+        ),
+        (None, None) => Some(
+            "healer must be openAI or codeHealerApi: contract fixes are proposed by an OpenAI-compatible model or a Code Healer API service (builtin and tool fix code, not contracts)".into(),
+        ),
+    }
+}
+
 /// What the controller does next for a ticket whose fix goes to `target` (already merged with
 /// the operator's defaults).
 pub fn next_step(spec: &HealerTicketSpec, status: &HealerTicketStatus, target: &TicketTarget) -> Step {
@@ -189,7 +204,9 @@ pub fn next_step(spec: &HealerTicketSpec, status: &HealerTicketStatus, target: &
                 missing.push("the JSON Schema contracts must satisfy (target.contractSchema)");
             }
             if classification.tier > 1 && target.healer.is_none() {
-                missing.push("the model that proposes structural and runtime fixes (target.healer.openAI)");
+                missing.push(
+                    "the model that proposes structural and runtime fixes (target.healer.openAI or target.healer.codeHealerApi)",
+                );
             }
             if missing.is_empty() {
                 Step::Propose

@@ -440,3 +440,40 @@ fn a_ticket_fixed_in_code_follows_its_heal_run_to_the_end() {
     );
     assert_eq!(heal_run_name("ht-1"), "ht-1-heal");
 }
+
+#[test]
+fn contract_fixes_are_proposed_by_a_model_or_a_code_healer_and_by_one_of_them() {
+    use crate::api::shared::{BuiltinHealer, CodeHealerApiHealer};
+    let model = configured().healer.expect("a model");
+    let code_healer = HealerSpec {
+        code_healer_api: Some(CodeHealerApiHealer {
+            url: Some("http://sam.healers:3000/api/heal".into()),
+            secret_ref: None,
+        }),
+        ..HealerSpec::default()
+    };
+    assert_eq!(healer_problem(&model), None);
+    assert_eq!(healer_problem(&code_healer), None);
+    let both = HealerSpec {
+        code_healer_api: code_healer.code_healer_api.clone(),
+        ..model
+    };
+    assert!(
+        healer_problem(&both)
+            .expect("refused")
+            .contains("both openAI and codeHealerApi")
+    );
+    let builtin = HealerSpec {
+        builtin: Some(BuiltinHealer {}),
+        ..HealerSpec::default()
+    };
+    let why = healer_problem(&builtin).expect("refused");
+    assert!(why.contains("must be openAI or codeHealerApi"), "{why}");
+    // A tier-2 ticket whose target names a Code Healer API is proposed like one naming a model.
+    let queued = status(TicketPhase::Queued, 2, FixableBy::Contract, None);
+    let target = TicketTarget {
+        healer: Some(code_healer),
+        ..configured()
+    };
+    assert_eq!(next_step(&spec(None), &queued, &target), Step::Propose);
+}

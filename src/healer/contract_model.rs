@@ -3,6 +3,11 @@
 //! corrected contract. The caller checks the answer (seed 004: sanitised against the whitelist,
 //! validated, not empty); a first answer that fails the check is asked for once more with a
 //! simpler prompt that says what was wrong. Everything given here is already redacted.
+//!
+//! Two kinds of service answer: an OpenAI-compatible model (a chat), and a Code Healer API
+//! service (seed 000, through the one client `code_healer_api`): the contract is the one file
+//! to fix, the error and what the chat's prompt says are its bug report, and the fixed file in
+//! its answer is the proposed contract ([`heal_request`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -12,13 +17,39 @@ use std::time::Duration;
 use regex::Regex;
 
 use super::openai::OpenAi;
+use super::{ErrorContext, HealRequest, HealResponse, Healer, PreviousAttempt, validate};
+use crate::api::heal_run::{DEFAULT_CYCLE_TIMEOUTS, HealerOutcome};
 use crate::core::ticket_fix::{CONSTRAINT_KEYS, FIELD_PROPERTIES};
 
 /// How long one answer may take.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Largest contract a Code Healer API may answer with (a proposal keeps the contract in the
+/// ticket's status, twice).
+pub const MAX_CONTRACT_BYTES: usize = 64 * 1024;
+
+/// Who proposes the fix.
+pub enum Proposer<'a> {
+    /// An OpenAI-compatible chat-completions endpoint.
+    Model(&'a OpenAi),
+    /// A service that speaks the Code Healer API (seed 000).
+    CodeHealer(&'a dyn Healer),
+}
+
+impl Proposer<'_> {
+    /// What it is called in the reasons given for a refused answer.
+    fn called(&self) -> &'static str {
+        match self {
+            Proposer::Model(_) => "the model",
+            Proposer::CodeHealer(_) => "the Code Healer API",
+        }
+    }
+}
+
 /// What the model is asked about (redacted by the caller).
 pub struct Question<'a> {
+    /// The ticket the fix is for: seed 000's `project_id`, as a HealRun's name is for its run.
+    pub ticket: &'a str,
     pub fqn: &'a str,
     pub contract_path: &'a str,
     pub contract: &'a str,
@@ -68,15 +99,11 @@ else. Make the smallest change that fixes the error. {}",
 
 /// The first question: everything seed 004's proposer gives the model.
 pub fn prompt(q: &Question<'_>) -> String {
-    let kind = if q.tier >= 3 {
-        "a runtime error of the running application"
-    } else {
-        "a structural error (validation or compilation)"
-    };
     let mut out = format!(
-        "Contract {} ({}), which caused {kind}:\n```yaml\n{}\n```\n\nError:\n{}\n",
+        "Contract {} ({}), which caused {}:\n```yaml\n{}\n```\n\nError:\n{}\n",
         q.fqn,
         q.contract_path,
+        kind(q),
         q.contract.trim_end(),
         q.error
     );
@@ -97,6 +124,25 @@ pub fn prompt(q: &Question<'_>) -> String {
         );
     }
     out
+}
+
+/// What kind of error the question is about.
+fn kind(q: &Question<'_>) -> &'static str {
+    if q.tier >= 3 {
+        "a runtime error of the running application"
+    } else {
+        "a structural error (validation or compilation)"
+    }
+}
+
+/// The task as a Code Healer API reads it (the contract itself is its file to fix).
+fn header(q: &Question<'_>) -> String {
+    format!(
+        "Fix the contract {} of a contract-driven application (a YAML document from which its backend, database and frontend are generated): it caused {}:\n{}\nFind the change to the contract that prevents this error, and change nothing else.",
+        q.fqn,
+        kind(q),
+        q.error
+    )
 }
 
 /// The second question, after `why` the first answer was refused.
@@ -133,7 +179,12 @@ pub fn read_answer(content: &str) -> Result<Answer, String> {
         Some(c) => c[1].to_owned(),
         None => EXPLANATION.replace_all(content, "").trim().to_owned(),
     };
-    match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&contract) {
+    contract_answer(&contract, explanation)
+}
+
+/// `contract` as an answer, when it is a YAML mapping (as every contract is).
+fn contract_answer(contract: &str, explanation: Option<String>) -> Result<Answer, String> {
+    match serde_yaml_ng::from_str::<serde_yaml_ng::Value>(contract) {
         Ok(serde_yaml_ng::Value::Mapping(_)) => Ok(Answer {
             contract: format!("{}\n", contract.trim_end()),
             explanation,
@@ -145,28 +196,130 @@ pub fn read_answer(content: &str) -> Result<Answer, String> {
     }
 }
 
-/// Asks `model` for a fix, checks each answer with `check` (which returns the accepted
+/// Seed 000's request for a contract question, `refused` saying why a first answer was not
+/// taken (then it is cycle 2, with that answer in its history, and asks more simply). The
+/// contract is the one file to fix and the only one the answer may change; the task — what
+/// the first chat prompt says without the contract, then the whitelist — is the error summary
+/// (seed 000's one free-text field, as a work order's task is); the stack trace ending in the
+/// error is the stderr, the contract's recent changes the stdout (each cut to its end, as
+/// seed 000 says). The exit code is 1, a failure: no test ran, the error is what failed. Each
+/// cycle has seed 000's timeout (30 s, then 45 s).
+pub fn heal_request(q: &Question<'_>, refused: Option<&str>) -> HealRequest {
+    let task = match refused {
+        None => {
+            let mut task = format!(
+                "{}\nThe contract is the file {}: return it whole, corrected, as the only file in modified_files, and say what you changed in changes_summary.",
+                header(q),
+                q.contract_path
+            );
+            if !q.context.is_empty() {
+                task.push_str("\nContext:\n");
+                for (key, value) in q.context {
+                    let _ = writeln!(task, "- {key}: {value}");
+                }
+            }
+            let _ = write!(task, "\n{}", rules());
+            task
+        }
+        Some(why) => format!(
+            "Return the contract {} whole, with the smallest change that fixes this error: {}\nYour previous answer was refused: {why}\n{}",
+            q.contract_path,
+            q.error.lines().next().unwrap_or(q.error),
+            rules()
+        ),
+    };
+    let stderr = match q.stacktrace.filter(|t| !t.trim().is_empty()) {
+        Some(trace) if trace.contains(q.error) => trace.trim_end().to_owned(),
+        Some(trace) => format!("{}\n{}", trace.trim_end(), q.error),
+        None => q.error.to_owned(),
+    };
+    let cycle: u32 = if refused.is_some() { 2 } else { 1 };
+    HealRequest {
+        project_id: q.ticket.to_owned(),
+        cycle,
+        failed_files: BTreeMap::from([(q.contract_path.to_owned(), q.contract.to_owned())]),
+        reports: Vec::new(),
+        error_context: ErrorContext::new(1, 1, task, &stderr, q.recent_changes),
+        history: refused
+            .map(|why| {
+                vec![PreviousAttempt {
+                    cycle: 1,
+                    outcome: "rejected".into(),
+                    changes_summary: None,
+                    files: vec![q.contract_path.to_owned()],
+                    result: Some(why.to_owned()),
+                }]
+            })
+            .unwrap_or_default(),
+        timeout: Duration::from_secs(u64::from(DEFAULT_CYCLE_TIMEOUTS[cycle as usize - 1])),
+        // The contract is the only path allowed, so an answer that changes any other file is
+        // refused naming that file.
+        limits: validate::Limits {
+            allowed_paths: vec![q.contract_path.to_owned()],
+            max_file_bytes: MAX_CONTRACT_BYTES,
+            max_total_bytes: MAX_CONTRACT_BYTES,
+            ..validate::Limits::default()
+        },
+    }
+}
+
+/// The contract a Code Healer API answered with: the fixed file, its `changes_summary` as the
+/// explanation. The client already refused an answer that changes any other file.
+pub fn healed_contract(response: &HealResponse, path: &str) -> Result<Answer, String> {
+    if response.outcome != HealerOutcome::Healed {
+        return Err(response
+            .reason
+            .clone()
+            .unwrap_or_else(|| format!("it answered {:?} without a reason", response.outcome)));
+    }
+    let contract = response.modified_files.get(path).ok_or_else(|| {
+        format!("its modified_files does not hold the contract {path}: return the corrected contract under that name")
+    })?;
+    contract_answer(contract, response.changes_summary.clone())
+}
+
+/// Asks `proposer` for a fix, checks each answer with `check` (which returns the accepted
 /// proposal or why it is refused), and asks once more with a simpler prompt when the first is
 /// refused. `Err` says why neither answer was accepted.
 pub async fn propose<T>(
-    model: &OpenAi,
+    proposer: Proposer<'_>,
     question: &Question<'_>,
     check: impl Fn(Answer) -> Result<T, String>,
 ) -> Result<T, String> {
-    let first = ask(model, &system(), &prompt(question)).await.and_then(&check);
+    let first = ask(&proposer, question, None).await.and_then(&check);
     let why = match first {
         Ok(accepted) => return Ok(accepted),
         Err(why) => why,
     };
-    ask(model, &simple_system(), &simple_prompt(question, &why))
+    ask(&proposer, question, Some(&why))
         .await
         .and_then(&check)
-        .map_err(|again| format!("the model's answer was refused ({why}), and again when asked more simply ({again})"))
+        .map_err(|again| {
+            format!(
+                "{}'s answer was refused ({why}), and again when asked more simply ({again})",
+                proposer.called()
+            )
+        })
 }
 
-async fn ask(model: &OpenAi, system: &str, user: &str) -> Result<Answer, String> {
-    let chat = model.chat(system, user, ANSWER_TIMEOUT).await.map_err(|(_, why)| why)?;
-    read_answer(&chat.content)
+async fn ask(proposer: &Proposer<'_>, question: &Question<'_>, refused: Option<&str>) -> Result<Answer, String> {
+    match proposer {
+        Proposer::Model(model) => {
+            let (system, user) = match refused {
+                None => (system(), prompt(question)),
+                Some(why) => (simple_system(), simple_prompt(question, why)),
+            };
+            let chat = model
+                .chat(&system, &user, ANSWER_TIMEOUT)
+                .await
+                .map_err(|(_, why)| why)?;
+            read_answer(&chat.content)
+        }
+        Proposer::CodeHealer(healer) => {
+            let response = healer.heal(&heal_request(question, refused)).await;
+            healed_contract(&response, question.contract_path)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -195,6 +348,7 @@ mod tests {
     fn the_prompt_carries_what_seed_004_gives_the_model_and_the_whitelist() {
         let context = BTreeMap::from([("status_code".to_owned(), "500".to_owned())]);
         let q = Question {
+            ticket: "ht-0123456789abcdef",
             fqn: "entity/helpdesk/ticket",
             contract_path: "domains/helpdesk/entities/ticket.contract.yaml",
             contract: "kind: Entity\n",
@@ -217,5 +371,180 @@ mod tests {
         }
         assert!(system().contains("items_type") && system().contains("maxLength"));
         assert!(simple_prompt(&q, "it changed nothing").ends_with("refused: it changed nothing"));
+    }
+
+    const PATH: &str = "domains/helpdesk/entities/ticket.contract.yaml";
+
+    fn question(context: &BTreeMap<String, String>) -> Question<'_> {
+        Question {
+            ticket: "ht-0123456789abcdef",
+            fqn: "entity/helpdesk/ticket",
+            contract_path: PATH,
+            contract: "kind: Entity\nspec: {fields: {}}\n",
+            error: "KeyError: 'resolution'",
+            stacktrace: Some("Traceback (most recent call last):\n  File \"tickets.py\", line 88, in patch_ticket\n"),
+            context,
+            recent_changes: "commit abc\n-  resolution: {type: text}",
+            tier: 3,
+        }
+    }
+
+    #[test]
+    fn a_code_healer_gets_the_contract_as_its_file_and_the_error_as_its_task_in_seed_000s_shape() {
+        let context = BTreeMap::from([("request_path".to_owned(), "/tickets/abc".to_owned())]);
+        let q = question(&context);
+        let request = heal_request(&q, None);
+        let wire =
+            serde_json::to_value(super::super::code_healer_api::WireRequest::from_request(&request)).expect("JSON");
+        let mut keys: Vec<&str> = wire
+            .as_object()
+            .expect("an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["cycle", "failed_files", "project_id", "pytest_errors"], "{wire}");
+        assert_eq!(wire["project_id"], "ht-0123456789abcdef");
+        assert_eq!(wire["cycle"], 1);
+        assert_eq!(wire["failed_files"], serde_json::json!({PATH: q.contract}));
+        let errors = &wire["pytest_errors"];
+        assert_eq!(
+            (errors["exit_code"].as_i64(), errors["error_count"].as_i64()),
+            (Some(1), Some(1))
+        );
+        let summary = errors["error_summary"].as_str().expect("a summary");
+        for part in [
+            "entity/helpdesk/ticket",
+            "runtime error",
+            "KeyError: 'resolution'",
+            "- request_path: /tickets/abc",
+            PATH,
+            "required_when or conditional_required",
+            "items_type",
+        ] {
+            assert!(summary.contains(part), "{part} is not in the task: {summary}");
+        }
+        assert!(
+            !summary.contains("spec: {fields"),
+            "the contract is the file, not the task"
+        );
+        // The trace, ending in the error (a trace without it gets it), and the recent changes.
+        assert!(
+            errors["stderr"]
+                .as_str()
+                .is_some_and(|e| e.contains("patch_ticket") && e.ends_with("KeyError: 'resolution'"))
+        );
+        assert_eq!(errors["stdout"], q.recent_changes);
+        assert_eq!(request.timeout, Duration::from_secs(30));
+        assert_eq!(request.limits.allowed_paths, [PATH]);
+        let other = BTreeMap::from([("backend/routes/tickets.py".to_owned(), "x = 1\n".to_owned())]);
+        let why = validate::validate(&other, &request.limits).unwrap_err();
+        assert!(
+            why.contains("backend/routes/tickets.py is outside the allowed paths"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn the_second_request_is_cycle_2_saying_why_the_first_answer_was_refused() {
+        let context = BTreeMap::new();
+        let request = heal_request(&question(&context), Some("it changes nothing in the contract"));
+        assert_eq!((request.cycle, request.timeout), (2, Duration::from_secs(45)));
+        assert_eq!(request.history.len(), 1);
+        assert_eq!(
+            request.history[0].result.as_deref(),
+            Some("it changes nothing in the contract")
+        );
+        assert_eq!(request.history[0].files, [PATH]);
+        let summary = &request.error_context.error_summary;
+        assert!(
+            summary.contains("previous answer was refused: it changes nothing in the contract")
+                && summary.contains("maxLength"),
+            "{summary}"
+        );
+        assert_eq!(request.failed_files.keys().collect::<Vec<_>>(), [PATH]);
+    }
+
+    fn healed(files: &[(&str, &str)]) -> HealResponse {
+        HealResponse {
+            outcome: HealerOutcome::Healed,
+            reason: None,
+            modified_files: files.iter().map(|(p, c)| (p.to_string(), c.to_string())).collect(),
+            changes_summary: Some("Add resolution.".into()),
+            confidence: 0.9,
+            duration: Duration::ZERO,
+            tokens_used: None,
+            answered_by: None,
+        }
+    }
+
+    #[test]
+    fn the_fixed_file_is_the_proposed_contract_and_anything_else_says_what_was_wrong() {
+        let answer = healed_contract(&healed(&[(PATH, "kind: Entity\nspec: {}")]), PATH).expect("a contract");
+        assert_eq!(
+            answer,
+            Answer {
+                contract: "kind: Entity\nspec: {}\n".into(),
+                explanation: Some("Add resolution.".into()),
+            }
+        );
+        let why = healed_contract(&healed(&[("other.yaml", "kind: Entity\n")]), PATH).unwrap_err();
+        assert!(why.contains(&format!("does not hold the contract {PATH}")), "{why}");
+        let why = healed_contract(&healed(&[(PATH, "kind: [Entity")]), PATH).unwrap_err();
+        assert!(why.contains("not valid YAML"), "{why}");
+        let failed = HealResponse::failed(HealerOutcome::Error, "the healer answered 500: no fix", Duration::ZERO);
+        assert_eq!(
+            healed_contract(&failed, PATH),
+            Err("the healer answered 500: no fix".into())
+        );
+    }
+
+    /// A Code Healer API in memory: answers in turn, keeps the requests.
+    struct Fake(std::sync::Mutex<(Vec<HealResponse>, Vec<HealRequest>)>);
+
+    impl Healer for Fake {
+        fn name(&self) -> &'static str {
+            "fake"
+        }
+
+        fn heal<'a>(&'a self, request: &'a HealRequest) -> super::super::HealFuture<'a> {
+            let mut state = self.0.lock().expect("the fake");
+            state.1.push(request.clone());
+            let answer = state.0.remove(0);
+            Box::pin(async move { answer })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_code_healers_refused_answer_is_asked_for_once_more_and_then_it_fails_with_both_reasons() {
+        let context = BTreeMap::new();
+        let q = question(&context);
+        let fake = Fake(std::sync::Mutex::new((
+            vec![
+                healed(&[(PATH, "kind: [Entity")]),
+                healed(&[(PATH, "kind: Entity\nspec: {fields: {resolution: {type: text}}}\n")]),
+            ],
+            Vec::new(),
+        )));
+        let accepted = propose(Proposer::CodeHealer(&fake), &q, |a: Answer| Ok::<_, String>(a.contract)).await;
+        assert_eq!(
+            accepted.as_deref(),
+            Ok("kind: Entity\nspec: {fields: {resolution: {type: text}}}\n")
+        );
+        let asked: Vec<u32> = fake.0.lock().expect("the fake").1.iter().map(|r| r.cycle).collect();
+        assert_eq!(asked, [1, 2]);
+        let never = Fake(std::sync::Mutex::new((
+            vec![healed(&[(PATH, "kind: Entity\n")]), healed(&[(PATH, "kind: Entity\n")])],
+            Vec::new(),
+        )));
+        let why = propose(Proposer::CodeHealer(&never), &q, |_: Answer| {
+            Err::<(), _>("it changes nothing".to_owned())
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(
+            why,
+            "the Code Healer API's answer was refused (it changes nothing), and again when asked more simply (it changes nothing)"
+        );
     }
 }

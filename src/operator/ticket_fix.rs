@@ -33,17 +33,20 @@ use crate::api::healer_ticket::{
 use crate::api::shared::{MANAGED_BY, SecretKeyRef, wire_name};
 use crate::confined::ConfinedDir;
 use crate::core::format::short_commit;
+use crate::core::heal_run::HealerKind;
 use crate::core::heal_run::Note;
 use crate::core::healer_ticket::settle;
 use crate::core::notify;
 use crate::core::redact::redact;
 use crate::core::ticket_fix::{
     PATCH_TRAILER, Step, TICKET_TRAILER, branch, changes, commit_message, contract_path, effective_target, follow,
-    heal_run_name, heal_run_spec, introduced, next_step, patch_digest, sanitize,
+    heal_run_name, heal_run_spec, healer_problem, introduced, next_step, patch_digest, sanitize,
 };
 use crate::git::Repo;
+use crate::healer::Healer;
 use crate::healer::contract::{ContractSchema, normalize_contract, violation};
-use crate::healer::contract_model::{self, Answer, Question};
+use crate::healer::contract_model::{self, Answer, Proposer, Question};
+use crate::healer::factory::{self, Credentials, service_urls};
 use crate::healer::openai::OpenAi;
 
 /// The label naming the HealerTicket a HealRun heals: the ticket controller watches those runs.
@@ -541,6 +544,12 @@ async fn propose(
     })
 }
 
+/// The service a ticket's `target.healer` names.
+enum Service {
+    Model(OpenAi),
+    CodeHealer(Box<dyn Healer>),
+}
+
 /// A model's answer that passed the checks.
 struct Accepted {
     after: String,
@@ -561,22 +570,60 @@ async fn ask_model(
     tier: u8,
     ctx: &Context,
 ) -> Result<Accepted, Failure> {
-    let Some(open_ai) = target.healer.as_ref().and_then(|h| h.open_ai.as_ref()) else {
-        return Err(Failure::Final(
-            "no model to propose a structural or runtime fix: set target.healer.openAI".into(),
-        ));
-    };
+    let healer = target.healer.as_ref().ok_or_else(|| {
+        Failure::Final(
+            "no model to propose a structural or runtime fix: set target.healer.openAI or target.healer.codeHealerApi"
+                .into(),
+        )
+    })?;
+    if let Some(why) = healer_problem(healer) {
+        return Err(Failure::Final(why));
+    }
+    // The operator's own defaults are the administrator's choice; a ticket's are its author's.
     if ticket.spec.target.healer.is_some()
-        && let Some(why) = ctx.settings.url_policy.refuse_healer(&open_ai.base_url)
+        && let Some(why) = service_urls(healer).find_map(|url| ctx.settings.url_policy.refuse_healer(url))
     {
         return Err(Failure::Final(why));
     }
-    let key = match &open_ai.secret_ref {
-        Some(key) => secret(ticket, ctx, key).await?,
-        None => None,
+    let (service, credential) = match (&healer.open_ai, &healer.code_healer_api) {
+        (Some(open_ai), None) => {
+            let key = match &open_ai.secret_ref {
+                Some(key) => secret(ticket, ctx, key).await?,
+                None => None,
+            };
+            let model = OpenAi::new(&open_ai.base_url, &open_ai.model, key.clone(), open_ai.max_tokens)
+                .map_err(Failure::Final)?;
+            (Service::Model(model), key.into_iter().collect::<Vec<_>>())
+        }
+        (None, Some(api)) => {
+            let token = match &api.secret_ref {
+                Some(key) => secret(ticket, ctx, key).await?,
+                None => None,
+            };
+            // The one Code Healer API client, made as for a HealRun: the spec's URL and token,
+            // else the operator's CODE_HEALER_URL and its token.
+            let credentials = Credentials {
+                code_healer_token: token,
+                default_code_healer: ctx
+                    .settings
+                    .healer_url
+                    .clone()
+                    .map(|url| (url, ctx.settings.healer_token.clone())),
+                ..Credentials::default()
+            };
+            let client = factory::build(&[HealerKind::CodeHealerApi], healer, &credentials)
+                .map_err(Failure::Final)?
+                .pop()
+                .ok_or_else(|| Failure::Final("no Code Healer API to ask".into()))?;
+            // Whichever token the client sends, neither reaches it in the text.
+            let tokens = [credentials.code_healer_token, ctx.settings.healer_token.clone()];
+            (Service::CodeHealer(client), tokens.into_iter().flatten().collect())
+        }
+        // Refused by healer_problem above.
+        _ => return Err(Failure::Final("target.healer names no service".into())),
     };
-    // The values no model may see: the model's own key and the repository's token.
-    let mut secrets: Vec<String> = key.iter().cloned().collect();
+    // The values no service may see: its own credentials and the repository's token.
+    let mut secrets: Vec<String> = credential;
     secrets.extend(repository_token(ticket, target, ctx).await?);
     let hide = |text: &str| redact(text, &secrets);
     let (contract, hidden) = hide(before);
@@ -591,7 +638,9 @@ async fn ask_model(
     let context = spec.context.iter().map(|(k, v)| (k.clone(), hide(v).0)).collect();
     let recent = repo.recent_changes(path, 3).await.unwrap_or_default();
     let recent = hide(&recent).0;
+    let name = ticket.name_any();
     let question = Question {
+        ticket: &name,
         fqn: target.contract_fqn.as_deref().unwrap_or_default(),
         contract_path: path,
         contract: &contract,
@@ -601,10 +650,14 @@ async fn ask_model(
         recent_changes: &recent,
         tier,
     };
-    let model = OpenAi::new(&open_ai.base_url, &open_ai.model, key, open_ai.max_tokens).map_err(Failure::Final)?;
     let old: serde_yaml_ng::Value =
         serde_yaml_ng::from_str(before).map_err(|e| Failure::Final(format!("{path} is not YAML: {e}")))?;
-    contract_model::propose(&model, &question, |answer: Answer| {
+    let proposer = match &service {
+        Service::Model(model) => Proposer::Model(model),
+        Service::CodeHealer(client) => Proposer::CodeHealer(client.as_ref()),
+    };
+    // Either answer is checked alike: sanitised, validated, and it must change something.
+    contract_model::propose(proposer, &question, |answer: Answer| {
         let mut new: serde_yaml_ng::Value =
             serde_yaml_ng::from_str(&answer.contract).map_err(|e| format!("not YAML: {e}"))?;
         let removed = sanitize(&old, &mut new);

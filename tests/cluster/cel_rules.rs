@@ -589,9 +589,18 @@ fn healer_ticket_cases() -> Vec<Case> {
             &["contractSchema must be a path relative to the repository root"],
         ),
         case(
-            "a contract healer that is not a model",
+            "a contract healer that is neither a model nor a Code Healer API",
             vec![("/spec/target/healer", json!({"builtin": {}}))],
-            &["target.healer must be openAI"],
+            &["target.healer must be openAI or codeHealerApi"],
+        ),
+        case(
+            "a contract healer naming a model and a Code Healer API",
+            vec![(
+                "/spec/target/healer",
+                json!({"openAI": {"baseUrl": "https://llm.example/v1", "model": "m"},
+                       "codeHealerApi": {"url": "http://sam.healers:3000/api/heal"}}),
+            )],
+            &["healer must set exactly one of codeHealerApi, openAI, builtin or tool"],
         ),
         case(
             "a regenerate image with a space in it",

@@ -1714,3 +1714,194 @@ async fn a_person_signs_in_and_approves_in_a_real_headless_chromium_and_the_fix_
     let message = git(&heal.origin, &["log", "-1", "--format=%B", &branch]);
     assert!(message.contains("Approved-by: alice"), "{message}");
 }
+
+/// The requests a loopback Code Healer API got: each one's `Authorization` header and body.
+type HealRequests = Arc<Mutex<Vec<(Option<String>, Value)>>>;
+
+/// A Code Healer API (seed 000) on loopback: each `POST /api/heal` is kept with its
+/// `Authorization` header and answered with the next of `answers` (the last one again once
+/// they run out), as `200` JSON.
+fn seed_000_healer(answers: Vec<Value>) -> (String, HealRequests) {
+    use axum::routing::post;
+    let seen: HealRequests = Arc::default();
+    let record = seen.clone();
+    let answers = Arc::new(answers);
+    let app = axum::Router::new().route(
+        "/api/heal",
+        post(
+            move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<Value>| {
+                let (record, answers) = (record.clone(), answers.clone());
+                async move {
+                    let authorization = headers
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_owned);
+                    let mut record = record.lock().expect("the record");
+                    record.push((authorization, body));
+                    axum::Json(answers[(record.len() - 1).min(answers.len() - 1)].clone())
+                }
+            },
+        ),
+    );
+    let addr = serve_apart(app);
+    (format!("http://{addr}/api/heal"), seen)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_code_healer_api_proposes_the_contract_fix_in_seed_000s_wire_format_checked_like_a_models_answer() {
+    let leaked = "ghp_R2x8kQ7vLw3mZp9TnB4cY6dHs1aFj0eUiKoX";
+    let token = "sam-bearer-5f0c2a9e7d1b";
+    let summary = "Add 'resolution' field (type: text) to fix KeyError on PATCH.";
+    // The first answer also rewrites a route (refused: only the contract may change); asked
+    // again, it gives the contract with a property the whitelist does not allow.
+    let (healer, requests) = seed_000_healer(vec![
+        json!({"status": "healed", "changes_summary": summary, "modified_files": {
+            CONTRACT: with_resolution(""),
+            "backend/routes/tickets.py": "ticket['resolution'] = body.get('resolution')\n"}}),
+        json!({"status": "healed", "changes_summary": summary, "modified_files": {
+            CONTRACT: with_resolution("      required_when: \"status == resolved\"\n")}}),
+    ]);
+    // The operator's default is a model; the ticket names its Code Healer API, which wins.
+    let (model, asked) = model(vec![]);
+    let (heal, _base, _) = operator_with(
+        "ticket-code-healer",
+        TICKET,
+        &model,
+        Extra {
+            flags: &["--allow-cluster-internal-healers"],
+            ..Extra::default()
+        },
+    )
+    .await;
+    // The bearer token in a Secret of the ticket's namespace, which the operator may read.
+    let secrets: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "code-healer"},
+        "stringData": {"token": token},
+    }))
+    .expect("a Secret");
+    secrets
+        .create(&Default::default(), &secret)
+        .await
+        .expect("create the healer's Secret");
+    let rbac = json!({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "code-healer"},
+         "rules": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["code-healer"], "verbs": ["get"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "code-healer"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "code-healer"},
+         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "kubeheal:operators"}]}
+    ]});
+    let file = heal.work.path().join("code-healer-rbac.json");
+    std::fs::write(&file, rbac.to_string()).expect("write the RBAC");
+    let out = heal
+        .plane
+        .kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // Seed 004's live demo, filed with kubectl's API, its target naming the Code Healer API (the
+    // API server's rules take it); the context carries a credential and the healer's own token.
+    let id = "resolution-by-sam";
+    let mut body = runtime_error(
+        "KeyError: 'resolution'",
+        json!({"request_path": "/tickets/abc", "method": "PATCH", "status_code": "500",
+               "authorization": format!("token {leaked}"), "debug": format!("healer said {token}")}),
+    );
+    let ticket: HealerTicket = serde_json::from_value(json!({
+        "apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealerTicket", "metadata": {"name": id},
+        "spec": {"source": "runtime", "error": body["error"].take(), "stacktrace": body["stacktrace"].take(),
+                 "context": body["context"].take(),
+                 "target": {"contractFqn": FQN, "healer": {"codeHealerApi": {
+                     "url": healer, "secretRef": {"name": "code-healer", "key": "token"}}}}},
+    }))
+    .expect("a ticket");
+    tickets(&heal)
+        .create(&Default::default(), &ticket)
+        .await
+        .expect("the API server takes a codeHealerApi target");
+    let proposed = wait_ticket(&heal, id, "proposed", |t| {
+        phase_is(TicketPhase::Proposed)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = proposed.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Proposed), "{}", note(&proposed));
+
+    // Seed 004's proposal for tier 3, from the fixed file: the invented property removed.
+    let proposal = status.proposal.expect("a proposal");
+    assert_eq!(
+        (proposal.method, proposal.confidence),
+        (ProposalMethod::LlmRuntime, 0.5)
+    );
+    assert_eq!(proposal.explanation, summary);
+    assert_eq!(proposal.removed, ["spec.fields.resolution.required_when"]);
+    assert_eq!(
+        proposal.changes,
+        ["added: spec.fields.resolution = {type: text, description: Resolution notes}"]
+    );
+    assert_eq!(proposal.contract_path.as_deref(), Some(CONTRACT));
+    assert_eq!(proposal.before.as_deref(), Some(TICKET));
+    let after = proposal.after.clone().expect("the proposed contract");
+    assert!(
+        after.contains("resolution:") && !after.contains("required_when"),
+        "{after}"
+    );
+    assert_eq!(specora().validate(&after), Vec::<(String, String)>::new(), "{after}");
+
+    // What reached the Code Healer API: seed 000's request, twice (the first answer refused).
+    let requests = requests.lock().expect("the record").clone();
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    for (authorization, request) in &requests {
+        assert_eq!(authorization.as_deref(), Some(format!("Bearer {token}").as_str()));
+        assert_eq!(request["project_id"], id);
+        assert_eq!(
+            request["failed_files"],
+            json!({ CONTRACT: TICKET }),
+            "the contract is the one file to fix"
+        );
+        let errors = &request["pytest_errors"];
+        assert_eq!((&errors["exit_code"], &errors["error_count"]), (&json!(1), &json!(1)));
+        assert!(
+            errors["stderr"]
+                .as_str()
+                .is_some_and(|e| e.contains("patch_ticket") && e.ends_with("KeyError: 'resolution'")),
+            "{errors}"
+        );
+        let text = request.to_string();
+        assert!(
+            !text.contains(leaked) && !text.contains(token),
+            "a secret reached the healer: {text}"
+        );
+    }
+    let (first, second) = (&requests[0].1, &requests[1].1);
+    assert_eq!(first["cycle"], 1);
+    assert!(first.get("history").is_none(), "{first}");
+    let task = first["pytest_errors"]["error_summary"].as_str().unwrap_or_default();
+    for part in [
+        FQN,
+        CONTRACT,
+        "KeyError: 'resolution'",
+        "- request_path: /tickets/abc",
+        "required_when or conditional_required",
+        "[REDACTED",
+    ] {
+        assert!(task.contains(part), "{part} is not in the task: {task}");
+    }
+    assert_eq!(second["cycle"], 2);
+    let refused = second["history"][0]["result"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("backend/routes/tickets.py is outside the allowed paths"),
+        "{second}"
+    );
+    assert!(
+        second["pytest_errors"]["error_summary"]
+            .as_str()
+            .is_some_and(|t| t.contains("previous answer was refused")),
+        "{second}"
+    );
+    assert!(
+        asked.lock().expect("the record").is_empty(),
+        "the operator's default model was asked"
+    );
+    // A proposal only: nothing reached the repository.
+    assert_eq!(git(&heal.origin, &["branch", "--list", "kubeheal/*"]), "");
+}
