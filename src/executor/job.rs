@@ -938,6 +938,21 @@ impl JobExecutor {
                 log.push_str(&redact(&section, &secrets).0);
                 (calls, printed)
             }
+            // Asked to verify, with no image to do it: the run must not pass unverified.
+            _ if request.run.verify.is_some()
+                && request.probe_image.is_none()
+                && request.tool.is_none()
+                && ending == Ending::Exited(0) =>
+            {
+                let check = request.run.verify.as_ref().expect("a check");
+                let why = crate::probe::ProbeError::Usage(
+                    "the operator runs without --probe-image (KUBEHEAL_PROBE_IMAGE), so nothing can call the service; the chart sets it to the operator's image".into(),
+                );
+                (
+                    vec![crate::probe::verify::refused(&check.document, &why)],
+                    String::new(),
+                )
+            }
             _ => (Vec::new(), String::new()),
         };
         self.keep_log(request, &name, &log).await?;

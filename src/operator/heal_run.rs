@@ -622,28 +622,17 @@ impl Effects for ClusterWorld {
             Some(true) => {}
         }
         let request = self.job_request(order, false).await?;
-        let Some(mut execution) = self.ctx.jobs.collect(&request).await? else {
+        let Some(execution) = self.ctx.jobs.collect(&request).await? else {
             return Ok(Ready::Later(JOB_RECHECK));
         };
         let repo = self.repo_at(&crate::core::step::head(status)).await?;
         let files = repo.tracked_files().await;
         let parsed = parse(&execution.log, &Workspace::new("").with_files(files.clone()));
         let (mut observation, outcome) = monitor::judge(&execution.envelope, &parsed);
-        let verifying = self.run.spec.verify.as_ref();
-        if let Some(check) = verifying.filter(|_| request.probe_image.is_none())
-            && execution.envelope.exit_code == Some(0)
-        {
-            execution.endpoint_calls = vec![crate::probe::verify::refused(
-                &check.openapi.document,
-                &crate::probe::ProbeError::Usage(
-                    "the operator runs without --probe-image (KUBEHEAL_PROBE_IMAGE), so nothing can call the service; the chart sets it to the operator's image".into(),
-                ),
-            )];
-        }
         let outcome = verify::observe(
             &mut observation,
             outcome,
-            verifying,
+            self.run.spec.verify.as_ref(),
             &execution.endpoint_calls,
             &execution.service_output,
             &files,

@@ -120,12 +120,7 @@ async fn the_charts_shards_are_accepted_by_the_api_server_and_each_reconciles_on
     apply(&heal, "lease-rbac.yaml", &lease_rbac, &[]);
 
     // The operator with shard a's arguments, as the chart's ServiceAccount.
-    let token = heal.plane.service_account_token(RELEASE_NAMESPACE, "kubeheal");
-    let kubeconfig = heal
-        .plane
-        .kubeconfig_with_token(&format!("system:serviceaccount:{RELEASE_NAMESPACE}:kubeheal"), &token);
-    heal.operator_env
-        .push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
+    heal.as_charts_service_account();
     let flags_a = shard_flags(&objects, "kubeheal-shard-a");
     for expected in [
         "--watch-label-selector=kubeheal.dev/shard in (a)",

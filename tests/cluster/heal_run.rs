@@ -42,7 +42,7 @@ pub(crate) struct Heal {
     pub(crate) work: tempfile::TempDir,
     pub(crate) operator: Option<Process>,
     /// Variables the operator is started with (as its Deployment would set them).
-    pub(crate) operator_env: Vec<(String, String)>,
+    operator_env: Vec<(String, String)>,
     metrics: SocketAddr,
     hold: Hold,
     _node: tokio::task::JoinHandle<()>,
@@ -143,6 +143,18 @@ impl Heal {
             .envs(self.operator_env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         let n = std::fs::read_dir(self.work.path()).map(|d| d.count()).unwrap_or(0);
         spawn_watched(self.work.path(), &format!("operator-{n}"), &mut command, None).expect("the operator starts")
+    }
+
+    /// Operators started from now on run as the chart's ServiceAccount (a token from the
+    /// TokenRequest API, as its Pod would have); returns the token.
+    pub(crate) fn as_charts_service_account(&mut self) -> String {
+        let token = self.plane.service_account_token(RELEASE_NAMESPACE, "kubeheal");
+        let kubeconfig = self
+            .plane
+            .kubeconfig_with_token(&format!("system:serviceaccount:{RELEASE_NAMESPACE}:kubeheal"), &token);
+        self.operator_env
+            .push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
+        token
     }
 
     /// Kills the operator with SIGKILL: a crash at whatever point it was.
@@ -1346,12 +1358,7 @@ async fn suspend_pauses_a_run_between_steps_and_cancel_ends_it_keeping_what_was_
 async fn under_the_charts_service_account_the_operator_heals_a_run_and_can_do_nothing_more() {
     let (healer, _) = logic_healer().await;
     let mut heal = Heal::new("healrun-chart-sa", &logic_project(), Hold::default()).await;
-    let token = heal.plane.service_account_token(RELEASE_NAMESPACE, "kubeheal");
-    let kubeconfig = heal
-        .plane
-        .kubeconfig_with_token(&format!("system:serviceaccount:{RELEASE_NAMESPACE}:kubeheal"), &token);
-    heal.operator_env
-        .push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
+    let token = heal.as_charts_service_account();
     heal.start_operator();
     heal.apply(heal.spec(&healer, json!({})));
     let run = heal.wait_phase(HealRunPhase::Healed).await;

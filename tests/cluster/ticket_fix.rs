@@ -302,6 +302,17 @@ fn phase_is(phase: TicketPhase) -> impl Fn(&HealerTicket) -> bool {
     move |t| t.status.as_ref().and_then(|s| s.phase) == Some(phase)
 }
 
+/// Waits until the ticket `id` has a proposal; a ticket that fails instead fails the test with
+/// its resolution note.
+async fn wait_proposed(heal: &Heal, id: &str) -> HealerTicket {
+    let ticket = wait_ticket(heal, id, "proposed", |t| {
+        phase_is(TicketPhase::Proposed)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    assert!(phase_is(TicketPhase::Proposed)(&ticket), "{}", note(&ticket));
+    ticket
+}
+
 fn note(ticket: &HealerTicket) -> String {
     ticket
         .status
@@ -423,12 +434,8 @@ async fn seed_004s_live_demo_is_proposed_with_invented_properties_removed_approv
         ),
     )
     .await;
-    let ticket = wait_ticket(&heal, &id, "proposed", |t| {
-        phase_is(TicketPhase::Proposed)(t) || phase_is(TicketPhase::Failed)(t)
-    })
-    .await;
+    let ticket = wait_proposed(&heal, &id).await;
     let status = ticket.status.clone().expect("a status");
-    assert_eq!(status.phase, Some(TicketPhase::Proposed), "{}", note(&ticket));
     let classification = status.classification.expect("classified");
     assert_eq!(
         (classification.error_type.as_str(), classification.tier),
@@ -1517,12 +1524,8 @@ async fn seed_004s_unresolved_severity_is_a_tier_2_proposal_that_a_person_approv
         }),
     )
     .await;
-    let ticket = wait_ticket(&heal, &id, "proposed", |t| {
-        phase_is(TicketPhase::Proposed)(t) || phase_is(TicketPhase::Failed)(t)
-    })
-    .await;
+    let ticket = wait_proposed(&heal, &id).await;
     let status = ticket.status.clone().expect("a status");
-    assert_eq!(status.phase, Some(TicketPhase::Proposed), "{}", note(&ticket));
     let classification = status.classification.expect("classified");
     assert_eq!(
         (classification.error_type.as_str(), classification.tier),
@@ -1656,11 +1659,7 @@ async fn a_person_signs_in_and_approves_in_a_real_headless_chromium_and_the_fix_
         &runtime_error("KeyError: 'resolution'", json!({"status_code": 500})),
     )
     .await;
-    let proposed = wait_ticket(&heal, &id, "proposed", |t| {
-        phase_is(TicketPhase::Proposed)(t) || phase_is(TicketPhase::Failed)(t)
-    })
-    .await;
-    assert!(phase_is(TicketPhase::Proposed)(&proposed), "{}", note(&proposed));
+    wait_proposed(&heal, &id).await;
     let browser = Browser::start().await;
     // The page the notification links to shows a stranger the proposal, no form, and a way
     // to sign in (this operator's /healer API is open to read).
@@ -1819,12 +1818,8 @@ async fn a_code_healer_api_proposes_the_contract_fix_in_seed_000s_wire_format_ch
         .create(&Default::default(), &ticket)
         .await
         .expect("the API server takes a codeHealerApi target");
-    let proposed = wait_ticket(&heal, id, "proposed", |t| {
-        phase_is(TicketPhase::Proposed)(t) || phase_is(TicketPhase::Failed)(t)
-    })
-    .await;
+    let proposed = wait_proposed(&heal, id).await;
     let status = proposed.status.clone().expect("a status");
-    assert_eq!(status.phase, Some(TicketPhase::Proposed), "{}", note(&proposed));
 
     // Seed 004's proposal for tier 3, from the fixed file: the invented property removed.
     let proposal = status.proposal.expect("a proposal");
