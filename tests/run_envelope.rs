@@ -265,6 +265,15 @@ async fn a_verifying_executions_calls_pass_seed_003s_validator_and_never_hold_th
     );
     drop(squatter);
 
+    // A document that is a link out of the project is never read (a hostile repository).
+    std::os::unix::fs::symlink("/etc/passwd", project.path().join("linked.json")).expect("a link");
+    request.verify = Some(check("linked.json"));
+    let linked = LocalExecutor.execute(&request).await;
+    let refused = &linked.endpoint_calls[0];
+    assert_eq!((linked.endpoint_calls.len(), refused.endpoint.as_deref()), (1, None));
+    let said = serde_json::to_string(&linked.endpoint_calls).expect("JSON") + &linked.log;
+    assert!(!said.contains("root:"), "{said}");
+
     // A document that is not there: one envelope that says so, and no call.
     request.verify = Some(check("missing.json"));
     let missing = LocalExecutor.execute(&request).await;
