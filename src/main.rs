@@ -185,14 +185,21 @@ enum Command {
         /// /healer/tickets ...); `off` serves none.
         #[arg(long, env = "KUBEHEAL_HEALER_LISTEN", default_value = "0.0.0.0:8083")]
         healer_listen: String,
-        /// The namespace ingested errors become HealerTickets in (default: --namespace, else
-        /// POD_NAMESPACE, else default).
+        /// The namespace ingested errors become HealerTickets in when a request names none with
+        /// `?namespace=` (default: --namespace, else POD_NAMESPACE, else default).
         #[arg(long, env = "KUBEHEAL_TICKET_NAMESPACE")]
         ticket_namespace: Option<String>,
-        /// Accept ingests and reads without a bearer token (only inside a NetworkPolicy);
-        /// otherwise callers send `Authorization: Bearer $KUBEHEAL_INGEST_TOKEN`.
+        /// Accept ingests and reads of the ticket namespace without a bearer token (only inside
+        /// a NetworkPolicy); otherwise callers send `Authorization: Bearer
+        /// $KUBEHEAL_INGEST_TOKEN`. Other namespaces always want their own token.
         #[arg(long, env = "KUBEHEAL_INGEST_ALLOW_ANONYMOUS")]
         ingest_allow_anonymous: bool,
+        /// The Secret, in each namespace, whose key `token` is the bearer token that lets callers
+        /// ingest into and read that namespace's tickets (`?namespace=`); empty: only the ticket
+        /// namespace's KUBEHEAL_INGEST_TOKEN.
+        #[arg(long, env = "KUBEHEAL_INGEST_TOKEN_SECRET", value_name = "NAME",
+              default_value = kubeheal::operator::ingest_auth::DEFAULT_TOKEN_SECRET)]
+        ingest_token_secret: String,
         /// Ingests a second one client address may send (its burst: ten seconds' worth, so a
         /// storm is absorbed); more are answered 429 with Retry-After. 0: no limit.
         #[arg(long, env = "KUBEHEAL_INGEST_RATE_LIMIT", value_name = "PER_SECOND",
@@ -455,6 +462,7 @@ fn main() -> ExitCode {
             healer_listen,
             ticket_namespace,
             ingest_allow_anonymous,
+            ingest_token_secret,
             ingest_rate_limit,
             ingest_body_timeout,
             notify_secret,
@@ -465,8 +473,19 @@ fn main() -> ExitCode {
             probe_image,
         } => ingest_settings(
             &healer_listen,
-            ticket_namespace.clone().or_else(|| namespace.clone()),
-            ingest_allow_anonymous,
+            kubeheal::operator::ingest_auth::AccessSettings {
+                home: ticket_namespace
+                    .clone()
+                    .or_else(|| namespace.clone())
+                    .or_else(|| std::env::var("POD_NAMESPACE").ok().filter(|n| !n.is_empty()))
+                    .unwrap_or_else(|| "default".into()),
+                watched: namespace.clone(),
+                home_token: std::env::var("KUBEHEAL_INGEST_TOKEN")
+                    .ok()
+                    .filter(|t| !t.trim().is_empty()),
+                allow_anonymous: ingest_allow_anonymous,
+                token_secret: Some(ingest_token_secret.trim().to_owned()).filter(|s| !s.is_empty()),
+            },
             ingest_rate_limit,
             ingest_body_timeout,
         )
@@ -761,8 +780,7 @@ fn tool_settings(tools: Vec<(String, String)>) -> Result<std::collections::BTree
 
 fn ingest_settings(
     listen: &str,
-    namespace: Option<String>,
-    allow_anonymous: bool,
+    access: kubeheal::operator::ingest_auth::AccessSettings,
     rate_limit: u32,
     body_timeout_seconds: u64,
 ) -> Result<Option<kubeheal::operator::ingest::IngestSettings>, String> {
@@ -772,15 +790,17 @@ fn ingest_settings(
     let listen = listen
         .parse()
         .map_err(|e| format!("--healer-listen {listen:?} is not an address such as 0.0.0.0:8083 (or off): {e}"))?;
+    if let Some(watched) = &access.watched
+        && watched != &access.home
+    {
+        return Err(format!(
+            "--ticket-namespace {} is not the namespace this operator watches (--namespace {watched}): its tickets would never be reconciled; leave --ticket-namespace out, or set it to {watched}",
+            access.home
+        ));
+    }
     Ok(Some(kubeheal::operator::ingest::IngestSettings {
         listen,
-        namespace: namespace
-            .or_else(|| std::env::var("POD_NAMESPACE").ok().filter(|n| !n.is_empty()))
-            .unwrap_or_else(|| "default".into()),
-        token: std::env::var("KUBEHEAL_INGEST_TOKEN")
-            .ok()
-            .filter(|t| !t.trim().is_empty()),
-        allow_anonymous,
+        access,
         rate_limit: std::num::NonZeroU32::new(rate_limit),
         body_read_timeout: std::time::Duration::from_secs(body_timeout_seconds),
     }))

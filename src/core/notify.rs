@@ -73,9 +73,23 @@ pub fn with_notified(notified: &[TicketEvent], event: TicketEvent) -> Vec<Ticket
     out
 }
 
-/// The ticket page: `{base}/healer/tickets/{id}/view` (seed 004's link in notifications).
-pub fn ticket_url(base: &str, id: &str) -> String {
-    format!("{}/healer/tickets/{id}/view", base.trim_end_matches('/'))
+/// Where the ticket pages are served, for the notifications' links.
+#[derive(Clone, Copy, Debug)]
+pub struct Pages<'a> {
+    /// Their base URL (`--ticket-page-url`).
+    pub base: &'a str,
+    /// The ticket namespace: its tickets' addresses name no namespace.
+    pub home: &'a str,
+}
+
+/// The page of ticket `id` of `namespace`: `{base}/healer/tickets/{id}/view` (seed 004's link
+/// in notifications), with `?namespace=` when it is not the ticket namespace.
+pub fn ticket_url(pages: Pages<'_>, namespace: &str, id: &str) -> String {
+    format!(
+        "{}/healer/tickets/{id}/view{}",
+        pages.base.trim_end_matches('/'),
+        crate::core::ticket_page::namespace_query(namespace, pages.home)
+    )
 }
 
 /// One transition to announce: everything a payload says, application text already redacted.
@@ -101,8 +115,14 @@ pub struct Transition {
 
 impl Transition {
     /// The transition `ticket` makes to `event` with `status` (the status being written).
-    pub fn of(ticket: &HealerTicket, status: &HealerTicketStatus, event: TicketEvent, base_url: Option<&str>) -> Self {
+    pub fn of(
+        ticket: &HealerTicket,
+        status: &HealerTicketStatus,
+        event: TicketEvent,
+        pages: Option<Pages<'_>>,
+    ) -> Self {
         let name = ticket.metadata.name.clone().unwrap_or_default();
+        let namespace = ticket.metadata.namespace.clone().unwrap_or_default();
         let class = status.classification.as_ref();
         let what = status
             .resolution_note
@@ -112,7 +132,8 @@ impl Transition {
         let error = headline(&ticket.spec.error);
         Transition {
             event,
-            namespace: ticket.metadata.namespace.clone().unwrap_or_default(),
+            url: pages.map(|pages| ticket_url(pages, &namespace, &name)),
+            namespace,
             phase: status.phase.unwrap_or(TicketPhase::Failed),
             contract_fqn: ticket.spec.target.contract_fqn.clone(),
             path: ticket.spec.target.path.clone(),
@@ -121,7 +142,6 @@ impl Transition {
             fixable_by: class.map(|c| wire_name(&c.fixable_by)),
             priority: class.map(|c| wire_name(&c.priority)),
             message: paragraph(&format!("{what} Error: {error}")),
-            url: base_url.map(|base| ticket_url(base, &name)),
             ticket: name,
         }
     }

@@ -49,7 +49,11 @@ fn ticket(error: &str) -> (HealerTicket, HealerTicketStatus) {
 
 fn transition(error: &str) -> Transition {
     let (ticket, status) = ticket(error);
-    Transition::of(&ticket, &status, TicketEvent::Failed, Some("https://kubeheal.example/"))
+    let pages = Pages {
+        base: "https://kubeheal.example/",
+        home: "shop",
+    };
+    Transition::of(&ticket, &status, TicketEvent::Failed, Some(pages))
 }
 
 const LINK: &str = "https://kubeheal.example/healer/tickets/ht-0123456789abcdef/view";
@@ -315,13 +319,18 @@ fn an_escape_is_never_cut_in_half() {
 }
 
 #[test]
-fn the_ticket_page_link_has_one_slash() {
+fn the_ticket_page_link_has_one_slash_and_names_a_namespace_other_than_the_ticket_namespace() {
+    let pages = |base| Pages { base, home: "shop" };
     assert_eq!(
-        ticket_url("https://h.example", "ht-1"),
+        ticket_url(pages("https://h.example"), "shop", "ht-1"),
         "https://h.example/healer/tickets/ht-1/view"
     );
     assert_eq!(
-        ticket_url("https://h.example//", "ht-1"),
+        ticket_url(pages("https://h.example//"), "shop", "ht-1"),
         "https://h.example/healer/tickets/ht-1/view"
+    );
+    assert_eq!(
+        ticket_url(pages("https://h.example"), "team-a", "ht-1"),
+        "https://h.example/healer/tickets/ht-1/view?namespace=team-a"
     );
 }

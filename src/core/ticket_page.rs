@@ -49,13 +49,30 @@ fn text(value: &Value) -> String {
     }
 }
 
-/// The list page: one row per ticket of `described` (as [`describe`] gives them, in queue order).
-pub fn list_page(described: &[Value]) -> String {
+/// The sign-in page's address (relative to the `/healer` API) that comes back to `next`, a
+/// page of the API such as `tickets/ht-1/view?namespace=team-a`.
+pub fn sign_in_link(next: &str) -> String {
+    format!("sign-in?next={}", next.replace('?', "%3F").replace('=', "%3D"))
+}
+
+/// How a page's address names its namespace: not at all for the ticket namespace `home` (seed
+/// 004's own addresses), `?namespace=` for any other. Every link and form of a page carries it.
+pub fn namespace_query(namespace: &str, home: &str) -> String {
+    if namespace == home {
+        String::new()
+    } else {
+        format!("?namespace={namespace}")
+    }
+}
+
+/// The list page of `namespace` (its links carry `query`, see [`namespace_query`]): one row per
+/// ticket of `described` (as [`describe`] gives them, in queue order).
+pub fn list_page(described: &[Value], namespace: &str, query: &str) -> String {
     let body = html! {
-        h1 { "Error tickets" }
+        h1 { "Error tickets in " (namespace) }
         p {
             (described.len()) @if described.len() == 1 { " ticket" } @else { " tickets" }
-            ", most urgent first. " a href="status" { "Summary (JSON)" }
+            ", most urgent first. " a href={ "status" (query) } { "Summary (JSON)" }
         }
         div.scroll {
             table {
@@ -64,7 +81,7 @@ pub fn list_page(described: &[Value]) -> String {
                     @let id = text(&ticket["id"]);
                     @let priority = text(&ticket["priority"]);
                     tr {
-                        td { a href={ "tickets/" (id) "/view" } { (id) } }
+                        td { a href={ "tickets/" (id) "/view" (query) } { (id) } }
                         td { span class={ "phase " (text(&ticket["status"])) } { (text(&ticket["status"])) } }
                         td class=(priority) { (priority) }
                         td { (text(&ticket["error_type"])) }
@@ -109,13 +126,15 @@ pub fn sign_in_html(next: &str, error: Option<&str>) -> String {
 
 /// The page of one ticket, for `viewer` when a person signed in (the approve and reject forms),
 /// with `flash` saying how the last decision went.
-pub fn ticket_page(ticket: &HealerTicket, viewer: Option<&Viewer>, flash: Option<&str>) -> String {
+/// A ticket's page, its links carrying `query` (see [`namespace_query`]).
+pub fn ticket_page(ticket: &HealerTicket, viewer: Option<&Viewer>, flash: Option<&str>, query: &str) -> String {
     let d = describe(ticket);
     let id = text(&d["id"]);
     let stacktrace = ticket.spec.stacktrace.as_deref().map(|s| redact(s, &[]).0);
     let status = text(&d["status"]);
+    let namespace = ticket.namespace().unwrap_or_default();
     let body = html! {
-        p { a href="../../view" { "← all tickets" } }
+        p { a href={ "../../view" (query) } { "← all tickets" } }
         h1 { "Ticket " (id) }
         @if let Some(flash) = flash {
             p.flash { (flash) }
@@ -143,7 +162,7 @@ pub fn ticket_page(ticket: &HealerTicket, viewer: Option<&Viewer>, flash: Option
             tr { th { "First" } td { (text(&d["first_seen"])) } }
             tr { th { "Last" } td { (text(&d["last_seen"])) } }
             @if let Some(previous) = d["recurrence_of"].as_str() {
-                tr { th { "Recurrence of" } td { a href={ "../" (previous) "/view" } { (previous) } } }
+                tr { th { "Recurrence of" } td { a href={ "../" (previous) "/view" (query) } { (previous) } } }
             }
         }
         @if let Some(context) = d["context"].as_object().filter(|c| !c.is_empty()) {
@@ -187,12 +206,12 @@ pub fn ticket_page(ticket: &HealerTicket, viewer: Option<&Viewer>, flash: Option
                 h2 { "Decision" }
                 @if let Some(viewer) = viewer {
                     p { "Signed in as " strong { (viewer.user) } ". Approving applies exactly patch " code { (proposal.patch_digest) } "." }
-                    form method="post" action={ "../../approve/" (id) "/action" } {
+                    form method="post" action={ "../../approve/" (id) "/action" (query) } {
                         input type="hidden" name="csrf" value=(viewer.csrf);
                         input type="hidden" name="patch_digest" value=(proposal.patch_digest);
                         button type="submit" { "Approve" }
                     }
-                    form method="post" action={ "../../reject/" (id) "/action" } {
+                    form method="post" action={ "../../reject/" (id) "/action" (query) } {
                         input type="hidden" name="csrf" value=(viewer.csrf);
                         input type="hidden" name="patch_digest" value=(proposal.patch_digest);
                         p { textarea name="reason" rows="2" cols="60" required placeholder="Why not (the people who proposed it read this)" {} }
@@ -201,9 +220,9 @@ pub fn ticket_page(ticket: &HealerTicket, viewer: Option<&Viewer>, flash: Option
                     form method="post" action="../../sign-out" { button type="submit" { "Sign out" } }
                 } @else {
                     p {
-                        a href={ "../../sign-in?next=tickets/" (id) "/view" } { "Sign in" }
+                        a href={ "../../" (sign_in_link(&format!("tickets/{id}/view{query}"))) } { "Sign in" }
                         " to approve or reject as yourself, or: "
-                        code { "kubeheal ticket approve " (id) " -n " (ticket.namespace().unwrap_or_default()) }
+                        code { "kubeheal ticket approve " (id) " -n " (namespace) }
                     }
                 }
             }
@@ -256,6 +275,7 @@ mod tests {
         }))
         .expect("a spec");
         let mut ticket = HealerTicket::new("ht-0123456789abcdef", spec);
+        ticket.metadata.namespace = Some("team-a".into());
         ticket.status = Some(HealerTicketStatus {
             phase: Some(TicketPhase::Queued),
             occurrences: 3,
@@ -267,7 +287,7 @@ mod tests {
 
     #[test]
     fn what_an_application_sent_is_text_on_the_page_and_its_secrets_are_redacted() {
-        let page = ticket_page(&hostile(), None, Some("<b>flash</b>"));
+        let page = ticket_page(&hostile(), None, Some("<b>flash</b>"), "?namespace=team-a");
         for raw in ["<script>", "<img", "<svg", "<b>", "<i>"] {
             assert!(!page.contains(raw), "{raw} reached the page unescaped:\n{page}");
         }
@@ -276,7 +296,7 @@ mod tests {
         assert!(!page.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789AB"));
         assert!(page.contains("[REDACTED:"));
         assert!(page.contains("3 times"));
-        assert!(page.contains(r#"href="../ht-0123456789abcdef/view""#));
+        assert!(page.contains(r#"href="../ht-0123456789abcdef/view?namespace=team-a""#));
         assert!(page.contains("&lt;b&gt;flash&lt;/b&gt;"), "the flash is text too");
     }
 
@@ -305,13 +325,13 @@ mod tests {
             user: "alice".into(),
             csrf: "c5rf".into(),
         };
-        let page = ticket_page(&proposed(), Some(&viewer), None);
+        let page = ticket_page(&proposed(), Some(&viewer), None, "?namespace=team-a");
         assert!(
-            page.contains(r#"action="../../approve/ht-0123456789abcdef/action""#),
+            page.contains(r#"action="../../approve/ht-0123456789abcdef/action?namespace=team-a""#),
             "{page}"
         );
         assert!(
-            page.contains(r#"action="../../reject/ht-0123456789abcdef/action""#),
+            page.contains(r#"action="../../reject/ht-0123456789abcdef/action?namespace=team-a""#),
             "{page}"
         );
         assert_eq!(page.matches(r#"name="csrf" value="c5rf""#).count(), 2, "{page}");
@@ -329,9 +349,11 @@ mod tests {
             page.contains("spec.fields.resolution.required_when"),
             "what was removed"
         );
-        let anonymous = ticket_page(&proposed(), None, None);
+        let anonymous = ticket_page(&proposed(), None, None, "?namespace=team-a");
         assert!(!anonymous.contains("name=\"csrf\""), "{anonymous}");
-        assert!(anonymous.contains(r#"href="../../sign-in?next=tickets/ht-0123456789abcdef/view""#));
+        assert!(
+            anonymous.contains(r#"href="../../sign-in?next=tickets/ht-0123456789abcdef/view%3Fnamespace%3Dteam-a""#)
+        );
         // Decided: nothing more to decide.
         let mut decided = proposed();
         decided.spec.decision = Some(crate::api::shared::Decision {
@@ -340,7 +362,7 @@ mod tests {
             approved_by: "alice".into(),
             patch_digest: None,
         });
-        assert!(!ticket_page(&decided, Some(&viewer), None).contains("name=\"csrf\""));
+        assert!(!ticket_page(&decided, Some(&viewer), None, "").contains("name=\"csrf\""));
     }
 
     /// [`proposed`], applied as `fix`, and regenerated as `regenerate` says.
@@ -377,6 +399,7 @@ mod tests {
             ),
             None,
             None,
+            "",
         );
         let section = page.split("<h2>Regenerated code</h2>").nth(1).expect("the section");
         for shown in [
@@ -407,6 +430,7 @@ mod tests {
             ),
             None,
             None,
+            "",
         );
         let section = page.split("<h2>Regenerated code</h2>").nth(1).expect("the section");
         assert!(
@@ -439,9 +463,9 @@ mod tests {
             None,
         );
         running.status.as_mut().expect("a status").phase = Some(TicketPhase::Approved);
-        let page = ticket_page(&running, None, None);
+        let page = ticket_page(&running, None, None, "");
         assert!(page.contains("<th>Result</th><td>running</td>"), "{page}");
-        assert!(!ticket_page(&proposed(), None, None).contains("Regenerated code"));
+        assert!(!ticket_page(&proposed(), None, None, "").contains("Regenerated code"));
     }
 
     #[test]
@@ -457,8 +481,24 @@ mod tests {
     #[test]
     fn the_list_links_every_ticket_to_its_page() {
         let described = vec![describe(&hostile())];
-        let page = list_page(&described);
-        assert!(page.contains(r#"href="tickets/ht-0123456789abcdef/view""#), "{page}");
+        let page = list_page(&described, "team-a", "?namespace=team-a");
+        assert!(
+            page.contains(r#"href="tickets/ht-0123456789abcdef/view?namespace=team-a""#),
+            "{page}"
+        );
+        assert!(page.contains(r#"href="status?namespace=team-a""#), "{page}");
         assert!(page.contains("1 ticket,") && !page.contains("<b>"), "{page}");
+        let home = list_page(&described, "tickets", "");
+        assert!(home.contains(r#"href="tickets/ht-0123456789abcdef/view""#), "{home}");
+    }
+
+    #[test]
+    fn only_a_namespace_other_than_the_ticket_namespace_is_named_in_addresses() {
+        assert_eq!(namespace_query("tickets", "tickets"), "");
+        assert_eq!(namespace_query("team-a", "tickets"), "?namespace=team-a");
+        assert_eq!(
+            sign_in_link("tickets/ht-1/view?namespace=team-a"),
+            "sign-in?next=tickets/ht-1/view%3Fnamespace%3Dteam-a"
+        );
     }
 }

@@ -125,12 +125,7 @@ async fn reconcile_ticket(ticket: &HealerTicket, ctx: &Context) -> Result<Requeu
     }
     // Only once the status says it was announced: a failed write is retried, and announced then.
     if let Some((notifier, event)) = announce {
-        notifier.enqueue(notify::Transition::of(
-            ticket,
-            &status,
-            event,
-            notifier.ticket_page_url(),
-        ));
+        notifier.enqueue(notify::Transition::of(ticket, &status, event, notifier.ticket_pages()));
     }
     if let Some(note) = note {
         ctx.publish(&note, "Classify", &ticket.object_ref(&())).await;

@@ -43,10 +43,11 @@ use tracing::{info, warn};
 use crate::api::healer_ticket::{HealerTicket, HealerTicketSpec, TicketPhase};
 use crate::core::healer_ticket::{next_recurrence, recurs_after};
 use crate::core::ticket_api::{Filters, describe, ingest_spec, listing, phase_name, summary, ticket_id};
-use crate::core::ticket_page::{Viewer, list_page, sign_in_html, ticket_page};
+use crate::core::ticket_page::{Viewer, list_page, namespace_query, sign_in_html, sign_in_link, ticket_page};
 use crate::decision::{Decided, Refusal, Verdict, decide_ticket};
 use crate::healer::server::{ServerConfig, serve_app};
 use crate::intake::{Occurrences, record};
+use crate::operator::ingest_auth::{Access, AccessSettings, Denied, bearer, same_secret};
 use crate::operator::session;
 
 /// Largest ingest body accepted.
@@ -75,12 +76,8 @@ pub const DEFAULT_RATE_LIMIT: u32 = 1000;
 #[derive(Debug, Clone)]
 pub struct IngestSettings {
     pub listen: SocketAddr,
-    /// Where tickets are created.
-    pub namespace: String,
-    /// The bearer token callers present (`KUBEHEAL_INGEST_TOKEN`, from a Secret).
-    pub token: Option<String>,
-    /// Serve without a token (inside a NetworkPolicy, say).
-    pub allow_anonymous: bool,
+    /// Which namespaces requests may name, and whose tokens let them in.
+    pub access: AccessSettings,
     /// Requests per second one caller address may make, with a burst of ten seconds' worth;
     /// `None`: no limit.
     pub rate_limit: Option<NonZeroU32>,
@@ -108,21 +105,24 @@ impl Pending {
     }
 }
 
+/// A ticket by namespace and name.
+type TicketKey = (String, String);
+
 /// The tickets waiting to be written, and their size.
 #[derive(Default)]
 struct Waiting {
-    tickets: HashMap<String, Pending>,
+    tickets: HashMap<TicketKey, Pending>,
     bytes: usize,
 }
 
 impl Waiting {
     /// Puts `entry` back after a failed write, merging it with what arrived meanwhile.
-    fn put_back(&mut self, name: String, entry: Pending) {
-        match self.tickets.get_mut(&name) {
+    fn put_back(&mut self, key: TicketKey, entry: Pending) {
+        match self.tickets.get_mut(&key) {
             Some(slot) => slot.seen = slot.seen.merge(entry.seen),
             None => {
                 self.bytes += entry.size();
-                self.tickets.insert(name, entry);
+                self.tickets.insert(key, entry);
             }
         }
     }
@@ -130,6 +130,10 @@ impl Waiting {
 
 struct Shared {
     settings: IngestSettings,
+    /// Who may use the API, for which namespace.
+    access: Access,
+    /// The operator's own client: ingests are written with it.
+    client: Client,
     /// How the operator reaches the API server: a person's decision goes there with the
     /// person's own token instead of the operator's credentials.
     api_config: kube::Config,
@@ -181,9 +185,13 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, S
     let api_config = kube::Config::infer()
         .await
         .map_err(|e| format!("cannot read how to reach the Kubernetes API: {e}"))?;
-    let api: Api<HealerTicket> = Api::namespaced(client.clone(), &settings.namespace);
+    // Every namespace a request may name is in the cache: one watch, not one per namespace.
+    let watched: Api<HealerTicket> = match &settings.access.watched {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    };
     let (tickets, writer) = reflector::store();
-    let cache = watcher(api.clone(), watcher::Config::default())
+    let cache = watcher(watched, watcher::Config::default())
         .default_backoff()
         .reflect(writer)
         .applied_objects()
@@ -194,6 +202,8 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, S
         governor::RateLimiter::keyed(governor::Quota::per_second(rate).allow_burst(burst))
     });
     let shared = Arc::new(Shared {
+        access: Access::new(settings.access.clone(), client.clone()),
+        client,
         settings,
         api_config,
         tickets,
@@ -202,7 +212,7 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, S
         readers: session::Remembered::default(),
     });
     let (stop_flushing, flush_stopped) = tokio::sync::oneshot::channel();
-    let flusher = tokio::spawn(flush_until(api, shared.clone(), flush_stopped));
+    let flusher = tokio::spawn(flush_until(shared.clone(), flush_stopped));
     let app = Router::new()
         .route(
             "/healer/health",
@@ -249,34 +259,28 @@ fn refuse(code: StatusCode, detail: impl Into<String>) -> Response {
     (code, Json(json!({"detail": detail.into()}))).into_response()
 }
 
-/// The refusal of a caller without the token, or `None` when the caller may go on.
-fn refused(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
-    let Some(token) = &shared.settings.token else {
-        return if shared.settings.allow_anonymous {
-            None
-        } else {
-            Some(refuse(
-                StatusCode::UNAUTHORIZED,
-                "this operator has no ingest token: set KUBEHEAL_INGEST_TOKEN (from a Secret), or start it with --ingest-allow-anonymous",
-            ))
-        };
-    };
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    // Compared in constant time: the comparison must not tell how much of a guess was right.
-    let same =
-        given.len() == token.len() && given.bytes().zip(token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0;
-    if same {
-        None
-    } else {
-        Some(refuse(
-            StatusCode::UNAUTHORIZED,
-            "missing or wrong bearer token: send Authorization: Bearer <the ingest token>",
-        ))
-    }
+/// `?namespace=`: the namespace a request is about (default: the ticket namespace).
+#[derive(Debug, Default, serde::Deserialize)]
+struct Asked {
+    #[serde(default)]
+    namespace: Option<String>,
+}
+
+fn denied(denied: Denied) -> Response {
+    refuse(denied.status, denied.message)
+}
+
+/// The namespace a request is about, when it is one this operator serves; else the refusal.
+fn namespace_of(shared: &Shared, asked: &Asked) -> Result<String, Denied> {
+    shared.access.namespace(asked.namespace.as_deref())
+}
+
+/// The namespace a request is about, when its bearer token lets it in there (see
+/// [`ingest_auth`](super::ingest_auth)); else the refusal.
+async fn admitted(shared: &Shared, headers: &HeaderMap, asked: &Asked) -> Result<String, Denied> {
+    let namespace = namespace_of(shared, asked)?;
+    shared.access.admit(&namespace, headers).await?;
+    Ok(namespace)
 }
 
 /// `POST /healer/approve/{id}`: approves the ticket's proposal as the person whose Kubernetes
@@ -284,22 +288,36 @@ fn refused(shared: &Shared, headers: &HeaderMap) -> Option<Response> {
 async fn approve(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
+    Query(asked): Query<Asked>,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
+    let namespace = match namespace_of(&shared, &asked) {
+        Ok(namespace) => namespace,
+        Err(refusal) => return denied(refusal),
+    };
     let seen = serde_json::from_slice::<Value>(&body)
         .ok()
         .and_then(|v| v.get("patch_digest").and_then(Value::as_str).map(str::to_owned));
-    decide_as_caller(&shared, &id, &headers, Verdict::Approve, None, seen.as_deref()).await
+    let ticket = Ticket {
+        namespace: &namespace,
+        id: &id,
+    };
+    decide_as_caller(&shared, ticket, &headers, Verdict::Approve, None, seen.as_deref()).await
 }
 
 /// `POST /healer/reject/{id}` with `{"reason": "..."}`: rejects it likewise.
 async fn reject(
     State(shared): State<Arc<Shared>>,
     Path(id): Path<String>,
+    Query(asked): Query<Asked>,
     headers: HeaderMap,
     body: Result<axum::body::Bytes, BytesRejection>,
 ) -> Response {
+    let namespace = match namespace_of(&shared, &asked) {
+        Ok(namespace) => namespace,
+        Err(refusal) => return denied(refusal),
+    };
     let body = match body {
         Ok(body) => body,
         Err(rejection) => {
@@ -320,7 +338,36 @@ async fn reject(
             "a rejection needs a reason: send {\"reason\": \"...\"}, so the people who proposed it know",
         );
     };
-    decide_as_caller(&shared, &id, &headers, Verdict::Reject, Some(&reason), seen).await
+    let ticket = Ticket {
+        namespace: &namespace,
+        id: &id,
+    };
+    decide_as_caller(&shared, ticket, &headers, Verdict::Reject, Some(&reason), seen).await
+}
+
+/// A ticket by its namespace and name.
+#[derive(Debug, Clone, Copy)]
+struct Ticket<'a> {
+    namespace: &'a str,
+    id: &'a str,
+}
+
+impl Ticket<'_> {
+    /// Its page, relative to the `/healer` API.
+    fn page(self, shared: &Shared) -> String {
+        format!("tickets/{}/view{}", self.id, query(shared, self.namespace))
+    }
+}
+
+/// How addresses name `namespace` (see [`namespace_query`]).
+fn query(shared: &Shared, namespace: &str) -> String {
+    namespace_query(namespace, &shared.settings.access.home)
+}
+
+/// `page` with one more query parameter.
+fn and_query(page: &str, parameter: &str) -> String {
+    let then = if page.contains('?') { '&' } else { '?' };
+    format!("{page}{then}{parameter}")
 }
 
 /// Writes the decision as the caller: the operator forwards the caller's token to the API
@@ -331,27 +378,21 @@ async fn reject(
 /// pages' forms', which carry a CSRF token besides).
 async fn decide_as_caller(
     shared: &Shared,
-    id: &str,
+    ticket: Ticket<'_>,
     headers: &HeaderMap,
     verdict: Verdict,
     reason: Option<&str>,
     seen: Option<&str>,
 ) -> Response {
-    let Some(token) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-    else {
+    let Some(token) = bearer(headers) else {
         return refuse(
             StatusCode::UNAUTHORIZED,
             "send Authorization: Bearer <your Kubernetes token> (kubectl create token, or your OIDC id-token): the decision is taken as you, and the API server decides whether you may",
         );
     };
-    match decide_with_token(shared, id, token, verdict, reason, seen).await {
+    match decide_with_token(shared, ticket, token, verdict, reason, seen).await {
         Ok(decided) => Json(json!({
-            "ticket_id": id,
+            "ticket_id": ticket.id,
             "status": match verdict { Verdict::Approve => "approved", Verdict::Reject => "rejected" },
             "approved_by": decided.user,
             "patch_digest": decided.patch_digest,
@@ -366,14 +407,14 @@ async fn decide_as_caller(
 
 async fn decide_with_token(
     shared: &Shared,
-    id: &str,
+    ticket: Ticket<'_>,
     token: &str,
     verdict: Verdict,
     reason: Option<&str>,
     seen: Option<&str>,
 ) -> Result<Decided, Refusal> {
     let client = session::client_as(&shared.api_config, token).map_err(|message| Refusal { status: 500, message })?;
-    decide_ticket(&client, &shared.settings.namespace, id, verdict, reason, seen).await
+    decide_ticket(&client, ticket.namespace, ticket.id, verdict, reason, seen).await
 }
 
 /// The fields of the sign-in form.
@@ -461,13 +502,11 @@ async fn approve_action(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(caller): ConnectInfo<SocketAddr>,
     Path(id): Path<String>,
+    Query(asked): Query<Asked>,
     headers: HeaderMap,
     axum::Form(form): axum::Form<DecisionForm>,
 ) -> Response {
-    if let Some(refusal) = over_rate(&shared, caller) {
-        return refusal;
-    }
-    decide_by_form(&shared, &id, &headers, form, Verdict::Approve).await
+    decide_by_form(&shared, caller, (&id, &asked), &headers, form, Verdict::Approve).await
 }
 
 /// `POST /healer/reject/{id}/action`: the ticket page's reject form (a reason is required).
@@ -475,13 +514,11 @@ async fn reject_action(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(caller): ConnectInfo<SocketAddr>,
     Path(id): Path<String>,
+    Query(asked): Query<Asked>,
     headers: HeaderMap,
     axum::Form(form): axum::Form<DecisionForm>,
 ) -> Response {
-    if let Some(refusal) = over_rate(&shared, caller) {
-        return refusal;
-    }
-    decide_by_form(&shared, &id, &headers, form, Verdict::Reject).await
+    decide_by_form(&shared, caller, (&id, &asked), &headers, form, Verdict::Reject).await
 }
 
 /// The refusal of a caller past `--ingest-rate-limit` (which bounds sign-ins and form posts as it
@@ -507,27 +544,32 @@ fn over_rate(shared: &Shared, caller: SocketAddr) -> Option<Response> {
 /// went (seed 004: the form redirects to the view).
 async fn decide_by_form(
     shared: &Shared,
-    id: &str,
+    caller: SocketAddr,
+    (id, asked): (&str, &Asked),
     headers: &HeaderMap,
     form: DecisionForm,
     verdict: Verdict,
 ) -> Response {
-    let page = format!("../../tickets/{id}/view");
+    if let Some(refusal) = over_rate(shared, caller) {
+        return refusal;
+    }
+    let namespace = match namespace_of(shared, asked) {
+        Ok(namespace) => namespace,
+        Err(refusal) => return denied(refusal),
+    };
+    let ticket = Ticket {
+        namespace: &namespace,
+        id,
+    };
+    // The form's address is `approve/{id}/action`: its page is two folders up.
+    let page = format!("../../{}", ticket.page(shared));
     let Some(token) = session::session_token(headers) else {
-        return see_other(&format!("../../sign-in?next=tickets/{id}/view"));
+        return see_other(&format!("../../{}", sign_in_link(&ticket.page(shared))));
     };
     if let Some(why) = session::cross_site(headers) {
         return refuse(StatusCode::FORBIDDEN, why);
     }
-    let csrf = session::csrf(&token);
-    let same = form.csrf.len() == csrf.len()
-        && form
-            .csrf
-            .bytes()
-            .zip(csrf.bytes())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0;
-    if !same {
+    if !same_secret(&form.csrf, &session::csrf(&token)) {
         return refuse(
             StatusCode::FORBIDDEN,
             "the form's CSRF token is missing or wrong: reload the ticket's page and decide again",
@@ -535,23 +577,23 @@ async fn decide_by_form(
     }
     let reason = form.reason.as_deref().map(str::trim).filter(|r| !r.is_empty());
     if verdict == Verdict::Reject && reason.is_none() {
-        return see_other(&format!("{page}?error=reason"));
+        return see_other(&and_query(&page, "error=reason"));
     }
     let Some(seen) = Some(form.patch_digest.as_str()).filter(|d| !d.is_empty()) else {
-        return see_other(&format!("{page}?error=changed"));
+        return see_other(&and_query(&page, "error=changed"));
     };
-    match decide_with_token(shared, id, &token, verdict, reason, Some(seen)).await {
-        Ok(_) => see_other(&format!(
-            "{page}?done={}",
+    match decide_with_token(shared, ticket, &token, verdict, reason, Some(seen)).await {
+        Ok(_) => see_other(&and_query(
+            &page,
             match verdict {
-                Verdict::Approve => "approved",
-                Verdict::Reject => "rejected",
-            }
+                Verdict::Approve => "done=approved",
+                Verdict::Reject => "done=rejected",
+            },
         )),
         Err(refusal) => {
             // The page says what happened in its own words (a link cannot put text on it); the
             // API server's words go to the log.
-            warn!(ticket = %id, status = refusal.status, message = %refusal.message, "a decision on the ticket page was refused");
+            warn!(ticket = %ticket.id, namespace = %ticket.namespace, status = refusal.status, message = %refusal.message, "a decision on the ticket page was refused");
             let code = match refusal.status {
                 401 => "sign-in",
                 403 => "forbidden",
@@ -559,7 +601,7 @@ async fn decide_by_form(
                 409 => "decided",
                 _ => "failed",
             };
-            see_other(&format!("{page}?error={code}"))
+            see_other(&and_query(&page, &format!("error={code}")))
         }
     }
 }
@@ -568,16 +610,22 @@ fn see_other(location: &str) -> Response {
     (StatusCode::SEE_OTHER, [(header::LOCATION, location.to_owned())]).into_response()
 }
 
-/// Whether the request may read the tickets, and as whom when a person signed in: the ingest
-/// token (or an operator open to all) lets it; else a session whose person may list
-/// HealerTickets in the ticket namespace. The refusal otherwise: for a page, its sign-in.
-async fn reader(shared: &Shared, headers: &HeaderMap, page: Option<&str>) -> Result<Option<Viewer>, Response> {
-    let open = refused(shared, headers);
+/// Whether the request may read the tickets of `namespace`, and as whom when a person signed
+/// in: the namespace's ingest token (or a ticket namespace open to all) lets it; else a session
+/// whose person may list HealerTickets there. The refusal otherwise: for a page, its sign-in.
+async fn reader(
+    shared: &Shared,
+    headers: &HeaderMap,
+    namespace: &str,
+    page: Option<&str>,
+) -> Result<Option<Viewer>, Response> {
+    let open = shared.access.admit(namespace, headers).await.err().map(denied);
     // `page` is where the sign-in sends the person back, relative to /healer/; the sign-in's
     // own address relative to the page is as many `../` as the page is deep.
     let sign_in = |next: &str| {
-        let up = "../".repeat(next.matches('/').count());
-        see_other(&format!("{up}sign-in?next={next}"))
+        let path = next.split('?').next().unwrap_or_default();
+        let up = "../".repeat(path.matches('/').count());
+        see_other(&format!("{up}{}", sign_in_link(next)))
     };
     let Some(token) = session::session_token(headers) else {
         return match (open, page) {
@@ -590,7 +638,7 @@ async fn reader(shared: &Shared, headers: &HeaderMap, page: Option<&str>) -> Res
     let now = std::time::Instant::now();
     let known = shared
         .readers
-        .get(&token, now)
+        .get(&token, namespace, now)
         .filter(|r| !must_ask || r.may_read.is_some());
     let reader = match known {
         Some(reader) => reader,
@@ -610,7 +658,7 @@ async fn reader(shared: &Shared, headers: &HeaderMap, page: Option<&str>) -> Res
             };
             let may_read = if must_ask {
                 Some(
-                    session::may_read_tickets(&client, &shared.settings.namespace)
+                    session::may_read_tickets(&client, namespace)
                         .await
                         .map_err(|e| refuse(StatusCode::BAD_GATEWAY, e))?,
                 )
@@ -618,7 +666,7 @@ async fn reader(shared: &Shared, headers: &HeaderMap, page: Option<&str>) -> Res
                 None
             };
             let reader = session::Reader { user, may_read };
-            shared.readers.keep(&token, reader.clone(), now);
+            shared.readers.keep(&token, namespace, reader.clone(), now);
             reader
         }
     };
@@ -626,10 +674,7 @@ async fn reader(shared: &Shared, headers: &HeaderMap, page: Option<&str>) -> Res
     if reader.may_read == Some(false) {
         return Err(refuse(
             StatusCode::FORBIDDEN,
-            format!(
-                "{user} may not list healertickets in namespace {}",
-                shared.settings.namespace
-            ),
+            format!("{user} may not list healertickets in namespace {namespace}"),
         ));
     }
     Ok(Some(Viewer {
@@ -641,12 +686,14 @@ async fn reader(shared: &Shared, headers: &HeaderMap, page: Option<&str>) -> Res
 async fn ingest(
     State(shared): State<Arc<Shared>>,
     ConnectInfo(caller): ConnectInfo<SocketAddr>,
+    Query(asked): Query<Asked>,
     headers: HeaderMap,
     body: Result<axum::body::Bytes, BytesRejection>,
 ) -> Response {
-    if let Some(refusal) = refused(&shared, &headers) {
-        return refusal;
-    }
+    let namespace = match admitted(&shared, &headers, &asked).await {
+        Ok(namespace) => namespace,
+        Err(refusal) => return denied(refusal),
+    };
     let body = match body {
         Ok(body) => body,
         Err(rejection) => {
@@ -675,10 +722,11 @@ async fn ingest(
     };
     let name = ticket_id(&spec);
     let now = Timestamp::now();
+    let key = (namespace, name);
     {
         let mut pending = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
         let full = pending.tickets.len() >= MAX_PENDING || pending.bytes >= MAX_PENDING_BYTES;
-        match pending.tickets.get_mut(&name) {
+        match pending.tickets.get_mut(&key) {
             Some(entry) => {
                 entry.seen.count = entry.seen.count.saturating_add(1);
                 entry.seen.last = now;
@@ -701,11 +749,12 @@ async fn ingest(
                     },
                 };
                 pending.bytes += entry.size();
-                pending.tickets.insert(name.clone(), entry);
+                pending.tickets.insert(key.clone(), entry);
             }
         }
     }
-    let (id, phase) = filed_under(&shared, &name, now);
+    let (namespace, name) = key;
+    let (id, phase) = filed_under(&shared, &namespace, &name, now);
     (
         StatusCode::ACCEPTED,
         Json(json!({"ticket_id": id, "status": phase_name(phase)})),
@@ -715,12 +764,12 @@ async fn ingest(
 
 /// The ticket an occurrence of `first`'s error at `now` is counted on, as the watch cache knows
 /// it: `first`, or its open recurrence when fixes were applied before (see `intake::record`).
-fn filed_under(shared: &Shared, first: &str, now: Timestamp) -> (String, TicketPhase) {
+fn filed_under(shared: &Shared, namespace: &str, first: &str, now: Timestamp) -> (String, TicketPhase) {
     let mut name = first.to_owned();
     loop {
         let status = shared
             .tickets
-            .get(&reflector::ObjectRef::new(&name).within(&shared.settings.namespace))
+            .get(&reflector::ObjectRef::new(&name).within(namespace))
             .and_then(|t| t.status.clone());
         match next_recurrence(first, &name) {
             Some(next) if recurs_after(status.as_ref(), now) => name = next,
@@ -730,13 +779,13 @@ fn filed_under(shared: &Shared, first: &str, now: Timestamp) -> (String, TicketP
 }
 
 /// Writes the counts every [`FLUSH_EVERY`] until `stopped`, then once more.
-async fn flush_until(api: Api<HealerTicket>, shared: Arc<Shared>, stopped: tokio::sync::oneshot::Receiver<()>) {
+async fn flush_until(shared: Arc<Shared>, stopped: tokio::sync::oneshot::Receiver<()>) {
     let mut tick = tokio::time::interval(FLUSH_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut stopped = std::pin::pin!(stopped);
     loop {
         tokio::select! {
-            _ = tick.tick() => flush(&api, &shared).await,
+            _ = tick.tick() => flush(&shared).await,
             _ = &mut stopped => break,
         }
         // Callers that stopped calling are forgotten: the limiter's memory stays bounded.
@@ -748,15 +797,15 @@ async fn flush_until(api: Api<HealerTicket>, shared: Arc<Shared>, stopped: tokio
     // is said, ticket by ticket (those counts are lost with the process).
     let deadline = tokio::time::Instant::now() + FINAL_FLUSH;
     loop {
-        let _ = tokio::time::timeout_at(deadline, flush(&api, &shared)).await;
+        let _ = tokio::time::timeout_at(deadline, flush(&shared)).await;
         {
             let pending = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
             if pending.tickets.is_empty() {
                 return;
             }
             if tokio::time::Instant::now() >= deadline {
-                for (name, entry) in &pending.tickets {
-                    tracing::error!(ticket = %name, count = entry.seen.count, "occurrences not written before the operator stopped");
+                for ((namespace, name), entry) in &pending.tickets {
+                    tracing::error!(ticket = %name, %namespace, count = entry.seen.count, "occurrences not written before the operator stopped");
                 }
                 return;
             }
@@ -767,79 +816,88 @@ async fn flush_until(api: Api<HealerTicket>, shared: Arc<Shared>, stopped: tokio
 
 /// Writes the counts once, several tickets at a time; a write that fails is counted again in
 /// the next round, unless the API server refused it for good (it is dropped, said once).
-async fn flush(api: &Api<HealerTicket>, shared: &Arc<Shared>) {
+async fn flush(shared: &Arc<Shared>) {
     {
-        let batch: Vec<(String, Pending)> = {
+        let batch: Vec<(TicketKey, Pending)> = {
             let mut pending = shared.pending.lock().unwrap_or_else(|e| e.into_inner());
             pending.bytes = 0;
             pending.tickets.drain().collect()
         };
         futures::stream::iter(batch)
-            .for_each_concurrent(FLUSH_CONCURRENCY, |(name, entry)| {
-                let (api, shared) = (api, shared);
+            .for_each_concurrent(FLUSH_CONCURRENCY, |((namespace, name), entry)| {
+                let api: Api<HealerTicket> = Api::namespaced(shared.client.clone(), &namespace);
                 async move {
                     let written =
-                        tokio::time::timeout(WRITE_TIMEOUT, record(api, &name, &entry.spec, entry.seen)).await;
+                        tokio::time::timeout(WRITE_TIMEOUT, record(&api, &name, &entry.spec, entry.seen)).await;
                     let error = match written {
                         Ok(Ok(_)) => return,
                         Ok(Err(error)) if !error.is_retryable() => {
-                            warn!(%error, ticket = %name, count = entry.seen.count, "dropped occurrences the API server refuses");
+                            warn!(%error, ticket = %name, %namespace, count = entry.seen.count, "dropped occurrences the API server refuses");
                             return;
                         }
                         Ok(Err(error)) => error.to_string(),
                         Err(_) => format!("the write took longer than {WRITE_TIMEOUT:?}"),
                     };
-                    warn!(%error, ticket = %name, "could not record occurrences; retrying");
+                    warn!(%error, ticket = %name, %namespace, "could not record occurrences; retrying");
                     shared
                         .pending
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .put_back(name, entry);
+                        .put_back((namespace, name), entry);
                 }
             })
             .await;
     }
 }
 
-/// The tickets of the namespace.
-fn ours(shared: &Shared) -> Vec<Arc<HealerTicket>> {
+/// The tickets of `namespace`.
+fn tickets_in(shared: &Shared, namespace: &str) -> Vec<Arc<HealerTicket>> {
     shared
         .tickets
         .state()
         .into_iter()
-        .filter(|t| t.namespace().as_deref() == Some(shared.settings.namespace.as_str()))
+        .filter(|t| t.namespace().as_deref() == Some(namespace))
         .collect()
 }
 
-async fn list(State(shared): State<Arc<Shared>>, headers: HeaderMap, Query(filters): Query<Filters>) -> Response {
-    if let Some(refusal) = refused(&shared, &headers) {
-        return refusal;
-    }
-    let tickets = listing(&mut ours(&shared), &filters);
-    Json(Value::Array(tickets)).into_response()
-}
-
-/// Ticket `id` of the namespace shown by `render`, for a caller with the token; else the refusal.
-fn one_ticket(
-    shared: &Shared,
-    headers: &HeaderMap,
-    id: &str,
-    render: impl FnOnce(&HealerTicket) -> Response,
-) -> Response {
-    if let Some(refusal) = refused(shared, headers) {
-        return refusal;
-    }
-    match shared
+/// Ticket `id` of `namespace`, or the 404 that says so.
+fn ticket_in(shared: &Shared, namespace: &str, id: &str) -> Result<Arc<HealerTicket>, Denied> {
+    shared
         .tickets
-        .get(&reflector::ObjectRef::new(id).within(&shared.settings.namespace))
-    {
-        Some(ticket) => render(&ticket),
-        None => refuse(StatusCode::NOT_FOUND, format!("no ticket {id:?}")),
+        .get(&reflector::ObjectRef::new(id).within(namespace))
+        .ok_or_else(|| {
+            Denied::new(
+                StatusCode::NOT_FOUND,
+                format!("no ticket {id:?} in namespace {namespace}"),
+            )
+        })
+}
+
+async fn list(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Query(asked): Query<Asked>,
+    Query(filters): Query<Filters>,
+) -> Response {
+    match admitted(&shared, &headers, &asked).await {
+        Ok(namespace) => Json(Value::Array(listing(&mut tickets_in(&shared, &namespace), &filters))).into_response(),
+        Err(refusal) => denied(refusal),
     }
 }
 
-async fn show(State(shared): State<Arc<Shared>>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    one_ticket(&shared, &headers, &id, |t| Json(describe(t)).into_response())
+async fn show(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(asked): Query<Asked>,
+) -> Response {
+    let ticket = admitted(&shared, &headers, &asked)
+        .await
+        .and_then(|namespace| ticket_in(&shared, &namespace, &id));
+    match ticket {
+        Ok(ticket) => Json(describe(&ticket)).into_response(),
+        Err(refusal) => denied(refusal),
+    }
 }
 
 /// An HTML page with headers that keep a browser from running or loading anything in it: the
@@ -859,11 +917,17 @@ fn html_page(html: String) -> Response {
         .into_response()
 }
 
-async fn list_view(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    if let Err(refusal) = reader(&shared, &headers, Some("view")).await {
+async fn list_view(State(shared): State<Arc<Shared>>, headers: HeaderMap, Query(asked): Query<Asked>) -> Response {
+    let namespace = match namespace_of(&shared, &asked) {
+        Ok(namespace) => namespace,
+        Err(refusal) => return denied(refusal),
+    };
+    let query = query(&shared, &namespace);
+    if let Err(refusal) = reader(&shared, &headers, &namespace, Some(&format!("view{query}"))).await {
         return refusal;
     }
-    html_page(list_page(&listing(&mut ours(&shared), &Filters::default())))
+    let described = listing(&mut tickets_in(&shared, &namespace), &Filters::default());
+    html_page(list_page(&described, &namespace, &query))
 }
 
 /// The ticket's page; `?done=` or `?error=` say how a decision taken by its forms went.
@@ -871,15 +935,24 @@ async fn show_view(
     State(shared): State<Arc<Shared>>,
     headers: HeaderMap,
     Path(id): Path<String>,
-    Query(query): Query<HashMap<String, String>>,
+    Query(asked): Query<Asked>,
+    Query(said): Query<HashMap<String, String>>,
 ) -> Response {
-    let viewer = match reader(&shared, &headers, Some(&format!("tickets/{id}/view"))).await {
+    let namespace = match namespace_of(&shared, &asked) {
+        Ok(namespace) => namespace,
+        Err(refusal) => return denied(refusal),
+    };
+    let ticket = Ticket {
+        namespace: &namespace,
+        id: &id,
+    };
+    let viewer = match reader(&shared, &headers, &namespace, Some(&ticket.page(&shared))).await {
         Ok(viewer) => viewer,
         Err(refusal) => return refusal,
     };
     let flash = match (
-        query.get("done").map(String::as_str),
-        query.get("error").map(String::as_str),
+        said.get("done").map(String::as_str),
+        said.get("error").map(String::as_str),
     ) {
         (Some("approved"), _) => Some("The proposal was approved."),
         (Some("rejected"), _) => Some("The proposal was rejected."),
@@ -895,20 +968,22 @@ async fn show_view(
         (_, Some(_)) => Some("The decision could not be written; try again (the operator's log says why)."),
         _ => None,
     };
-    match shared
-        .tickets
-        .get(&reflector::ObjectRef::new(&id).within(&shared.settings.namespace))
-    {
-        Some(ticket) => html_page(ticket_page(&ticket, viewer.as_ref(), flash)),
-        None => refuse(StatusCode::NOT_FOUND, format!("no ticket {id:?}")),
+    match ticket_in(&shared, &namespace, &id) {
+        Ok(found) => html_page(ticket_page(
+            &found,
+            viewer.as_ref(),
+            flash,
+            &query(&shared, ticket.namespace),
+        )),
+        Err(refusal) => denied(refusal),
     }
 }
 
 /// Seed 004's `/healer/status`: counts by phase, success rate per tier (applied among the
 /// finished), errors that recur per (contract, error type), the newest tickets.
-async fn status(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    if let Some(refusal) = refused(&shared, &headers) {
-        return refusal;
+async fn status(State(shared): State<Arc<Shared>>, headers: HeaderMap, Query(asked): Query<Asked>) -> Response {
+    match admitted(&shared, &headers, &asked).await {
+        Ok(namespace) => Json(summary(&tickets_in(&shared, &namespace))).into_response(),
+        Err(refusal) => denied(refusal),
     }
-    Json(summary(&ours(&shared))).into_response()
 }

@@ -8,6 +8,7 @@ pub mod code_fix_dds;
 pub mod heal_run;
 pub mod healer_ticket;
 pub mod ingest;
+pub mod ingest_auth;
 pub mod leader;
 pub mod metrics;
 pub mod notify;
@@ -217,7 +218,7 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
     let intake = match &settings.ingest {
         Some(ingest) => {
             let intake = ingest::start(client.clone(), ingest.clone()).await?;
-            info!(listen = %intake.bound, namespace = %ingest.namespace, "ingesting errors into HealerTickets");
+            info!(listen = %intake.bound, namespace = %ingest.access.home, "ingesting errors into HealerTickets");
             Some(intake)
         }
         None => None,

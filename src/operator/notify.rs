@@ -74,9 +74,12 @@ impl Notifier {
         Ok(Notifier { queue, settings })
     }
 
-    /// The ticket page's base URL, for the links.
-    pub fn ticket_page_url(&self) -> Option<&str> {
-        self.settings.ticket_page_url.as_deref()
+    /// Where the ticket pages are, for the links; `None` without `--ticket-page-url`.
+    pub fn ticket_pages(&self) -> Option<crate::core::notify::Pages<'_>> {
+        Some(crate::core::notify::Pages {
+            base: self.settings.ticket_page_url.as_deref()?,
+            home: &self.settings.namespace,
+        })
     }
 
     /// Queues `transition` without waiting: a full queue drops it (and says so).

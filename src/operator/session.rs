@@ -44,28 +44,30 @@ pub struct Reader {
     pub may_read: Option<bool>,
 }
 
-/// Readers the API server described lately, by their token's hash (the token is not kept).
+/// Readers the API server described lately, by their token's hash and the namespace they read
+/// (the token is not kept).
 #[derive(Default)]
 pub struct Remembered(Mutex<HashMap<[u8; 32], (Instant, Reader)>>);
 
-fn token_hash(token: &str) -> [u8; 32] {
-    Sha256::digest(token.as_bytes()).into()
+/// The key a reader is remembered by: what they may read depends on the namespace.
+fn token_hash(token: &str, namespace: &str) -> [u8; 32] {
+    Sha256::digest(format!("{namespace}\0{token}").as_bytes()).into()
 }
 
 impl Remembered {
     /// The reader `token` stands for, if the API server said so less than [`REMEMBERED_FOR`]
     /// before `now`.
-    pub fn get(&self, token: &str, now: Instant) -> Option<Reader> {
+    pub fn get(&self, token: &str, namespace: &str, now: Instant) -> Option<Reader> {
         let known = self.0.lock().unwrap_or_else(|e| e.into_inner());
         known
-            .get(&token_hash(token))
+            .get(&token_hash(token, namespace))
             .filter(|(said, _)| now.saturating_duration_since(*said) < REMEMBERED_FOR)
             .map(|(_, reader)| reader.clone())
     }
 
     /// Remembers what the API server said of `token` at `now`; the expired go first, and when
     /// every slot is fresh the oldest one.
-    pub fn keep(&self, token: &str, reader: Reader, now: Instant) {
+    pub fn keep(&self, token: &str, namespace: &str, reader: Reader, now: Instant) {
         let mut known = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if known.len() >= MAX_REMEMBERED {
             known.retain(|_, (said, _)| now.saturating_duration_since(*said) < REMEMBERED_FOR);
@@ -75,7 +77,7 @@ impl Remembered {
         {
             known.remove(&oldest);
         }
-        known.insert(token_hash(token), (now, reader));
+        known.insert(token_hash(token, namespace), (now, reader));
     }
 }
 
@@ -143,19 +145,29 @@ pub fn cross_site(headers: &HeaderMap) -> Option<&'static str> {
     None
 }
 
-/// Where to go after signing in: a page of the `/healer` API (relative to it), never elsewhere.
+/// Where to go after signing in: a page of the `/healer` API (relative to it), with at most a
+/// `?namespace=`, never elsewhere.
 pub fn after_sign_in(next: Option<&str>) -> String {
-    match next {
-        Some(next)
-            if (next == "view" || next.starts_with("tickets/"))
-                && !next.split('/').any(|part| part == "..")
-                && next
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '.' | '_')) =>
-        {
-            next.to_owned()
-        }
-        _ => "view".to_owned(),
+    let Some(next) = next else {
+        return "view".to_owned();
+    };
+    let (path, query) = next.split_once('?').unwrap_or((next, ""));
+    let page = (path == "view" || path.starts_with("tickets/"))
+        && !path.split('/').any(|part| part == "..")
+        && path
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '.' | '_'));
+    let query = query.is_empty()
+        || query.strip_prefix("namespace=").is_some_and(|namespace| {
+            !namespace.is_empty()
+                && namespace
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        });
+    if page && query {
+        next.to_owned()
+    } else {
+        "view".to_owned()
     }
 }
 
@@ -218,16 +230,21 @@ mod tests {
     }
 
     #[test]
-    fn a_reader_is_remembered_for_a_minute_by_their_token_only() {
+    fn a_reader_is_remembered_for_a_minute_by_their_token_and_namespace_only() {
         let remembered = Remembered::default();
         let now = Instant::now();
-        remembered.keep("alice-token", alice(), now);
+        remembered.keep("alice-token", "team-a", alice(), now);
         assert_eq!(
-            remembered.get("alice-token", now + Duration::from_secs(59)),
+            remembered.get("alice-token", "team-a", now + Duration::from_secs(59)),
             Some(alice())
         );
-        assert_eq!(remembered.get("alice-token", now + REMEMBERED_FOR), None);
-        assert_eq!(remembered.get("bob-token", now), None);
+        assert_eq!(remembered.get("alice-token", "team-a", now + REMEMBERED_FOR), None);
+        assert_eq!(remembered.get("bob-token", "team-a", now), None);
+        assert_eq!(
+            remembered.get("alice-token", "team-b", now),
+            None,
+            "what alice may read in team-a says nothing of team-b"
+        );
     }
 
     #[test]
@@ -235,13 +252,18 @@ mod tests {
         let remembered = Remembered::default();
         let start = Instant::now();
         for n in 0..MAX_REMEMBERED + 10 {
-            remembered.keep(&format!("token-{n}"), alice(), start + Duration::from_millis(n as u64));
+            remembered.keep(
+                &format!("token-{n}"),
+                "ns",
+                alice(),
+                start + Duration::from_millis(n as u64),
+            );
         }
         let now = start + Duration::from_millis((MAX_REMEMBERED + 10) as u64);
         assert!(remembered.0.lock().expect("the map").len() <= MAX_REMEMBERED);
-        assert_eq!(remembered.get("token-0", now), None, "the oldest made room");
+        assert_eq!(remembered.get("token-0", "ns", now), None, "the oldest made room");
         assert_eq!(
-            remembered.get(&format!("token-{}", MAX_REMEMBERED + 9), now),
+            remembered.get(&format!("token-{}", MAX_REMEMBERED + 9), "ns", now),
             Some(alice())
         );
     }
@@ -305,12 +327,20 @@ mod tests {
     fn sign_in_goes_back_only_to_a_page_of_the_api() {
         assert_eq!(after_sign_in(Some("tickets/ht-1/view")), "tickets/ht-1/view");
         assert_eq!(after_sign_in(Some("view")), "view");
+        assert_eq!(
+            after_sign_in(Some("tickets/ht-1/view?namespace=team-a")),
+            "tickets/ht-1/view?namespace=team-a"
+        );
+        assert_eq!(after_sign_in(Some("view?namespace=team-a")), "view?namespace=team-a");
         for elsewhere in [
             "https://evil.example",
             "//evil.example",
             "../../x",
             "tickets/../../x",
             "tickets/x?y=<",
+            "tickets/x?namespace=",
+            "tickets/x?namespace=a&next=//evil.example",
+            "view?namespace=A/../x",
             "",
         ] {
             assert_eq!(after_sign_in(Some(elsewhere)), "view", "{elsewhere}");

@@ -835,7 +835,7 @@ async fn write(
                 written.version = object.resource_version();
                 written.status = next.clone();
                 if let Some((notifier, event)) = announce {
-                    notifier.enqueue(notify::Transition::of(ticket, &next, event, notifier.ticket_page_url()));
+                    notifier.enqueue(notify::Transition::of(ticket, &next, event, notifier.ticket_pages()));
                 }
                 if let Some(note) = note {
                     ctx.publish(note, "Fix", &ticket.object_ref(&())).await;

@@ -43,6 +43,9 @@ pub(crate) struct Heal {
     pub(crate) operator: Option<Process>,
     /// Variables the operator is started with (as its Deployment would set them).
     operator_env: Vec<(String, String)>,
+    /// Operators started from now on watch every namespace (no `--namespace`): the test must
+    /// keep them off other tests' objects itself, e.g. with `--watch-label-selector`.
+    pub(crate) every_namespace: bool,
     metrics: SocketAddr,
     hold: Hold,
     _node: tokio::task::JoinHandle<()>,
@@ -97,6 +100,7 @@ impl Heal {
             work: tempfile::tempdir().expect("a temp dir"),
             operator: None,
             operator_env: Vec::new(),
+            every_namespace: false,
             metrics: free_port(),
             hold,
             _node: node,
@@ -122,14 +126,12 @@ impl Heal {
     /// endpoints on `listen`.
     pub(crate) fn operator_process(&self, flags: &[&str], listen: SocketAddr) -> Process {
         let mut command = Command::new(env!("CARGO_BIN_EXE_kubeheal"));
+        command.arg("operator");
+        if !self.every_namespace {
+            command.args(["--namespace", &self.ns.name]);
+        }
         command
-            .args([
-                "operator",
-                "--namespace",
-                &self.ns.name,
-                "--listen",
-                &listen.to_string(),
-            ])
+            .args(["--listen", &listen.to_string()])
             .args(flags)
             .arg("--work-dir")
             .arg(self.work.path().join("cache"))

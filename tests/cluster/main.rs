@@ -17,4 +17,5 @@ mod image;
 mod notify;
 mod ticket_cli;
 mod ticket_fix;
+mod ticket_namespaces;
 mod verify;
