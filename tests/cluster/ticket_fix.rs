@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use kubeheal::api::healer_ticket::{HealerTicket, ProposalMethod, TicketPhase};
 use serde_json::{Value, json};
@@ -830,14 +831,7 @@ async fn an_apply_interrupted_after_its_push_finds_its_commit_instead_of_committ
     );
 
     // Started again, it finds that commit: the ticket is applied with it, and nothing more.
-    let target = heal.work.path().join("ticket-target.yaml");
-    serve_intake(&mut heal, &["--ticket-target", target.to_str().expect("a UTF-8 path")]).await;
-    let done = wait_ticket(&heal, &id, "applied", |t| {
-        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
-    })
-    .await;
-    let status = done.status.clone().expect("a status");
-    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    let status = restarted_until_applied(&mut heal, &id).await;
     assert_eq!(status.apply.and_then(|a| a.commit), Some(pushed.clone()));
     assert_eq!(git(&heal.origin, &["rev-parse", &branch]), pushed);
     assert_eq!(
@@ -925,9 +919,24 @@ async fn regeneration_job(heal: &Heal, id: &str) -> k8s_openapi::api::batch::v1:
     job
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_after_it_with_the_count() {
-    // The contract has a tier-1 error too: its fix changes nothing the generator writes.
+/// Starts the test's operator again, with the ticket target `operator_with` wrote, and waits
+/// until ticket `id` ends: its status, once it is `Applied`.
+async fn restarted_until_applied(heal: &mut Heal, id: &str) -> kubeheal::api::healer_ticket::HealerTicketStatus {
+    let target = heal.work.path().join("ticket-target.yaml");
+    serve_intake(heal, &["--ticket-target", target.to_str().expect("a UTF-8 path")]).await;
+    let done = wait_ticket(heal, id, "applied", |t| {
+        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
+    })
+    .await;
+    let status = done.status.clone().expect("a status");
+    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    status
+}
+
+/// An operator whose target regenerates code with `generate.py` after each fix, and seed 004's
+/// live demo ingested and proposed (the contract has a tier-1 error too: its fix changes nothing
+/// the generator writes): the test's operator, the /healer API, the ticket.
+async fn live_demo_with_a_generator(test: &str) -> (Heal, String, String) {
     let contract = TICKET.replace("number_prefix: TKT", "number_prefix: tkt");
     let (model, _) = model(vec![(
         "KeyError: 'resolution'",
@@ -936,13 +945,12 @@ async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_
             "Add 'resolution' field (type: text) to fix KeyError on PATCH.",
         )],
     )]);
-    let before = generated(&["title", "status"]);
     let (heal, base, _) = operator_with(
-        "ticket-regen",
+        test,
         &contract,
         &model,
         Extra {
-            more: &[("generate.py", GENERATE_PY), (MODEL, &before)],
+            more: &[("generate.py", GENERATE_PY), (MODEL, &generated(&["title", "status"]))],
             more_target: &regenerate("python3 generate.py"),
             hold: Hold::default(),
             ..Extra::default()
@@ -950,14 +958,159 @@ async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_
     )
     .await;
     grant_approvers_of(&heal, "healertickets");
-
-    // Seed 004's live demo, approved by alice: the fix, then the code it changes.
     let id = ingest(
         &base,
         &runtime_error("KeyError: 'resolution'", json!({"status_code": 500})),
     )
     .await;
     wait_ticket(&heal, &id, "proposed", phase_is(TicketPhase::Proposed)).await;
+    (heal, base, id)
+}
+
+/// Applies an admission policy that refuses, in the test's namespace, every status write that
+/// records a regeneration's result — the write that follows the regeneration commit's push — and
+/// waits until the API server enforces it. Returns the policy's name, for [`release_status`].
+fn hold_regeneration_status(heal: &Heal) -> String {
+    let name = format!("hold-regenerated-{}", heal.ns.name);
+    let policy = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": name},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [{"apiGroups": ["kubeheal.dev"], "apiVersions": ["*"],
+                "operations": ["UPDATE"], "resources": ["healertickets/status"]}]},
+            "validations": [{"expression": "!(has(object.status.regenerate) && has(object.status.regenerate.result))",
+                "message": "held by the test: the operator is stopped between its push and this write"}]
+        }
+    });
+    let binding = json!({
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": name},
+        "spec": {"policyName": name, "validationActions": ["Deny"],
+            "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": heal.ns.name}}}}
+    });
+    for (kind, object) in [("policy", policy), ("binding", binding)] {
+        let file = heal.work.path().join(format!("hold-{kind}.json"));
+        std::fs::write(&file, object.to_string()).expect("write the manifest");
+        let out = heal
+            .plane
+            .kubectl(["apply", "-f", file.to_str().expect("a UTF-8 path")]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    name
+}
+
+/// Whether the API server refuses now what [`hold_regeneration_status`] holds: a server-side dry
+/// run of such a write to ticket `id`.
+fn status_write_held(heal: &Heal, id: &str) -> bool {
+    let out = heal.plane.kubectl([
+        "patch",
+        "healerticket",
+        id,
+        "-n",
+        &heal.ns.name,
+        "--subresource=status",
+        "--type=merge",
+        "--dry-run=server",
+        "-p",
+        r#"{"status":{"regenerate":{"result":"probe"}}}"#,
+    ]);
+    !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("held by the test")
+}
+
+fn release_status(heal: &Heal, name: &str) {
+    for kind in ["validatingadmissionpolicybinding", "validatingadmissionpolicy"] {
+        let out = heal.plane.kubectl(["delete", kind, name, "--wait=true"]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_regeneration_killed_between_its_push_and_its_status_write_is_found_by_its_trailers_not_made_twice() {
+    let (mut heal, _, id) = live_demo_with_a_generator("ticket-regen-crash").await;
+
+    // The API server refuses the write that records the regeneration: the operator really
+    // commits, pushes, and is killed before anything says so.
+    let policy = hold_regeneration_status(&heal);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !status_write_held(&heal, &id) {
+        assert!(
+            Instant::now() < deadline,
+            "the API server never enforced the test's policy"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let approved = kubeheal_as(&heal, "alice", &["approve", &id]);
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    let branch = format!("kubeheal/{id}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    // The branch appears with the fix, then the regeneration follows it.
+    let commits_on_branch = || {
+        Command::new("git")
+            .args(["rev-list", "--count", &format!("main..refs/heads/{branch}"), "--"])
+            .current_dir(&heal.origin)
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+    };
+    while commits_on_branch().as_deref() != Some("2") {
+        assert!(
+            Instant::now() < deadline,
+            "the regeneration was never pushed:\n{}",
+            heal.operator.as_ref().map(|p| p.log_tail(60)).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let pushed = git(&heal.origin, &["rev-parse", &branch]);
+    // Its write refused at least once (it retries), the operator is killed.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !heal
+        .operator
+        .as_ref()
+        .is_some_and(|p| p.log_tail(200).contains("held by the test"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the operator never tried to record the regeneration"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    heal.kill_operator();
+    let ticket = tickets(&heal).get(&id).await.expect("the ticket");
+    let status = ticket.status.expect("a status");
+    assert_ne!(status.phase, Some(TicketPhase::Applied));
+    assert_eq!(
+        status.regenerate.and_then(|r| r.commit),
+        None,
+        "nothing recorded the push"
+    );
+
+    // Started again, it finds the pushed commit by its trailers: the ticket is applied with it,
+    // and the branch has no second regeneration.
+    release_status(&heal, &policy);
+    let status = restarted_until_applied(&mut heal, &id).await;
+    let regenerate = status.regenerate.expect("the regeneration's status");
+    assert_eq!(regenerate.commit.as_deref(), Some(pushed.as_str()));
+    assert_eq!(regenerate.result.as_deref(), Some("1 file regenerated"));
+    assert_eq!(git(&heal.origin, &["rev-parse", &branch]), pushed);
+    assert_eq!(
+        git(&heal.origin, &["rev-list", "--count", &format!("main..{branch}")]),
+        "2",
+        "the fix and one regeneration"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_after_it_with_the_count() {
+    // Seed 004's live demo, approved by alice: the fix, then the code it changes.
+    let (heal, base, id) = live_demo_with_a_generator("ticket-regen").await;
+    let contract = TICKET.replace("number_prefix: TKT", "number_prefix: tkt");
+    let before = generated(&["title", "status"]);
     let approved = kubeheal_as(&heal, "alice", &["approve", &id]);
     assert!(
         approved.status.success(),
