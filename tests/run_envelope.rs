@@ -295,3 +295,50 @@ async fn a_verifying_executions_calls_pass_seed_003s_validator_and_never_hold_th
     let printed: Vec<Value> = calls.iter().chain([refused]).map(|c| c.seed_json()).collect();
     assert_seed_envelopes(&printed);
 }
+
+/// A service whose start command fails (a crash at import, say) will never answer: the wait for
+/// it ends with the start command, not after `readyTimeoutSeconds`, and every call says why, with
+/// the service's own words in its output for the healer.
+#[tokio::test]
+async fn a_service_that_dies_at_start_ends_the_wait_and_every_call_says_why() {
+    let project = tempfile::tempdir().expect("a folder");
+    std::fs::write(project.path().join("serve.py"), "import no_such_module_kubeheal_test\n").expect("write");
+    std::fs::write(project.path().join("openapi.json"), LEAKY_DOCUMENT).expect("write");
+    let artifacts = tempfile::tempdir().expect("a folder");
+    let port = support::http::free_port().port();
+    let mut request = request(
+        project.path(),
+        Some("echo tests pass"),
+        None,
+        Duration::from_secs(60),
+        artifacts.path(),
+    );
+    // Were the wait not ended by the start command, it would last ten minutes and the calls
+    // would carry no warning.
+    request.verify = Some(
+        serde_json::from_value(serde_json::json!({
+            "document": "openapi.json", "start": "python3 serve.py",
+            "baseUrl": format!("http://127.0.0.1:{port}"), "readyTimeoutSeconds": 600, "callTimeoutSeconds": 5,
+        }))
+        .expect("a check"),
+    );
+    let execution = LocalExecutor.execute(&request).await;
+    let calls = &execution.endpoint_calls;
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    for call in calls {
+        assert_eq!(call.status, RunStatus::Error, "{call:?}");
+        assert!(
+            call.warnings
+                .iter()
+                .any(|w| w.contains("start command exited") && w.contains("before the service accepted a connection")),
+            "{call:?}"
+        );
+    }
+    assert!(
+        execution.service_output.contains("ModuleNotFoundError"),
+        "{}",
+        execution.service_output
+    );
+    let printed: Vec<Value> = calls.iter().map(|c| c.seed_json()).collect();
+    assert_seed_envelopes(&printed);
+}

@@ -229,6 +229,10 @@ pub fn log_section(start: &str, calls: &[RunEnvelope], service_output: &str) -> 
                         out.push_str(&format!("       | {line}\n"));
                     }
                 }
+                // Why the call could not succeed at all (the service exited at its start).
+                for warning in &call.warnings {
+                    out.push_str(&format!("       ! {warning}\n"));
+                }
             }
         }
     }

@@ -383,11 +383,13 @@ impl JobRequest {
             r#"kubeheal_verify="$WORKSPACE/{VERIFY_DIR}"
 if [ "$kubeheal_status" -eq 0 ]; then
   # A session (and process group) of its own where setsid exists, so that TERM and KILL reach
-  # whatever the start command started.
+  # whatever the start command started. When the start command ends, its exit code goes to the
+  # probe: one that failed ends the probe's wait for the service.
+  kubeheal_run_service='sh -c "$1"; echo $? > "$2.partial" && mv "$2.partial" "$2"'
   if command -v setsid >/dev/null 2>&1; then
-    setsid sh -c {start} > "$kubeheal_verify/service.log" 2>&1 &
+    setsid sh -c "$kubeheal_run_service" kubeheal-service {start} "$kubeheal_verify/{exited}" > "$kubeheal_verify/service.log" 2>&1 &
   else
-    sh -c {start} > "$kubeheal_verify/service.log" 2>&1 &
+    sh -c "$kubeheal_run_service" kubeheal-service {start} "$kubeheal_verify/{exited}" > "$kubeheal_verify/service.log" 2>&1 &
   fi
   kubeheal_service=$!
   echo start > "$kubeheal_verify/after.partial" && mv "$kubeheal_verify/after.partial" "$kubeheal_verify/after"
@@ -416,6 +418,7 @@ else
 fi
 "#,
             start = shell_quote(&check.start),
+            exited = crate::probe::verify::EXITED,
             wait = check.time_limit_seconds(),
             bytes = SERVICE_OUTPUT_BYTES,
             grace = SERVICE_GRACE_SECONDS,
@@ -1660,6 +1663,40 @@ mod tests {
         assert!(output.service_output.is_empty());
         let said = std::fs::read_to_string(dir.path().join(".kubeheal-verify/after")).expect("the probe was told");
         assert_eq!(said.trim(), crate::probe::verify::SKIP);
+    }
+
+    #[test]
+    fn a_start_command_that_fails_tells_the_probe_its_exit_code() {
+        let dir = tempfile::tempdir().expect("a folder");
+        let mut request = verifying(request(ContainerSettings::default()));
+        request.run.verify.as_mut().expect("a check").start =
+            r#"echo "ModuleNotFoundError: No module named 'flask'" >&2; exit 3"#.into();
+        request.run.command = Some("echo tests pass".into());
+        // The probe container's part, played by a shell: it reports its calls only once the
+        // start command said how it ended, as the probe stops waiting then.
+        let verify = dir.path().join(".kubeheal-verify");
+        std::fs::create_dir_all(&verify).expect("mkdir");
+        let probe = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                r#"while [ ! -e "$V/{exited}" ]; do sleep 0.1; done
+printf '[]' > "$V/calls.json""#,
+                exited = crate::probe::verify::EXITED
+            ))
+            .env("V", &verify)
+            .spawn()
+            .expect("sh runs");
+        let (code, printed) = run_build_script(&request, dir.path());
+        drop(probe);
+        assert_eq!(code, 0, "the build passed: {printed}");
+        let exited = std::fs::read_to_string(verify.join(crate::probe::verify::EXITED)).expect("the probe was told");
+        assert_eq!(exited.trim(), "3");
+        let output = read_build_output(&printed, &request.section_mark());
+        assert!(
+            output.service_output.contains("ModuleNotFoundError"),
+            "{}",
+            output.service_output
+        );
     }
 
     #[test]

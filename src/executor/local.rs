@@ -173,7 +173,18 @@ async fn serve_and_check(
     };
     let mut printed = BoundedLog::new(KEEP_SERVICE, KEEP_SERVICE);
     let hidden = all_secrets(request);
-    let calls = crate::probe::verify::check(workspace, check, &hidden);
+    // A start command that fails ends the wait for the service at once (see the loop).
+    let (failed, gave_up) = tokio::sync::oneshot::channel::<String>();
+    let mut failed = Some(failed);
+    let gave_up = async move {
+        match gave_up.await {
+            Ok(why) => why,
+            // It ended well (a start command that left the service running in the background):
+            // nothing ends the wait early.
+            Err(_) => std::future::pending().await,
+        }
+    };
+    let calls = crate::probe::verify::check(workspace, check, &hidden, gave_up);
     tokio::pin!(calls);
     let (mut out_buf, mut err_buf) = (vec![0u8; 16 * 1024], vec![0u8; 16 * 1024]);
     let (mut output_open, mut errors_open, mut exited) = (true, true, false);
@@ -192,7 +203,16 @@ async fn serve_and_check(
                 }
                 grace.as_mut().reset(tokio::time::Instant::now() + GRACE);
             },
-            _ = child.wait(), if !exited => exited = true,
+            ended = child.wait(), if !exited => {
+                exited = true;
+                if let (Ok(status), Some(failed)) = (ended, failed.take())
+                    && !status.success()
+                {
+                    let _ = failed.send(format!(
+                        "the service's start command exited ({status}) before the service accepted a connection"
+                    ));
+                }
+            },
             read = stdout.read(&mut out_buf), if output_open => match read {
                 Ok(0) | Err(_) => output_open = false,
                 Ok(n) => printed.write(&out_buf[..n]),

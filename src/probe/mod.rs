@@ -104,14 +104,17 @@ pub async fn probe(args: &ProbeArgs) -> Result<ProbeReport, ProbeError> {
 
 /// [`probe`], also keeping `hidden` (the build's secret values) out of every envelope.
 pub async fn probe_hiding(args: &ProbeArgs, hidden: &[String]) -> Result<ProbeReport, ProbeError> {
-    probe_document(args, None, hidden).await
+    probe_document(args, None, hidden, std::future::pending()).await
 }
 
-/// [`probe_hiding`] with the document's text already read (`None`: read from `args.document`).
+/// [`probe_hiding`] with the document's text already read (`None`: read from `args.document`);
+/// the wait for the service (`--wait-ready`) ends early when `gave_up` says why it will never
+/// answer (it exited with an error), and every call then carries that as a warning.
 pub async fn probe_document(
     args: &ProbeArgs,
     document: Option<String>,
     hidden: &[String],
+    gave_up: impl Future<Output = String>,
 ) -> Result<ProbeReport, ProbeError> {
     let timeout = match args.timeout {
         t if t.is_finite() && t > 0.0 && t <= 86_400.0 => Duration::from_secs_f64(t),
@@ -154,10 +157,14 @@ pub async fn probe_document(
     let doc = Document::parse(&text, &args.document)?;
     let mut secrets = secrets(&headers, &base);
     secrets.extend(hidden.iter().filter(|s| s.trim().len() >= 4).cloned());
-    if let Some(limit) = wait_ready {
-        // Not ready in time is not an error here: the calls then fail, each saying so.
-        ready::wait(&base, limit).await;
-    }
+    // Not ready in time is not an error here: the calls then fail, each saying so.
+    let not_up = match wait_ready {
+        Some(limit) => match ready::wait_unless(&base, limit, gave_up).await {
+            ready::Waited::GaveUp(why) => Some(why),
+            ready::Waited::Ready | ready::Waited::TimedOut => None,
+        },
+        None => None,
+    };
     let target = Target {
         client,
         secrets,
@@ -182,7 +189,7 @@ pub async fn probe_document(
     let mut failed_calls = Vec::new();
     for (i, choice) in chosen.into_iter().enumerate() {
         let run_id = format!("probe-{stamp}-{}", i + 1);
-        let envelope = match choice {
+        let mut envelope = match choice {
             Ok(endpoint) => match inputs::build(&doc, endpoint) {
                 Ok(inputs) => {
                     let path = call::url(&target.base, endpoint, &inputs).map(|u| u.path().to_owned());
@@ -212,6 +219,9 @@ pub async fn probe_document(
                 )
             }
         };
+        if let Some(why) = &not_up {
+            envelope.warnings.push(why.clone());
+        }
         envelopes.push(envelope);
     }
     let mut report_errors = Vec::new();

@@ -36,6 +36,25 @@ pub async fn wait(base: &Url, limit: Duration) -> bool {
     }
 }
 
+/// How waiting for a service ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Waited {
+    Ready,
+    /// The time was up.
+    TimedOut,
+    /// The service gave up first (it exited with an error): why. Nothing will listen now, so
+    /// waiting on would only cost the rest of the time.
+    GaveUp(String),
+}
+
+/// [`wait`], ended early by `gave_up` (the service's end, with why).
+pub async fn wait_unless(base: &Url, limit: Duration, gave_up: impl Future<Output = String>) -> Waited {
+    tokio::select! {
+        ready = wait(base, limit) => if ready { Waited::Ready } else { Waited::TimedOut },
+        why = gave_up => Waited::GaveUp(why),
+    }
+}
+
 /// Whether something accepts a connection at `base`'s host and port now.
 pub async fn answers(base: &Url) -> bool {
     wait(base, Duration::from_millis(300)).await
@@ -67,5 +86,28 @@ mod tests {
             "the port opened after 300 ms"
         );
         drop(opener.await);
+    }
+
+    #[tokio::test]
+    async fn a_service_that_gives_up_ends_the_wait_with_why() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("a free port")
+            .local_addr()
+            .expect("its address")
+            .port();
+        let base = Url::parse(&format!("http://127.0.0.1:{port}/")).expect("a URL");
+        let gave_up = async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            "exited with code 3".to_owned()
+        };
+        assert_eq!(
+            wait_unless(&base, Duration::from_secs(3600), gave_up).await,
+            Waited::GaveUp("exited with code 3".into())
+        );
+        let never = std::future::pending::<String>();
+        assert_eq!(
+            wait_unless(&base, Duration::from_millis(200), never).await,
+            Waited::TimedOut
+        );
     }
 }

@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::{ProbeArgs, ProbeError, probe_document, probe_hiding};
+use super::{ProbeArgs, ProbeError, probe_document};
 use crate::api::heal_run::OpenApiCheck;
 use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus};
 use crate::confined::ConfinedDir;
@@ -19,6 +19,11 @@ use crate::confined::ConfinedDir;
 /// What the build container writes to the `--after` file when the build failed: nothing is
 /// started, so nothing is called.
 pub const SKIP: &str = "skip";
+
+/// The file, beside the `--after` file, where the build container writes the service's exit
+/// code when the start command ends: a non-zero one while the probe waits for the service ends
+/// the wait (an exit with 0 is a start command that left the service running in the background).
+pub const EXITED: &str = "exited";
 
 /// The probe's arguments for `check`, with the document at `document`.
 pub fn args(document: String, check: &OpenApiCheck) -> ProbeArgs {
@@ -40,8 +45,14 @@ pub const MAX_DOCUMENT: u64 = 8 * 1024 * 1024;
 
 /// Calls the service `check` describes, its document read from the project at `root` (through
 /// [`ConfinedDir`]: a regular file inside it, at most [`MAX_DOCUMENT`] bytes); `hidden` are the
-/// build's secret values (kept out of the envelopes like the probe's own).
-pub async fn check(root: &Path, check: &OpenApiCheck, hidden: &[String]) -> Vec<RunEnvelope> {
+/// build's secret values (kept out of the envelopes like the probe's own). `gave_up` says why,
+/// when the service ends with an error before it answers (the wait for it stops there).
+pub async fn check(
+    root: &Path,
+    check: &OpenApiCheck,
+    hidden: &[String],
+    gave_up: impl Future<Output = String>,
+) -> Vec<RunEnvelope> {
     let text = ConfinedDir::open(root).and_then(|dir| dir.read_text(&check.document, MAX_DOCUMENT));
     let text = match text {
         Ok(text) => text,
@@ -52,7 +63,7 @@ pub async fn check(root: &Path, check: &OpenApiCheck, hidden: &[String]) -> Vec<
             )];
         }
     };
-    match probe_document(&args(check.document.clone(), check), Some(text), hidden).await {
+    match probe_document(&args(check.document.clone(), check), Some(text), hidden, gave_up).await {
         Ok(report) => report.envelopes,
         Err(error) => vec![refused(&check.document, &error)],
     }
@@ -104,7 +115,8 @@ pub async fn in_pod(args: &ProbeArgs, after: &Path, output: &Path) -> Result<(),
     if said.trim() == SKIP {
         return Ok(());
     }
-    let mut envelopes = match probe_hiding(args, &[]).await {
+    let exited = after.with_file_name(EXITED);
+    let mut envelopes = match probe_document(args, None, &[], service_failed(&exited)).await {
         Ok(report) => report.envelopes,
         Err(error) => vec![refused(&args.document, &error)],
     };
@@ -118,6 +130,22 @@ pub async fn in_pod(args: &ProbeArgs, after: &Path, output: &Path) -> Result<(),
     let partial = output.with_extension("partial");
     std::fs::write(&partial, &json).map_err(|e| format!("cannot write {}: {e}", partial.display()))?;
     std::fs::rename(&partial, output).map_err(|e| format!("cannot write {}: {e}", output.display()))
+}
+
+/// Completes when the build container wrote a non-zero exit code of the service's start command
+/// to `exited`: why the service will not answer.
+async fn service_failed(exited: &Path) -> String {
+    loop {
+        if let Ok(code) = std::fs::read_to_string(exited) {
+            let code = code.trim();
+            if !code.is_empty() && code != "0" {
+                return format!(
+                    "the service's start command exited with code {code} before the service accepted a connection"
+                );
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 /// The calls a probe container's log reports: its last line that is a JSON array.
