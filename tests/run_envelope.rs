@@ -206,20 +206,27 @@ const LEAKY_DOCUMENT: &str = r#"{"openapi": "3.0.3", "info": {"title": "t", "ver
   "/ok": {"get": {"responses": {"200": {"description": "ok"}}}},
   "/leak": {"get": {"responses": {"200": {"description": "ok"}}}}}}"#;
 
-#[tokio::test]
-async fn a_verifying_executions_calls_pass_seed_003s_validator_and_never_hold_the_builds_secret() {
+/// A project whose tests pass, with `serve.py` (`service`) and [`LEAKY_DOCUMENT`]: its folder,
+/// the artifacts' folder, a free port for the service, and a request to build it.
+fn service_project(service: &str) -> (tempfile::TempDir, tempfile::TempDir, u16, ExecutionRequest) {
     let project = tempfile::tempdir().expect("a folder");
-    std::fs::write(project.path().join("serve.py"), LEAKY_SERVICE).expect("write");
+    std::fs::write(project.path().join("serve.py"), service).expect("write");
     std::fs::write(project.path().join("openapi.json"), LEAKY_DOCUMENT).expect("write");
     let artifacts = tempfile::tempdir().expect("a folder");
     let port = support::http::free_port().port();
-    let mut request = request(
+    let request = request(
         project.path(),
         Some("echo tests pass"),
         None,
         Duration::from_secs(60),
         artifacts.path(),
     );
+    (project, artifacts, port, request)
+}
+
+#[tokio::test]
+async fn a_verifying_executions_calls_pass_seed_003s_validator_and_never_hold_the_builds_secret() {
+    let (project, _artifacts, port, mut request) = service_project(LEAKY_SERVICE);
     let check = |document: &str| {
         serde_json::from_value(serde_json::json!({
             "document": document, "start": format!("PORT={port} python3 serve.py"),
@@ -301,18 +308,7 @@ async fn a_verifying_executions_calls_pass_seed_003s_validator_and_never_hold_th
 /// the service's own words in its output for the healer.
 #[tokio::test]
 async fn a_service_that_dies_at_start_ends_the_wait_and_every_call_says_why() {
-    let project = tempfile::tempdir().expect("a folder");
-    std::fs::write(project.path().join("serve.py"), "import no_such_module_kubeheal_test\n").expect("write");
-    std::fs::write(project.path().join("openapi.json"), LEAKY_DOCUMENT).expect("write");
-    let artifacts = tempfile::tempdir().expect("a folder");
-    let port = support::http::free_port().port();
-    let mut request = request(
-        project.path(),
-        Some("echo tests pass"),
-        None,
-        Duration::from_secs(60),
-        artifacts.path(),
-    );
+    let (_project, _artifacts, port, mut request) = service_project("import no_such_module_kubeheal_test\n");
     // Were the wait not ended by the start command, it would last ten minutes and the calls
     // would carry no warning.
     request.verify = Some(
