@@ -215,10 +215,13 @@ for p in $(ls "$PATCHES" 2>/dev/null | sort); do git apply --whitespace=nowarn "
             json!({"name": "HOME", "value": "/workspace"}),
             json!({"name": "CI", "value": "true"}),
         ]);
-        let mut volumes = vec![
-            json!({"name": "workspace", "emptyDir": {}}),
-            json!({"name": "patches", "configMap": {"name": format!("{}-patches", self.job_name())}}),
-        ];
+        // No patches (a baseline): an empty folder, and no ConfigMap to write before the Job.
+        let patches = if self.run.patches.is_empty() {
+            json!({"name": "patches", "emptyDir": {}})
+        } else {
+            json!({"name": "patches", "configMap": {"name": format!("{}-patches", self.job_name())}})
+        };
+        let mut volumes = vec![json!({"name": "workspace", "emptyDir": {}}), patches];
         let mut fetch_mounts = vec![
             json!({"name": "workspace", "mountPath": "/workspace"}),
             json!({"name": "patches", "mountPath": "/patches", "readOnly": true}),
@@ -822,27 +825,42 @@ impl JobExecutor {
         }
     }
 
-    /// Applies the patches ConfigMap and the Job. Idempotent: the same request names the same
-    /// objects, so a repeated launch finds the Job it created before.
+    /// Applies the patches ConfigMap (when there are patches) and the Job. Idempotent: the same
+    /// request names the same objects, so a repeated launch finds the Job it created before.
+    /// With the watch cache, a first launch costs one write (a baseline) or two, and no read.
     pub async fn launch(&self, request: &JobRequest) -> Result<(), kube::Error> {
         let name = request.job_name();
         let ns = &request.namespace;
         let jobs: Api<Job> = Api::namespaced(self.client.clone(), ns);
-        // Launched before (a controller re-checks its Job often): nothing to write.
-        if jobs.get_opt(&name).await?.is_some() {
+        // Launched before (a controller re-checks its Job often): nothing to write. A cache a
+        // moment behind only makes the applies below run again, which changes nothing.
+        let launched = match &self.cache {
+            Some(cache) => cache.jobs.get(&ObjectRef::new(&name).within(ns)).is_some(),
+            None => jobs.get_opt(&name).await?.is_some(),
+        };
+        if launched {
             return Ok(());
         }
         let params = PatchParams::apply(FIELD_MANAGER).force();
-        let cm = request.patches_config_map();
-        Api::<ConfigMap>::namespaced(self.client.clone(), ns)
-            .patch(
-                cm.metadata.name.as_deref().unwrap_or_default(),
-                &params,
-                &Patch::Apply(&cm),
-            )
-            .await?;
-        jobs.patch(&name, &params, &Patch::Apply(&request.job())).await?;
-        Ok(())
+        if !request.run.patches.is_empty() {
+            let cm = request.patches_config_map();
+            Api::<ConfigMap>::namespaced(self.client.clone(), ns)
+                .patch(
+                    cm.metadata.name.as_deref().unwrap_or_default(),
+                    &params,
+                    &Patch::Apply(&cm),
+                )
+                .await?;
+        }
+        match jobs.patch(&name, &params, &Patch::Apply(&request.job())).await {
+            Ok(_) => Ok(()),
+            // A Job the cache did not have yet, made by another version of kubeheal: its
+            // template cannot change, and it is this request's Job all the same.
+            Err(error) => match jobs.get_opt(&name).await? {
+                Some(_) => Ok(()),
+                None => Err(error),
+            },
+        }
     }
 
     /// Whether the Job `name` has ended (`None` when there is no such Job): a cheap look that
@@ -1388,6 +1406,28 @@ mod tests {
             tool: None,
             probe_image: None,
         }
+    }
+
+    #[test]
+    fn a_baseline_mounts_an_empty_folder_for_patches_and_a_fix_mounts_its_config_map() {
+        let volume = |request: &JobRequest| {
+            let job = serde_json::to_value(request.job()).unwrap();
+            job["spec"]["template"]["spec"]["volumes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|v| v["name"] == "patches")
+                .cloned()
+                .unwrap()
+        };
+        let fix = request(ContainerSettings::default());
+        assert_eq!(
+            volume(&fix),
+            json!({"name": "patches", "configMap": {"name": "calc-c1-0123abcd-patches"}})
+        );
+        let mut baseline = request(ContainerSettings::default());
+        baseline.run.patches.clear();
+        assert_eq!(volume(&baseline), json!({"name": "patches", "emptyDir": {}}));
     }
 
     #[test]
