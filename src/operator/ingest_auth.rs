@@ -104,41 +104,13 @@ impl Access {
     /// sign-in: `Ok` when its bearer token is that namespace's (or the ticket namespace takes
     /// anyone), else why not.
     pub async fn admit(&self, namespace: &str, headers: &HeaderMap) -> Result<(), Denied> {
-        let settings = &self.settings;
-        let home = namespace == settings.home;
-        if home && settings.allow_anonymous {
-            return Ok(());
-        }
         let given = bearer(headers);
-        if home
-            && let (Some(given), Some(token)) = (given, &settings.home_token)
-            && same_secret(given, token)
-        {
-            return Ok(());
-        }
-        let Some(secret) = &settings.token_secret else {
-            return Err(if home && settings.home_token.is_none() {
-                Denied::new(
-                    StatusCode::UNAUTHORIZED,
-                    "this operator has no ingest token: set KUBEHEAL_INGEST_TOKEN (from a Secret), or start it with --ingest-allow-anonymous",
-                )
-            } else {
-                wrong_token(namespace, None)
-            });
-        };
-        let Some(given) = given else {
-            return Err(wrong_token(namespace, Some(secret)));
-        };
-        match self.namespace_token(namespace, secret).await? {
-            Some(token) if same_secret(given, &token) => Ok(()),
-            Some(_) => Err(wrong_token(namespace, Some(secret))),
-            None if home && settings.home_token.is_some() => Err(wrong_token(namespace, None)),
-            None => Err(Denied::new(
-                StatusCode::UNAUTHORIZED,
-                format!(
-                    "namespace {namespace} takes no ingests: it has no Secret {secret} with a key {TOKEN_KEY} (create one there: kubectl -n {namespace} create secret generic {secret} --from-literal={TOKEN_KEY}=<a long random token>, and send Authorization: Bearer <that token>)"
-                ),
-            )),
+        match before_lookup(&self.settings, namespace, given)? {
+            None => Ok(()),
+            Some((given, secret)) => {
+                let found = self.namespace_token(namespace, secret).await?;
+                after_lookup(&self.settings, namespace, given, secret, found.as_deref())
+            }
         }
     }
 
@@ -182,6 +154,73 @@ impl Access {
             now,
         );
         Ok(token)
+    }
+}
+
+/// What can be said of a caller presenting `given` for `namespace` without reading a Secret:
+/// `Ok(None)` let in (the ticket namespace's own token, or anonymity there), `Err` refused, or
+/// `Ok(Some((given, secret)))` when it depends on the namespace's Secret `secret`.
+fn before_lookup<'a>(
+    settings: &'a AccessSettings,
+    namespace: &str,
+    given: Option<&'a str>,
+) -> Result<Option<(&'a str, &'a str)>, Denied> {
+    let home = namespace == settings.home;
+    if home && settings.allow_anonymous {
+        return Ok(None);
+    }
+    if home
+        && let (Some(given), Some(token)) = (given, &settings.home_token)
+        && same_secret(given, token)
+    {
+        return Ok(None);
+    }
+    let Some(secret) = settings.token_secret.as_deref() else {
+        return Err(if home && settings.home_token.is_none() {
+            Denied::new(
+                StatusCode::UNAUTHORIZED,
+                "this operator has no ingest token: set KUBEHEAL_INGEST_TOKEN (from a Secret), or start it with --ingest-allow-anonymous",
+            )
+        } else {
+            wrong_token(namespace, None)
+        });
+    };
+    match given {
+        Some(given) => Ok(Some((given, secret))),
+        None => {
+            let expected = (!home || settings.home_token.is_none()).then_some(secret);
+            Err(wrong_token(namespace, expected))
+        }
+    }
+}
+
+/// The answer for a caller presenting `given` for `namespace` once its Secret `secret` said
+/// `found` (its token, or `None`: no such Secret or key).
+fn after_lookup(
+    settings: &AccessSettings,
+    namespace: &str,
+    given: &str,
+    secret: &str,
+    found: Option<&str>,
+) -> Result<(), Denied> {
+    let home = namespace == settings.home;
+    match found {
+        Some(token) if same_secret(given, token) => Ok(()),
+        Some(_) => Err(wrong_token(namespace, Some(secret))),
+        None if home && settings.home_token.is_some() => Err(wrong_token(namespace, None)),
+        None => {
+            let otherwise = if home {
+                ", or give the operator KUBEHEAL_INGEST_TOKEN or --ingest-allow-anonymous"
+            } else {
+                ""
+            };
+            Err(Denied::new(
+                StatusCode::UNAUTHORIZED,
+                format!(
+                    "namespace {namespace} takes no ingests: it has no Secret {secret} with a key {TOKEN_KEY} (create one there: kubectl -n {namespace} create secret generic {secret} --from-literal={TOKEN_KEY}=<a long random token>, and send Authorization: Bearer <that token>{otherwise})"
+                ),
+            ))
+        }
     }
 }
 
@@ -312,6 +351,73 @@ mod tests {
         }
         assert!(is_namespace_name(&"a".repeat(63)));
         assert!(is_namespace_name("0-team"));
+    }
+
+    #[test]
+    fn the_ticket_namespace_takes_its_own_token_or_anyone_when_open_and_never_reaches_beyond() {
+        let mut settings = settings(None);
+        settings.home_token = Some("home-token".into());
+        // Its own token lets a caller in without reading a Secret.
+        assert_eq!(before_lookup(&settings, "tickets", Some("home-token")), Ok(None));
+        // Another token may still be the namespace's Secret's; no token at all may not.
+        assert_eq!(
+            before_lookup(&settings, "tickets", Some("other")),
+            Ok(Some(("other", DEFAULT_TOKEN_SECRET)))
+        );
+        let denied = before_lookup(&settings, "tickets", None).unwrap_err();
+        assert_eq!(denied.status, StatusCode::UNAUTHORIZED);
+        assert!(denied.message.contains("KUBEHEAL_INGEST_TOKEN"), "{}", denied.message);
+        // The ticket namespace's token is not another namespace's.
+        assert_eq!(
+            before_lookup(&settings, "team-a", Some("home-token")),
+            Ok(Some(("home-token", DEFAULT_TOKEN_SECRET)))
+        );
+        assert!(after_lookup(&settings, "team-a", "home-token", DEFAULT_TOKEN_SECRET, None).is_err());
+        assert!(
+            after_lookup(
+                &settings,
+                "team-a",
+                "home-token",
+                DEFAULT_TOKEN_SECRET,
+                Some("team-token")
+            )
+            .is_err()
+        );
+        assert_eq!(
+            after_lookup(
+                &settings,
+                "team-a",
+                "team-token",
+                DEFAULT_TOKEN_SECRET,
+                Some("team-token")
+            ),
+            Ok(())
+        );
+        // Open to anyone: the ticket namespace only.
+        settings.allow_anonymous = true;
+        assert_eq!(before_lookup(&settings, "tickets", None), Ok(None));
+        assert!(before_lookup(&settings, "team-a", None).is_err());
+    }
+
+    #[test]
+    fn without_namespace_tokens_only_the_ticket_namespace_is_reachable_and_says_how() {
+        let mut settings = settings(None);
+        settings.token_secret = None;
+        let denied = before_lookup(&settings, "tickets", Some("x")).unwrap_err();
+        assert!(
+            denied.message.contains("KUBEHEAL_INGEST_TOKEN") && denied.message.contains("--ingest-allow-anonymous"),
+            "{}",
+            denied.message
+        );
+        assert!(before_lookup(&settings, "team-a", Some("x")).is_err());
+        // A namespace with no Secret says how to make one (and, at home, the other ways in).
+        let denied = after_lookup(&self::settings(None), "tickets", "x", DEFAULT_TOKEN_SECRET, None).unwrap_err();
+        assert!(
+            denied.message.contains("create secret generic kubeheal-ingest")
+                && denied.message.contains("--ingest-allow-anonymous"),
+            "{}",
+            denied.message
+        );
     }
 
     #[test]
