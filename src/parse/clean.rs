@@ -10,6 +10,12 @@ pub const MAX_LINE: usize = 8 * 1024;
 
 /// Cleans one raw line (without its `\n`).
 pub fn clean_line(raw: &str) -> Cow<'_, str> {
+    clean_line_noting_escapes(raw).0
+}
+
+/// Cleans one raw line (without its `\n`); tells whether escape sequences were taken off its
+/// first [`MAX_LINE`] bytes (which can join the text around them into something new).
+pub(crate) fn clean_line_noting_escapes(raw: &str) -> (Cow<'_, str>, bool) {
     let mut line = Cow::Borrowed(raw.strip_suffix('\r').unwrap_or(raw));
     if line.len() > MAX_LINE {
         let end = cut(&line);
@@ -18,10 +24,12 @@ pub fn clean_line(raw: &str) -> Cow<'_, str> {
             Cow::Owned(s) => Cow::Owned(s[..end].to_owned()),
         };
     }
+    let mut escaped = false;
     // One scan tells whether the line has colours or redraws at all (most lines have neither).
     if memchr::memchr2(0x1b, b'\r', line.as_bytes()).is_some() {
         if memchr::memchr(0x1b, line.as_bytes()).is_some() {
             line = Cow::Owned(strip_ansi(&line));
+            escaped = true;
         }
         // A progress bar redraws the line after each `\r`; what a person sees is the last redraw.
         if let Some(pos) = memchr::memrchr(b'\r', line.as_bytes()) {
@@ -34,12 +42,13 @@ pub fn clean_line(raw: &str) -> Cow<'_, str> {
     let start = strip_timestamp(&line).unwrap_or(0);
     let start = start + ci_marker(&line[start..]);
     if start == 0 {
-        return line;
+        return (line, escaped);
     }
-    match line {
+    let line = match line {
         Cow::Borrowed(s) => Cow::Borrowed(&s[start..]),
         Cow::Owned(s) => Cow::Owned(s[start..].to_owned()),
-    }
+    };
+    (line, escaped)
 }
 
 /// The length of a GitHub Actions log marker at the start of a line (`##[error]`, `##[group]`):

@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::look::{Look, is_ascii_space};
 use super::{Finding, Needle, Rank, Sink, TestOutcome, looks_like_source};
 use crate::api::shared::ErrorType;
 
@@ -64,6 +65,38 @@ pub(crate) struct Js {
 }
 
 impl Js {
+    /// Whether [`Js::line`] can do anything with the line. Node's `file:line` header ages with
+    /// every line, eslint's rows follow their file, and jest indents a whole failure block: then
+    /// every line counts, as it does after an error's frames (the first other line ends it).
+    /// An error waiting for its frames wants them and what ends it; otherwise a line counts only
+    /// if it may start something: a Node header (ends in a digit), an eslint file (ends like a
+    /// source file's name, or in whitespace), a tsc diagnostic, an error, or jest's `●`.
+    pub fn wants(&self, look: &Look<'_>) -> bool {
+        if self.node_header.is_some()
+            || self.eslint_file.is_some()
+            || self.in_jest_block
+            || self.failure.as_ref().is_some_and(|f| f.frames > 0)
+        {
+            return true;
+        }
+        let Some(first) = look.first else {
+            return false;
+        };
+        let trimmed = look.trimmed();
+        if self.failure.is_some() && (trimmed.starts_with("at ") || matches!(first, b'F' | b'P' | b'T')) {
+            return true;
+        }
+        let last = look.last;
+        (!look.indented()
+            && (last.is_ascii_digit()
+                || matches!(last, b's' | b'x' | b'e')
+                || is_ascii_space(last)
+                || last >= 0x80
+                || look.may_hold(Needle::TsCode)))
+            || first.is_ascii_uppercase() && (look.may_hold(Needle::Error) || look.may_hold(Needle::Exception))
+            || trimmed.starts_with("● ")
+    }
+
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         let header = self.node_header.take().filter(|h| h.2 < NODE_HEADER_REACH);
         let Some(&first) = line.as_bytes().first() else {

@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::look::Look;
 use super::rust::{lint_type_for_syntax_message, rustc_type};
 use super::{Finding, Needle, Rank, Sink, find_short, split_location};
 use crate::api::shared::ErrorType;
@@ -39,6 +40,25 @@ pub(crate) struct Lint {
 }
 
 impl Lint {
+    /// Whether [`Lint::line`] can do anything with the line: in ruff's `grouped` format every
+    /// line may be a row or end the group; otherwise only an unindented line with a `:` may be a
+    /// diagnostic or start a group.
+    pub fn wants(&self, look: &Look<'_>) -> bool {
+        if self.grouped_file.is_some() {
+            return true;
+        }
+        let Some(colon) = look.colon.filter(|_| !look.indented()) else {
+            return false;
+        };
+        // The path before the first colon (past a drive letter's) is a Python or Rust file's; a
+        // `grouped` file's line ends in a colon; pylint `msvs` puts `(line)` after the path.
+        let path = &look.line[..colon];
+        colon == 1
+            || [".py", ".pyi", ".rs"].iter().any(|e| path.ends_with(e))
+            || look.last == b':'
+            || look.may_hold(Needle::PyParen)
+    }
+
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         let Some(&first) = line.as_bytes().first() else {
             return;

@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::look::{Look, is_ascii_space};
 use super::{Finding, Needle, Rank, Sink, TestOutcome, has, split_location, split_word};
 use crate::api::shared::ErrorType;
 
@@ -93,6 +94,42 @@ pub(crate) struct Python {
 }
 
 impl Python {
+    /// Whether [`Python::line`] can do anything with the line: inside a block or a pytest section
+    /// every line may belong to it; outside, only a line that starts one, names a test's outcome,
+    /// or places a syntax error does.
+    pub fn wants(&self, look: &Look<'_>) -> bool {
+        if self.block.is_some() || self.section != Section::None {
+            return true;
+        }
+        let Some(first) = look.first else {
+            return false;
+        };
+        let line = look.line;
+        let starts_something = match first {
+            // A section's or unittest's rule.
+            b'=' => look.last == b'=',
+            // unittest's summary.
+            b'R' => line.starts_with("Ran "),
+            // unittest's headers, pytest's short test summary, a frame at column 0.
+            b'F' => line.starts_with("FAIL") || line.starts_with("File \""),
+            b'E' => line.starts_with("ERROR"),
+            b'P' => line.starts_with("PASSED "),
+            b'X' => line.starts_with("XFAIL ") || line.starts_with("XPASS "),
+            // Tracebacks, chained ones too.
+            b'D' => line.starts_with("During handling of the above exception"),
+            b'T' => line.starts_with("Traceback (most recent call last)") || line.starts_with("The above exception"),
+            // A character that may be whitespace, or start a word.
+            0x80.. => true,
+            _ => false,
+        };
+        starts_something
+            || look.last == b')' && look.may_hold(Needle::LineComma)
+            || is_ascii_space(first) && look.trimmed().starts_with("File \"")
+            // pytest `-v` and unittest `-v` outcomes.
+            || look.holds_double_colon()
+            || (first.is_ascii_alphanumeric() || first == b'_') && has(look.line, " ... ")
+    }
+
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         let Some(&first) = line.as_bytes().first() else {
             return;
@@ -137,7 +174,7 @@ impl Python {
             return;
         }
 
-        if (first == b'F' || first == b'E')
+        if (line.starts_with("FAIL: ") || line.starts_with("ERROR: "))
             && let Some(c) = UNITTEST_HEADER.captures(line)
         {
             self.flush(sink);
@@ -165,6 +202,7 @@ impl Python {
         }
 
         if line.ends_with(')')
+            && sink.may_hold(Needle::LineComma)
             && has(line, ", line ")
             && let Some(c) = INLINE_SYNTAX.captures(line)
         {
@@ -343,13 +381,11 @@ impl Python {
             sink.test(name, outcome);
             return;
         }
-        if let Some((id, outcome)) = sink.may_hold(Needle::Colons).then(|| verbose_outcome(line)).flatten() {
+        if let Some((id, outcome)) = verbose_outcome(line) {
             sink.test(id, outcome);
             return;
         }
-        if sink.may_hold(Needle::Colons)
-            && sink.may_hold(Needle::Bracket)
-            && has(line, "::")
+        if has(line, "::")
             && has(line, " [")
             && let Some(c) = VERBOSE_OUTCOME.captures(line)
         {
@@ -363,9 +399,7 @@ impl Python {
             return;
         }
         // The regex needs both; a `cargo test` line has only the first.
-        if sink.may_hold(Needle::Ellipsis)
-            && sink.may_hold(Needle::Paren)
-            && has(line, " ... ")
+        if has(line, " ... ")
             && has(line, " (")
             && let Some(c) = UNITTEST_VERBOSE.captures(line)
         {
