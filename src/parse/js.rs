@@ -191,11 +191,11 @@ impl Js {
         if trimmed.starts_with("at ") {
             // A frame counts only in a failure: without one the regex need not run.
             if let Some(failure) = self.failure.as_mut()
-                && let Some(c) = FRAME.captures(line)
+                && let Some((file, n)) = node_frame(line)
             {
                 failure.frames += 1;
-                if failure.location.is_none() && sink.workspace.relative(&c[1]).is_some() {
-                    failure.location = Some((c[1].to_owned(), c[2].parse().unwrap_or(1)));
+                if failure.location.is_none() && sink.workspace.relative(file).is_some() {
+                    failure.location = Some((file.to_owned(), n.parse().unwrap_or(1)));
                 }
             }
             return;
@@ -264,6 +264,43 @@ impl Js {
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.flush(sink);
     }
+}
+
+/// A stack frame, `    at fn (/abs/file.js:12:5)` or `    at /abs/file.js:12:5`: the file and
+/// the line, as [`FRAME`] reads them, without running the regex on the ASCII lines a stack is
+/// made of (its lazy prefix made it the costliest regex of a jest log). A frame is one token with
+/// no space or parenthesis in it, after `at ` or after the last ` (` of the line.
+pub(crate) fn node_frame(line: &str) -> Option<(&str, &str)> {
+    if !line.is_ascii() {
+        // `\s` and `\d` are Unicode classes: the regex knows them.
+        let c = FRAME.captures(line)?;
+        return Some((c.get(1)?.as_str(), c.get(2)?.as_str()));
+    }
+    let rest = line.trim_start();
+    if rest.len() == line.len() {
+        return None;
+    }
+    let rest = rest.strip_prefix("at ")?;
+    let called = rest.rfind(" (").and_then(|i| frame_location(&rest[i + 2..]));
+    called.or_else(|| frame_location(rest))
+}
+
+/// `[file://]path:line:column[)]`, the whole of `text` (ASCII): (path, line).
+fn frame_location(text: &str) -> Option<(&str, &str)> {
+    let uri = text.strip_prefix("file://").and_then(|path| plain_location(path));
+    uri.or_else(|| plain_location(text))
+}
+
+fn plain_location(text: &str) -> Option<(&str, &str)> {
+    let text = text.strip_suffix(')').unwrap_or(text);
+    let (head, column) = text.rsplit_once(':')?;
+    let (path, line) = head.rsplit_once(':')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let path_ok = !path.is_empty()
+        && !path
+            .bytes()
+            .any(|b| b == b'(' || b == b')' || b.is_ascii_whitespace() || b == 0x0b);
+    (digits(line) && digits(column) && path_ok).then_some((path, line))
 }
 
 /// Node's `path/to/file.js:12` line above an uncaught error: a source path and a line, nothing else.
@@ -339,5 +376,38 @@ pub(crate) fn js_type(message: &str) -> ErrorType {
         ErrorType::Import
     } else {
         ErrorType::Logic
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// A stack frame is read as the regex it replaced reads it.
+        #[test]
+        fn stack_frames_are_read_as_the_regex_reads_them(
+            line in "[ \t\u{a0}]{0,2}(at )?([A-Za-z.<>]{0,6}( \\(| \\(\\(| ){0,2})?(file://)?[a-z/.:( )\u{e9}\u{663}]{0,8}(:[0-9\u{663}]{0,3}){0,3}\\)?\\)?",
+        ) {
+            let by_regex = FRAME.captures(&line).map(|c| (c.get(1).map_or("", |m| m.as_str()), c.get(2).map_or("", |m| m.as_str())));
+            prop_assert_eq!(node_frame(&line), by_regex);
+        }
+    }
+
+    #[test]
+    fn frames_of_a_jest_stack_are_read() {
+        assert_eq!(
+            node_frame("      at Object.<anonymous> (/w/src/price.test.js:12:5)"),
+            Some(("/w/src/price.test.js", "12"))
+        );
+        assert_eq!(node_frame("    at /w/src/a.js:3:9"), Some(("/w/src/a.js", "3")));
+        assert_eq!(
+            node_frame("    at file:///w/src/a.mjs:3:9"),
+            Some(("/w/src/a.mjs", "3"))
+        );
+        assert_eq!(node_frame("    at new Promise (<anonymous>)"), None);
     }
 }
