@@ -7,6 +7,7 @@
 //! the test's name.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -459,16 +460,16 @@ impl Python {
         self.flush(sink);
         // pytest names tests in section headers by their short name; the node id comes from the
         // outcome lines. Prefer an id whose file appears in the report.
-        let ids: Vec<String> = sink.tests().map(|(name, _)| name.clone()).collect();
+        // A long log names the same short names again and again (a suite run in several jobs):
+        // each is looked up among the ids once.
+        let mut resolved: BTreeMap<String, Option<String>> = BTreeMap::new();
         for (report, short) in std::mem::take(&mut self.pending_names) {
-            // `Class.test[1.5-x]` → `Class::test[1.5-x]`: dots outside the parameter brackets.
-            let (name, params) = short.split_at(short.find('[').unwrap_or(short.len()));
-            let wanted = format!("{}{params}", name.replace('.', "::"));
-            let mut matches = ids
-                .iter()
-                .filter(|id| id.ends_with(&format!("::{wanted}")) || **id == wanted);
-            let id = matches.next().cloned().unwrap_or(short);
-            sink.set_test(report, &id);
+            if !resolved.contains_key(&short) {
+                let id = node_id(&short, sink.tests().map(|(id, _)| id.as_str()));
+                resolved.insert(short.clone(), id);
+            }
+            let id = resolved[&short].as_deref().unwrap_or(&short);
+            sink.set_test(report, id);
         }
         let named = self.anonymous.len() == self.summary_failed.len();
         for (i, (file, line, kind, message)) in std::mem::take(&mut self.anonymous).iter().enumerate() {
@@ -480,6 +481,15 @@ impl Python {
             sink.report(python_finding(file, *line, kind, message, test));
         }
     }
+}
+
+/// The first of the run's test ids (sorted) that pytest's short test name `short` stands for:
+/// `Class.test[1.5-x]` is `path::Class::test[1.5-x]` (dots outside the parameter brackets).
+fn node_id<'a>(short: &str, mut ids: impl Iterator<Item = &'a str>) -> Option<String> {
+    let (name, params) = short.split_at(short.find('[').unwrap_or(short.len()));
+    let wanted = format!("{}{params}", name.replace('.', "::"));
+    let suffix = format!("::{wanted}");
+    ids.find(|id| id.ends_with(&suffix) || *id == wanted).map(str::to_owned)
 }
 
 /// An exception line: any class name where one must stand, else only the usual names.
