@@ -104,7 +104,8 @@ impl Lint {
             return;
         };
         if file.ends_with(".rs") {
-            if let Some(c) = RUSTC_SHORT.captures(rest) {
+            let level = rest.starts_with("error") || rest.starts_with("warning");
+            if let Some(c) = level.then(|| RUSTC_SHORT.captures(rest)).flatten() {
                 let (error_type, rank) = rustc_type(&c[1], c.get(2).map(|m| m.as_str()), &c[3]);
                 report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
             }
@@ -115,24 +116,32 @@ impl Lint {
         }
         // mypy `--show-error-end`: `path:line:col:end_line:end_col: error: ...`.
         let rest = skip_error_end(rest);
-        if let Some(c) = MYPY.captures(rest) {
+        // Each regex below reads a message that starts with one of a few bytes: the others are
+        // not tried on it.
+        let first = rest.as_bytes().first().copied().unwrap_or(0);
+        let (level, code, bracket) = (
+            matches!(first, b'e' | b'w' | b'n'),
+            first.is_ascii_uppercase(),
+            first == b'[',
+        );
+        if let Some(c) = level.then(|| MYPY.captures(rest)).flatten() {
             if &c[1] == "note" {
                 return;
             }
             let error_type = mypy_type(c.get(3).map_or("", |m| m.as_str()), &c[2]);
             report(sink, file, n, error_type, Rank::Error, Cow::Borrowed(rest));
-        } else if let Some(c) = PYLINT.captures(rest) {
+        } else if let Some(c) = code.then(|| PYLINT.captures(rest)).flatten() {
             let error_type = pylint_type(&c[1], c.get(3).map_or("", |m| m.as_str()), &c[2]);
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
-        } else if let Some(c) = PYLINT_BRACKETED.captures(rest) {
+        } else if let Some(c) = bracket.then(|| PYLINT_BRACKETED.captures(rest)).flatten() {
             let error_type = pylint_type(&c[1], &c[2], &c[3]);
             let message = Cow::Owned(format!("{}: {} ({})", &c[1], &c[3], &c[2]));
             report(sink, file, n, error_type, Rank::of(error_type), message);
-        } else if let Some(c) = FLAKE8
-            .captures(rest)
-            .or_else(|| RUFF.captures(rest))
-            .or_else(|| CODE_BRACKETED.captures(rest))
+        } else if let Some(c) = (code || first == b'i')
+            .then(|| FLAKE8.captures(rest).or_else(|| RUFF.captures(rest)))
+            .flatten()
+            .or_else(|| bracket.then(|| CODE_BRACKETED.captures(rest)).flatten())
         {
             let error_type = lint_type_for_syntax_message(&c[1], &c[2]);
             let rank = Rank::of(error_type);

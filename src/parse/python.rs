@@ -257,9 +257,7 @@ impl Python {
             _ => (line, false),
         };
 
-        if body.trim_start().starts_with("File \"")
-            && let Some(c) = FILE_FRAME.captures(body)
-        {
+        if let Some((file, n, function)) = file_frame(body) {
             if !from_e_line {
                 self.new_traceback(sink);
             }
@@ -269,9 +267,9 @@ impl Python {
             });
             if block.frames.len() < MAX_FRAMES {
                 block.frames.push(Frame {
-                    file: c[1].to_owned(),
-                    line: c[2].parse().unwrap_or(1),
-                    syntax_location: c.get(3).is_none(),
+                    file: file.to_owned(),
+                    line: n.parse().unwrap_or(1),
+                    syntax_location: function.is_none(),
                 });
             }
             block.source = None;
@@ -286,11 +284,11 @@ impl Python {
             && first != b' '
             && !from_e_line
             && let Some((file, n, rest)) = split_location(line)
-            && let (true, Some(c)) = (file.ends_with(".py"), exception(rest, true))
+            && let (true, Some((kind, message))) = (file.ends_with(".py"), exception(rest, true))
         {
             if self.anonymous.len() < super::MAX_REPORTS {
-                let message = c.get(2).map_or("", |m| m.as_str()).to_owned();
-                self.anonymous.push((file.to_owned(), n, c[1].to_owned(), message));
+                let message = message.unwrap_or("").to_owned();
+                self.anonymous.push((file.to_owned(), n, kind.to_owned(), message));
             }
             return;
         }
@@ -308,11 +306,11 @@ impl Python {
         // Where an exception must stand — an `E` line, or right after a traceback's last frame and
         // its source line — any class name is one; elsewhere only the usual names are.
         let must_be_exception = from_e_line || (!block.frames.is_empty() && block.source.is_some());
-        if let Some(c) = exception(body.trim_end(), must_be_exception)
+        if let Some((kind, message)) = exception(body.trim_end(), must_be_exception)
             && (from_e_line || !line.starts_with(' '))
             && block.exception.is_none()
         {
-            block.exception = Some((c[1].to_owned(), c.get(2).map_or("", |m| m.as_str()).to_owned()));
+            block.exception = Some((kind.to_owned(), message.unwrap_or("").to_owned()));
             if block.ends_at_exception && !from_e_line {
                 self.flush(sink);
             }
@@ -334,9 +332,9 @@ impl Python {
                 });
             }
             if block.exception.is_none()
-                && let Some(c) = exception(rest, true)
+                && let Some((kind, message)) = exception(rest, true)
             {
-                block.exception = Some((c[1].to_owned(), c.get(2).map_or("", |m| m.as_str()).to_owned()));
+                block.exception = Some((kind.to_owned(), message.unwrap_or("").to_owned()));
             }
             block.awaiting_source = rest.starts_with("in ");
         }
@@ -483,6 +481,29 @@ impl Python {
     }
 }
 
+/// A traceback's frame, `  File "/abs/app.py", line 12, in main` (no function for the place of
+/// a SyntaxError): the file, the line and the function, as FILE_FRAME reads them, without running
+/// the regex on the ASCII frames of a traceback.
+fn file_frame(body: &str) -> Option<(&str, &str, Option<&str>)> {
+    let rest = body.trim_start().strip_prefix("File \"")?;
+    let (file, rest) = rest.split_once('"')?;
+    let rest = rest.strip_prefix(", line ")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if file.is_empty() || rest.as_bytes().get(digits).is_some_and(|&b| b >= 0x80) {
+        // An empty name, or a digit that may not be ASCII (`\d` is Unicode): the regex decides.
+        let c = FILE_FRAME.captures(body)?;
+        return Some((c.get(1)?.as_str(), c.get(2)?.as_str(), c.get(3).map(|m| m.as_str())));
+    }
+    let (n, after) = rest.split_at(digits);
+    let function = match after.strip_prefix(", in ") {
+        Some(function) if !function.contains('\n') => Some(function),
+        Some(_) => return None,
+        None if after.is_empty() => None,
+        None => return None,
+    };
+    (digits > 0).then_some((file, n, function))
+}
+
 /// The first of the run's test ids (sorted) that pytest's short test name `short` stands for:
 /// `Class.test[1.5-x]` is `path::Class::test[1.5-x]` (dots outside the parameter brackets).
 fn node_id<'a>(short: &str, mut ids: impl Iterator<Item = &'a str>) -> Option<String> {
@@ -492,14 +513,58 @@ fn node_id<'a>(short: &str, mut ids: impl Iterator<Item = &'a str>) -> Option<St
     ids.find(|id| id.ends_with(&suffix) || *id == wanted).map(str::to_owned)
 }
 
-/// An exception line: any class name where one must stand, else only the usual names.
-fn exception(text: &str, must_be: bool) -> Option<regex::Captures<'_>> {
-    if must_be {
-        ANY_EXCEPTION.captures(text).or_else(|| EXCEPTION.captures(text))
-    } else {
-        EXCEPTION.captures(text)
+/// An exception line, `Name` or `Name: message`: any class name where one must stand, else only
+/// the usual names. Returns the name and the message.
+fn exception(text: &str, must_be: bool) -> Option<(&str, Option<&str>)> {
+    // A name is ASCII in nearly every log: it is read without a regex, as ANY_EXCEPTION and
+    // EXCEPTION read it; a name with other characters (`\w` is Unicode) goes to them.
+    let name_end = text
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
+        .unwrap_or(text.len());
+    if text.as_bytes().get(name_end).is_some_and(|&b| b >= 0x80) {
+        let c = if must_be {
+            ANY_EXCEPTION.captures(text).or_else(|| EXCEPTION.captures(text))
+        } else {
+            EXCEPTION.captures(text)
+        }?;
+        return Some((c.get(1)?.as_str(), c.get(2).map(|m| m.as_str())));
     }
+    let (name, after) = text.split_at(name_end);
+    let message = match after.strip_prefix(": ") {
+        Some(message) if !message.contains('\n') => Some(message),
+        Some(_) => return None,
+        None if after.is_empty() => None,
+        None => return None,
+    };
+    let mut segments = name.split('.');
+    let last = segments.next_back()?;
+    let is_identifier = |s: &str| {
+        s.as_bytes()
+            .first()
+            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+    };
+    if !(is_identifier(last) && segments.all(is_identifier)) {
+        return None;
+    }
+    let any_class = must_be && last.as_bytes()[0].is_ascii_uppercase();
+    let usual = USUAL_EXCEPTION_ENDINGS
+        .iter()
+        .any(|e| last.len() > e.len() && last.ends_with(e));
+    (any_class || usual).then_some((name, message))
 }
+
+/// How the names of the usual exception classes end (EXCEPTION).
+const USUAL_EXCEPTION_ENDINGS: &[&str] = &[
+    "Error",
+    "Exception",
+    "Exit",
+    "Interrupt",
+    "Failure",
+    "Warning",
+    "Iteration",
+    "NotFound",
+];
 
 /// pytest's short test summary, `FAILED tests/a.py::test_x - AssertionError: ...`: the outcome
 /// word and the test's id, as `^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+)(?: - (.*))?$` reads
@@ -788,5 +853,45 @@ impl Python {
         self.section = Section::Pytest;
         self.section_has_headers = true;
         self.block = Some(Block::default());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What the exception regexes alone read in `text`.
+    fn by_regex(text: &str, must_be: bool) -> Option<(&str, Option<&str>)> {
+        let c = if must_be {
+            ANY_EXCEPTION.captures(text).or_else(|| EXCEPTION.captures(text))
+        } else {
+            EXCEPTION.captures(text)
+        }?;
+        Some((c.get(1)?.as_str(), c.get(2).map(|m| m.as_str())))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// A traceback's frame is read as the regex it replaced reads it.
+        #[test]
+        fn frames_are_read_as_the_regex_reads_them(
+            body in "[ \t\u{a0}]{0,2}(File \")?[a-z/.\"é]{0,5}(\")?(, line )?[0-9\u{663}]{0,3}(, in .{0,4}|, i|\n|x)?",
+        ) {
+            let by_regex = FILE_FRAME
+                .captures(&body)
+                .map(|c| (c.get(1).map_or("", |m| m.as_str()), c.get(2).map_or("", |m| m.as_str()), c.get(3).map(|m| m.as_str())));
+            prop_assert_eq!(file_frame(&body), by_regex);
+        }
+
+        /// An exception line is read as the regexes it replaced read it.
+        #[test]
+        fn exception_lines_are_read_as_the_regexes_read_them(
+            text in "([a-zA-Z_1é]{0,4}\\.?){0,3}(Error|Exception|Exit|Warning|NotFound|Ex)?(: ?.{0,6}|:|\n.{0,2}| x)?",
+            must_be in any::<bool>(),
+        ) {
+            prop_assert_eq!(exception(&text, must_be), by_regex(&text, must_be));
+        }
     }
 }
