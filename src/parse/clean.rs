@@ -10,12 +10,25 @@ pub const MAX_LINE: usize = 8 * 1024;
 
 /// Cleans one raw line (without its `\n`).
 pub fn clean_line(raw: &str) -> Cow<'_, str> {
-    clean_line_noting_escapes(raw).0
+    clean_line_noting_escapes(raw, true).0
 }
 
 /// Cleans one raw line (without its `\n`); tells whether escape sequences were taken off its
 /// first [`MAX_LINE`] bytes (which can join the text around them into something new).
-pub(crate) fn clean_line_noting_escapes(raw: &str) -> (Cow<'_, str>, bool) {
+/// `escapes_or_returns` false says the line holds neither an escape nor a `\r` (a search of the
+/// whole buffer found none), so it is not searched for them again.
+pub(crate) fn clean_line_noting_escapes(raw: &str, escapes_or_returns: bool) -> (Cow<'_, str>, bool) {
+    // Most lines need nothing: no colours or redraws, no timestamp or CI marker (which start
+    // with a digit, `[` or `#`), and not too long.
+    if !escapes_or_returns
+        && raw.len() <= MAX_LINE
+        && !raw
+            .as_bytes()
+            .first()
+            .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'[' | b'#'))
+    {
+        return (Cow::Borrowed(raw), false);
+    }
     let mut line = Cow::Borrowed(raw.strip_suffix('\r').unwrap_or(raw));
     if line.len() > MAX_LINE {
         let end = cut(&line);
@@ -26,7 +39,7 @@ pub(crate) fn clean_line_noting_escapes(raw: &str) -> (Cow<'_, str>, bool) {
     }
     let mut escaped = false;
     // One scan tells whether the line has colours or redraws at all (most lines have neither).
-    if memchr::memchr2(0x1b, b'\r', line.as_bytes()).is_some() {
+    if escapes_or_returns && memchr::memchr2(0x1b, b'\r', line.as_bytes()).is_some() {
         if memchr::memchr(0x1b, line.as_bytes()).is_some() {
             line = Cow::Owned(strip_ansi(&line));
             escaped = true;

@@ -284,16 +284,26 @@ impl<'w> Parser<'w> {
     pub fn lines(&mut self, text: &str) {
         let mut scan = needles::Scan::new(text);
         let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len())) {
-            let marks = scan.marks(start, end);
-            self.line_with(&text[start..end], marks);
-            start = end + 1;
+        // The same search finds the line ends and the escapes and `\r`s that cleaning takes off
+        // (most lines have none, and are then not searched for them again).
+        let mut special = false;
+        for at in memchr::memchr3_iter(b'\n', 0x1b, b'\r', text.as_bytes()) {
+            if text.as_bytes()[at] != b'\n' {
+                special = true;
+                continue;
+            }
+            let marks = scan.marks(start, at);
+            self.line_with(&text[start..at], marks, special);
+            start = at + 1;
+            special = false;
         }
+        let marks = scan.marks(start, text.len());
+        self.line_with(&text[start..], marks, special);
     }
 
     /// Feeds one raw line (without its `\n`).
     pub fn line(&mut self, raw: &str) {
-        self.line_with(raw, Marks::ALL);
+        self.line_with(raw, Marks::ALL, true);
     }
 
     /// Feeds one raw line and the needles a scan found in it. What the formats see of the line
@@ -301,8 +311,8 @@ impl<'w> Parser<'w> {
     /// off, unless the line holds an escape sequence (taking one off can join two pieces into a
     /// needle), so such a line is searched again once cleaned (or, when its rest goes on to a
     /// document, may hold any).
-    fn line_with(&mut self, raw: &str, marks: Marks) {
-        let (line, escaped) = clean::clean_line_noting_escapes(raw);
+    fn line_with(&mut self, raw: &str, marks: Marks, escapes_or_returns: bool) {
+        let (line, escaped) = clean::clean_line_noting_escapes(raw, escapes_or_returns);
         self.sink.marks = if raw.len() > clean::MAX_LINE {
             if memchr::memchr(0x1b, raw.as_bytes()).is_some() {
                 Marks::ALL
