@@ -82,8 +82,7 @@ impl Js {
         let Some(first) = look.first else {
             return false;
         };
-        let trimmed = look.trimmed();
-        if self.failure.is_some() && (trimmed.starts_with("at ") || matches!(first, b'F' | b'P' | b'T')) {
+        if self.failure.is_some() && (look.trimmed().starts_with("at ") || matches!(first, b'F' | b'P' | b'T')) {
             return true;
         }
         let last = look.last;
@@ -94,7 +93,8 @@ impl Js {
                 || last >= 0x80
                 || look.may_hold(Needle::TsCode)))
             || first.is_ascii_uppercase() && (look.may_hold(Needle::Error) || look.may_hold(Needle::Exception))
-            || trimmed.starts_with("● ")
+            // `●` after the indentation (which may be Unicode whitespace).
+            || (is_ascii_space(first) || first >= 0x80) && look.trimmed().starts_with("● ")
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {

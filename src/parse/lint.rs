@@ -50,11 +50,13 @@ impl Lint {
         let Some(colon) = look.colon.filter(|_| !look.indented()) else {
             return false;
         };
-        // The path before the first colon (past a drive letter's) is a Python or Rust file's; a
-        // `grouped` file's line ends in a colon; pylint `msvs` puts `(line)` after the path.
+        // A diagnostic's path, before the first colon (past a drive letter's), is a Python or
+        // Rust file's and a line number follows it; a `grouped` file's line ends in a colon;
+        // pylint `msvs` puts `(line)` after the path.
         let path = &look.line[..colon];
+        let numbered = look.line.as_bytes().get(colon + 1).is_some_and(u8::is_ascii_digit);
         colon == 1
-            || [".py", ".pyi", ".rs"].iter().any(|e| path.ends_with(e))
+            || numbered && [".py", ".pyi", ".rs"].iter().any(|e| path.ends_with(e))
             || look.last == b':'
             || look.may_hold(Needle::PyParen)
     }
