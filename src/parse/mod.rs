@@ -489,7 +489,8 @@ impl<'w> Parser<'w> {
     /// A line for the text formats: each is handed the line only when, by one look at it and
     /// the format's own state, the line can concern it (most lines concern one or two).
     fn text(&mut self, line: &str) {
-        if annotations::line(line, &mut self.sink) {
+        // An annotation is the CI's, whatever tool printed it: no format reads it.
+        if matches!(line.as_bytes().first(), Some(b':' | b'#')) && annotations::line(line, &mut self.sink) {
             return;
         }
         let look = Look::new(line, self.sink.marks);

@@ -128,7 +128,7 @@ impl Python {
             || is_ascii_space(first) && look.trimmed().starts_with("File \"")
             // pytest `-v` and unittest `-v` outcomes.
             || look.holds_double_colon()
-            || (first.is_ascii_alphanumeric() || first == b'_') && has(look.line, " ... ")
+            || starts_with_word_and_paren(line) && has(line, " ... ")
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
@@ -398,8 +398,8 @@ impl Python {
             return;
         }
         // The regex needs both; a `cargo test` line has only the first.
-        if has(line, " ... ")
-            && has(line, " (")
+        if starts_with_word_and_paren(line)
+            && has(line, " ... ")
             && let Some(c) = UNITTEST_VERBOSE.captures(line)
         {
             let id = if c[2].ends_with(&format!(".{}", &c[1])) {
@@ -596,6 +596,20 @@ fn verbose_outcome(line: &str) -> Option<(&str, TestOutcome)> {
     };
     let tail = rest.trim_start()[word.len()..].trim();
     (tail.is_empty() || (tail.starts_with('[') && tail.ends_with("%]"))).then_some((id, outcome))
+}
+
+/// Whether the line starts `word (`, as unittest's `-v` outcome lines do (`test_x (tests.T) ...
+/// ok`); a character that is not ASCII may be a word's (`\w` is Unicode), so such a line may.
+fn starts_with_word_and_paren(line: &str) -> bool {
+    let b = line.as_bytes();
+    let word = b
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    match b.get(word) {
+        Some(&c) if c >= 0x80 => true,
+        _ => word > 0 && b[word..].starts_with(b" ("),
+    }
 }
 
 /// The report for a Python exception at `file:line`.
