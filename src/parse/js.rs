@@ -226,10 +226,10 @@ impl Js {
             return;
         }
 
-        if let Some(failure) = self.failure.as_mut()
-            && failure.message.is_none()
-            && !trimmed.is_empty()
-        {
+        let Some(failure) = self.failure.as_mut() else {
+            return;
+        };
+        if failure.message.is_none() && !trimmed.is_empty() {
             // A suite that failed to run on a syntax error in the code under test: Babel names
             // the file and line; the frames are all in the transformer.
             if let Some(c) = BABEL_SYNTAX.captures(trimmed)
@@ -240,6 +240,17 @@ impl Js {
                 return;
             }
             failure.message = Some(trimmed.to_owned());
+        } else if failure.test.is_none()
+            && failure.location.is_none()
+            && let Some(error) = failure.message.as_deref().and_then(|m| m.strip_prefix("x "))
+            && let Some((file, n)) = swc_source(trimmed)
+            && sink.workspace.relative(file).is_some()
+        {
+            // SWC (`@swc/jest`) prints its error, `x Expected ',', got ';'`, and then the source
+            // it could not compile with the place: `,-[/abs/src/total.js:3:1]`.
+            let message = format!("SyntaxError: {error}");
+            failure.message = Some(message);
+            failure.location = Some((file.to_owned(), n));
         }
     }
 
@@ -301,6 +312,16 @@ fn plain_location(text: &str) -> Option<(&str, &str)> {
             .bytes()
             .any(|b| b == b'(' || b == b')' || b.is_ascii_whitespace() || b == 0x0b);
     (digits(line) && digits(column) && path_ok).then_some((path, line))
+}
+
+/// The head of the source SWC shows under its error, `,-[/abs/src/total.js:3:1]`: the file and
+/// the line.
+fn swc_source(line: &str) -> Option<(&str, u32)> {
+    let place = line.strip_prefix(",-[")?.strip_suffix(']')?;
+    let (head, column) = place.rsplit_once(':')?;
+    let (file, n) = head.rsplit_once(':')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(column) && digits(n) && !file.is_empty()).then(|| (file, n.parse().unwrap_or(1)))
 }
 
 /// Node's `path/to/file.js:12` line above an uncaught error: a source path and a line, nothing else.
