@@ -397,7 +397,7 @@ impl Python {
             sink.test(&c[1], outcome);
             return;
         }
-        // The regex needs both; a `cargo test` line has only the first.
+        // The regex's anchor, `word (`, and its ` ... `: a `cargo test` line has only the latter.
         if starts_with_word_and_paren(line)
             && has(line, " ... ")
             && let Some(c) = UNITTEST_VERBOSE.captures(line)
