@@ -10,6 +10,25 @@ pub const MAX_LINE: usize = 8 * 1024;
 
 /// Cleans one raw line (without its `\n`).
 pub fn clean_line(raw: &str) -> Cow<'_, str> {
+    clean_line_noting_escapes(raw, true).0
+}
+
+/// Cleans one raw line (without its `\n`); tells whether escape sequences were taken off its
+/// first [`MAX_LINE`] bytes (which can join the text around them into something new).
+/// `escapes_or_returns` false says the line holds neither an escape nor a `\r` (a search of the
+/// whole buffer found none), so it is not searched for them again.
+pub(crate) fn clean_line_noting_escapes(raw: &str, escapes_or_returns: bool) -> (Cow<'_, str>, bool) {
+    // Most lines need nothing: no colours or redraws, no timestamp or CI marker (which start
+    // with a digit, `[` or `#`), and not too long.
+    if !escapes_or_returns
+        && raw.len() <= MAX_LINE
+        && !raw
+            .as_bytes()
+            .first()
+            .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'[' | b'#'))
+    {
+        return (Cow::Borrowed(raw), false);
+    }
     let mut line = Cow::Borrowed(raw.strip_suffix('\r').unwrap_or(raw));
     if line.len() > MAX_LINE {
         let end = cut(&line);
@@ -18,10 +37,12 @@ pub fn clean_line(raw: &str) -> Cow<'_, str> {
             Cow::Owned(s) => Cow::Owned(s[..end].to_owned()),
         };
     }
+    let mut escaped = false;
     // One scan tells whether the line has colours or redraws at all (most lines have neither).
-    if memchr::memchr2(0x1b, b'\r', line.as_bytes()).is_some() {
+    if escapes_or_returns && memchr::memchr2(0x1b, b'\r', line.as_bytes()).is_some() {
         if memchr::memchr(0x1b, line.as_bytes()).is_some() {
             line = Cow::Owned(strip_ansi(&line));
+            escaped = true;
         }
         // A progress bar redraws the line after each `\r`; what a person sees is the last redraw.
         if let Some(pos) = memchr::memrchr(b'\r', line.as_bytes()) {
@@ -34,12 +55,13 @@ pub fn clean_line(raw: &str) -> Cow<'_, str> {
     let start = strip_timestamp(&line).unwrap_or(0);
     let start = start + ci_marker(&line[start..]);
     if start == 0 {
-        return line;
+        return (line, escaped);
     }
-    match line {
+    let line = match line {
         Cow::Borrowed(s) => Cow::Borrowed(&s[start..]),
         Cow::Owned(s) => Cow::Owned(s[start..].to_owned()),
-    }
+    };
+    (line, escaped)
 }
 
 /// The length of a GitHub Actions log marker at the start of a line (`##[error]`, `##[group]`):

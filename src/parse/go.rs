@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Deserialize;
 
+use super::look::Look;
 use super::outcome::InfraKind;
 use super::{Finding, Marks, Needle, Rank, Sink, TestOutcome, has, set_name, split_location, split_word};
 use crate::api::shared::ErrorType;
@@ -38,6 +39,26 @@ pub(crate) struct Go {
 }
 
 impl Go {
+    /// Whether [`Go::line`] can do anything with the line: a JSON event, a panic and its frames,
+    /// a test's start or result, a package's result, or a line that names a `.go` file.
+    pub fn wants(&self, look: &Look<'_>) -> bool {
+        let Some(first) = look.first else {
+            return false;
+        };
+        let line = look.line;
+        match first {
+            b'{' => line.starts_with("{\"Time\":") || line.starts_with("{\"Action\":"),
+            b'p' => line.starts_with("panic: "),
+            b'=' => line.starts_with("=== "),
+            b'o' | b'F' | b'?' => true,
+            b'-' => line.starts_with("--- ") || look.may_hold(Needle::GoFile),
+            b'\t' => self.panic.is_some(),
+            // A subtest's `    --- FAIL: TestX/sub (0.00s)`.
+            b' ' => look.trimmed().starts_with("--- ") || look.may_hold(Needle::GoFile),
+            _ => look.may_hold(Needle::GoFile),
+        }
+    }
+
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         if line.starts_with("{\"Time\":") || line.starts_with("{\"Action\":") {
             self.json_event(line, sink);

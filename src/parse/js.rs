@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::look::{Look, is_ascii_space};
 use super::{Finding, Needle, Rank, Sink, TestOutcome, looks_like_source};
 use crate::api::shared::ErrorType;
 
@@ -64,6 +65,38 @@ pub(crate) struct Js {
 }
 
 impl Js {
+    /// Whether [`Js::line`] can do anything with the line. Node's `file:line` header ages with
+    /// every line, eslint's rows follow their file, and jest indents a whole failure block: then
+    /// every line counts, as it does after an error's frames (the first other line ends it).
+    /// An error waiting for its frames wants them and what ends it; otherwise a line counts only
+    /// if it may start something: a Node header (ends in a digit), an eslint file (ends like a
+    /// source file's name, or in whitespace), a tsc diagnostic, an error, or jest's `●`.
+    pub fn wants(&self, look: &Look<'_>) -> bool {
+        if self.node_header.is_some()
+            || self.eslint_file.is_some()
+            || self.in_jest_block
+            || self.failure.as_ref().is_some_and(|f| f.frames > 0)
+        {
+            return true;
+        }
+        let Some(first) = look.first else {
+            return false;
+        };
+        if self.failure.is_some() && (look.trimmed().starts_with("at ") || matches!(first, b'F' | b'P' | b'T')) {
+            return true;
+        }
+        let last = look.last;
+        (!look.indented()
+            && (last.is_ascii_digit()
+                || matches!(last, b's' | b'x' | b'e')
+                || is_ascii_space(last)
+                || last >= 0x80
+                || look.may_hold(Needle::TsCode)))
+            || first.is_ascii_uppercase() && (look.may_hold(Needle::Error) || look.may_hold(Needle::Exception))
+            // `●` after the indentation (which may be Unicode whitespace).
+            || (is_ascii_space(first) || first >= 0x80) && look.trimmed().starts_with("● ")
+    }
+
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         let header = self.node_header.take().filter(|h| h.2 < NODE_HEADER_REACH);
         let Some(&first) = line.as_bytes().first() else {
@@ -158,11 +191,11 @@ impl Js {
         if trimmed.starts_with("at ") {
             // A frame counts only in a failure: without one the regex need not run.
             if let Some(failure) = self.failure.as_mut()
-                && let Some(c) = FRAME.captures(line)
+                && let Some((file, n)) = node_frame(line)
             {
                 failure.frames += 1;
-                if failure.location.is_none() && sink.workspace.relative(&c[1]).is_some() {
-                    failure.location = Some((c[1].to_owned(), c[2].parse().unwrap_or(1)));
+                if failure.location.is_none() && sink.workspace.relative(file).is_some() {
+                    failure.location = Some((file.to_owned(), n.parse().unwrap_or(1)));
                 }
             }
             return;
@@ -193,10 +226,10 @@ impl Js {
             return;
         }
 
-        if let Some(failure) = self.failure.as_mut()
-            && failure.message.is_none()
-            && !trimmed.is_empty()
-        {
+        let Some(failure) = self.failure.as_mut() else {
+            return;
+        };
+        if failure.message.is_none() && !trimmed.is_empty() {
             // A suite that failed to run on a syntax error in the code under test: Babel names
             // the file and line; the frames are all in the transformer.
             if let Some(c) = BABEL_SYNTAX.captures(trimmed)
@@ -207,6 +240,17 @@ impl Js {
                 return;
             }
             failure.message = Some(trimmed.to_owned());
+        } else if failure.test.is_none()
+            && failure.location.is_none()
+            && let Some(error) = failure.message.as_deref().and_then(|m| m.strip_prefix("x "))
+            && let Some((file, n)) = swc_source(trimmed)
+            && sink.workspace.relative(file).is_some()
+        {
+            // SWC (`@swc/jest`) prints its error, `x Expected ',', got ';'`, and then the source
+            // it could not compile with the place: `,-[/abs/src/total.js:3:1]`.
+            let message = format!("SyntaxError: {error}");
+            failure.message = Some(message);
+            failure.location = Some((file.to_owned(), n));
         }
     }
 
@@ -231,6 +275,53 @@ impl Js {
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.flush(sink);
     }
+}
+
+/// A stack frame, `    at fn (/abs/file.js:12:5)` or `    at /abs/file.js:12:5`: the file and
+/// the line, as [`FRAME`] reads them, without running the regex on the ASCII lines a stack is
+/// made of (its lazy prefix made it the costliest regex of a jest log). A frame is one token with
+/// no space or parenthesis in it, after `at ` or after the last ` (` of the line.
+pub(crate) fn node_frame(line: &str) -> Option<(&str, &str)> {
+    if !line.is_ascii() {
+        // `\s` and `\d` are Unicode classes: the regex knows them.
+        let c = FRAME.captures(line)?;
+        return Some((c.get(1)?.as_str(), c.get(2)?.as_str()));
+    }
+    let rest = line.trim_start();
+    if rest.len() == line.len() {
+        return None;
+    }
+    let rest = rest.strip_prefix("at ")?;
+    let called = rest.rfind(" (").and_then(|i| frame_location(&rest[i + 2..]));
+    called.or_else(|| frame_location(rest))
+}
+
+/// `[file://]path:line:column[)]`, the whole of `text` (ASCII): (path, line).
+fn frame_location(text: &str) -> Option<(&str, &str)> {
+    let uri = text.strip_prefix("file://").and_then(|path| plain_location(path));
+    uri.or_else(|| plain_location(text))
+}
+
+fn plain_location(text: &str) -> Option<(&str, &str)> {
+    let text = text.strip_suffix(')').unwrap_or(text);
+    let (head, column) = text.rsplit_once(':')?;
+    let (path, line) = head.rsplit_once(':')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let path_ok = !path.is_empty()
+        && !path
+            .bytes()
+            .any(|b| b == b'(' || b == b')' || b.is_ascii_whitespace() || b == 0x0b);
+    (digits(line) && digits(column) && path_ok).then_some((path, line))
+}
+
+/// The head of the source SWC shows under its error, `,-[/abs/src/total.js:3:1]`: the file and
+/// the line.
+fn swc_source(line: &str) -> Option<(&str, u32)> {
+    let place = line.strip_prefix(",-[")?.strip_suffix(']')?;
+    let (head, column) = place.rsplit_once(':')?;
+    let (file, n) = head.rsplit_once(':')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(column) && digits(n) && !file.is_empty()).then(|| (file, n.parse().unwrap_or(1)))
 }
 
 /// Node's `path/to/file.js:12` line above an uncaught error: a source path and a line, nothing else.
@@ -306,5 +397,38 @@ pub(crate) fn js_type(message: &str) -> ErrorType {
         ErrorType::Import
     } else {
         ErrorType::Logic
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// A stack frame is read as the regex it replaced reads it.
+        #[test]
+        fn stack_frames_are_read_as_the_regex_reads_them(
+            line in "[ \t\u{a0}]{0,2}(at )?([A-Za-z.<>]{0,6}( \\(| \\(\\(| ){0,2})?(file://)?[a-z/.:( )\u{e9}\u{663}]{0,8}(:[0-9\u{663}]{0,3}){0,3}\\)?\\)?",
+        ) {
+            let by_regex = FRAME.captures(&line).map(|c| (c.get(1).map_or("", |m| m.as_str()), c.get(2).map_or("", |m| m.as_str())));
+            prop_assert_eq!(node_frame(&line), by_regex);
+        }
+    }
+
+    #[test]
+    fn frames_of_a_jest_stack_are_read() {
+        assert_eq!(
+            node_frame("      at Object.<anonymous> (/w/src/price.test.js:12:5)"),
+            Some(("/w/src/price.test.js", "12"))
+        );
+        assert_eq!(node_frame("    at /w/src/a.js:3:9"), Some(("/w/src/a.js", "3")));
+        assert_eq!(
+            node_frame("    at file:///w/src/a.mjs:3:9"),
+            Some(("/w/src/a.mjs", "3"))
+        );
+        assert_eq!(node_frame("    at new Promise (<anonymous>)"), None);
     }
 }

@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::look::Look;
 use super::rust::{lint_type_for_syntax_message, rustc_type};
 use super::{Finding, Needle, Rank, Sink, find_short, split_location};
 use crate::api::shared::ErrorType;
@@ -39,6 +40,27 @@ pub(crate) struct Lint {
 }
 
 impl Lint {
+    /// Whether [`Lint::line`] can do anything with the line: in ruff's `grouped` format every
+    /// line may be a row or end the group; otherwise only an unindented line with a `:` may be a
+    /// diagnostic or start a group.
+    pub fn wants(&self, look: &Look<'_>) -> bool {
+        if self.grouped_file.is_some() {
+            return true;
+        }
+        let Some(colon) = look.colon.filter(|_| !look.indented()) else {
+            return false;
+        };
+        // A diagnostic's path, before the first colon (past a drive letter's), is a Python or
+        // Rust file's and a line number follows it; a `grouped` file's line ends in a colon;
+        // pylint `msvs` puts `(line)` after the path.
+        let path = &look.line[..colon];
+        let numbered = look.line.as_bytes().get(colon + 1).is_some_and(u8::is_ascii_digit);
+        colon == 1
+            || numbered && [".py", ".pyi", ".rs"].iter().any(|e| path.ends_with(e))
+            || look.last == b':'
+            || look.may_hold(Needle::PyParen)
+    }
+
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         let Some(&first) = line.as_bytes().first() else {
             return;
@@ -84,7 +106,8 @@ impl Lint {
             return;
         };
         if file.ends_with(".rs") {
-            if let Some(c) = RUSTC_SHORT.captures(rest) {
+            let level = rest.starts_with("error") || rest.starts_with("warning");
+            if let Some(c) = level.then(|| RUSTC_SHORT.captures(rest)).flatten() {
                 let (error_type, rank) = rustc_type(&c[1], c.get(2).map(|m| m.as_str()), &c[3]);
                 report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
             }
@@ -95,24 +118,32 @@ impl Lint {
         }
         // mypy `--show-error-end`: `path:line:col:end_line:end_col: error: ...`.
         let rest = skip_error_end(rest);
-        if let Some(c) = MYPY.captures(rest) {
+        // Each regex below reads a message that starts with one of a few bytes: the others are
+        // not tried on it.
+        let first = rest.as_bytes().first().copied().unwrap_or(0);
+        let (level, code, bracket) = (
+            matches!(first, b'e' | b'w' | b'n'),
+            first.is_ascii_uppercase(),
+            first == b'[',
+        );
+        if let Some(c) = level.then(|| MYPY.captures(rest)).flatten() {
             if &c[1] == "note" {
                 return;
             }
             let error_type = mypy_type(c.get(3).map_or("", |m| m.as_str()), &c[2]);
             report(sink, file, n, error_type, Rank::Error, Cow::Borrowed(rest));
-        } else if let Some(c) = PYLINT.captures(rest) {
+        } else if let Some(c) = code.then(|| PYLINT.captures(rest)).flatten() {
             let error_type = pylint_type(&c[1], c.get(3).map_or("", |m| m.as_str()), &c[2]);
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
-        } else if let Some(c) = PYLINT_BRACKETED.captures(rest) {
+        } else if let Some(c) = bracket.then(|| PYLINT_BRACKETED.captures(rest)).flatten() {
             let error_type = pylint_type(&c[1], &c[2], &c[3]);
             let message = Cow::Owned(format!("{}: {} ({})", &c[1], &c[3], &c[2]));
             report(sink, file, n, error_type, Rank::of(error_type), message);
-        } else if let Some(c) = FLAKE8
-            .captures(rest)
-            .or_else(|| RUFF.captures(rest))
-            .or_else(|| CODE_BRACKETED.captures(rest))
+        } else if let Some(c) = (code || first == b'i')
+            .then(|| FLAKE8.captures(rest).or_else(|| RUFF.captures(rest)))
+            .flatten()
+            .or_else(|| bracket.then(|| CODE_BRACKETED.captures(rest)).flatten())
         {
             let error_type = lint_type_for_syntax_message(&c[1], &c[2]);
             let rank = Rank::of(error_type);

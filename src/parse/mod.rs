@@ -16,6 +16,8 @@ mod go;
 mod js;
 mod json_stream;
 mod lint;
+mod look;
+mod needles;
 pub mod outcome;
 pub mod paths;
 mod python;
@@ -28,6 +30,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::api::shared::{BugReport, ErrorType};
+use look::Look;
+pub(crate) use needles::{Marks, Needle};
 pub use outcome::{InfraKind, SuiteSummary, TestOutcome, Verdict};
 pub use paths::Workspace;
 pub use python::PYTHON_STDLIB_MODULES;
@@ -251,97 +255,9 @@ pub struct Parser<'w> {
     in_rest: bool,
     /// A `\r` at the end of the last piece of the rest: the line's own `\r` if the line ends next.
     pending_cr: bool,
-}
-
-/// Leftmost-first rather than the standard semantics: only then does the automaton get its
-/// vectorised prefilter, which makes a scan of a whole buffer of lines cheap.
-static INFRA_SCAN: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
-    aho_corasick::AhoCorasick::builder()
-        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-        .build(outcome::INFRA_WORDS_LIST)
-        .expect("aho-corasick automaton")
-});
-
-/// Short needles the text formats look for on most lines. Each is found by one scan of a whole
-/// buffer of lines, which costs less than a search of each line: [`Sink::may_hold`] tells
-/// whether the current line can hold one, and only then is the line searched.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Needle {
-    /// ` ... ` (unittest `-v`, `cargo test`).
-    Ellipsis,
-    /// `::` (pytest node ids).
-    Colons,
-    /// `.go:` (Go locations).
-    GoFile,
-    /// `.py(` (pylint `msvs`).
-    PyParen,
-    /// ` [` (pytest `-v`'s percentage).
-    Bracket,
-    /// ` (` (unittest `-v`).
-    Paren,
-    /// ` TS` (tsc's codes).
-    TsCode,
-    /// `Error`.
-    Error,
-    /// `Exception`.
-    Exception,
-    /// Any of the infrastructure words ([`outcome::INFRA_WORDS_LIST`]).
-    InfraWord,
-}
-
-const NEEDLE_TEXTS: [&str; 9] = [" ... ", "::", ".go:", ".py(", " [", " (", " TS", "Error", "Exception"];
-
-/// Which needles a line may hold, a bit each: a clear bit means it holds none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Marks(u16);
-
-impl Marks {
-    /// Nothing known of the text: every needle may be there.
-    pub(crate) const ALL: Marks = Marks(u16::MAX);
-}
-
-/// The places of the needles in a run of lines, each found by one scan of the run and read in
-/// order, line by line.
-struct Scan<'t> {
-    cursors: Vec<(Box<dyn Iterator<Item = usize> + 't>, Option<usize>)>,
-}
-
-impl<'t> Scan<'t> {
-    fn new(text: &'t str) -> Self {
-        let mut sources: Vec<Box<dyn Iterator<Item = usize> + 't>> = NEEDLE_TEXTS
-            .iter()
-            .map(|n| {
-                Box::new(memchr::memmem::find_iter(text.as_bytes(), n.as_bytes())) as Box<dyn Iterator<Item = usize>>
-            })
-            .collect();
-        sources.push(Box::new(INFRA_SCAN.find_iter(text).map(|m| m.start())));
-        let cursors = sources
-            .into_iter()
-            .map(|mut matches| {
-                let next = matches.next();
-                (matches, next)
-            })
-            .collect();
-        Scan { cursors }
-    }
-
-    /// The needles in `text[start..end]`, for lines asked in order. No needle holds a `\n`, so
-    /// each lies within a line; a line that holds a needle holds a match of it (a match skipped
-    /// for overlapping an earlier one of the same search lies in the same line as that one).
-    fn marks(&mut self, start: usize, end: usize) -> Marks {
-        let mut bits = 0u16;
-        for (i, (matches, next)) in self.cursors.iter_mut().enumerate() {
-            while let Some(at) = *next
-                && at < start
-            {
-                *next = matches.next();
-            }
-            if next.is_some_and(|at| at < end) {
-                bits |= 1 << i;
-            }
-        }
-        Marks(bits)
-    }
+    /// Every format is offered every line, as before lines were routed: a test compares the two.
+    #[cfg(test)]
+    offer_all: bool,
 }
 
 impl<'w> Parser<'w> {
@@ -357,43 +273,72 @@ impl<'w> Parser<'w> {
             partial: String::new(),
             in_rest: false,
             pending_cr: false,
+            #[cfg(test)]
+            offer_all: false,
         }
     }
 
-    /// Feeds a run of raw lines separated by `\n` (the last one needs no `\n`). The short
-    /// needles the formats look for on most lines ([`Needle`]) are found by one scan of the whole
-    /// run rather than of each line.
+    /// Feeds a run of raw lines separated by `\n` (the last one needs no `\n`). The needles
+    /// that tell a format whether a line concerns it ([`Needle`]) are found by one scan of the
+    /// whole run rather than of each line.
     pub fn lines(&mut self, text: &str) {
-        let mut scan = Scan::new(text);
+        let mut scan = needles::Scan::new(text);
         let mut start = 0;
-        for end in memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len())) {
-            let marks = scan.marks(start, end);
-            self.line_with(&text[start..end], marks);
-            start = end + 1;
+        // The same search finds the line ends and the escapes and `\r`s that cleaning takes off
+        // (most lines have none, and are then not searched for them again).
+        let mut special = false;
+        for at in memchr::memchr3_iter(b'\n', 0x1b, b'\r', text.as_bytes()) {
+            if text.as_bytes()[at] != b'\n' {
+                special = true;
+                continue;
+            }
+            let marks = scan.marks(start, at);
+            self.line_with(&text[start..at], marks, special);
+            start = at + 1;
+            special = false;
         }
+        let marks = scan.marks(start, text.len());
+        self.line_with(&text[start..], marks, special);
     }
 
     /// Feeds one raw line (without its `\n`).
     pub fn line(&mut self, raw: &str) {
-        self.line_with(raw, Marks::ALL);
+        self.line_with(raw, Marks::ALL, true);
     }
 
     /// Feeds one raw line and the needles a scan found in it. What the formats see of the line
     /// (cleaned, or a part of it) holds no needle the raw line does not: cleaning only takes text
     /// off, unless the line holds an escape sequence (taking one off can join two pieces into a
-    /// needle), so such a line may hold any.
-    fn line_with(&mut self, raw: &str, marks: Marks) {
-        self.sink.marks = if memchr::memchr(0x1b, raw.as_bytes()).is_some() {
-            Marks::ALL
+    /// needle), so such a line is searched again once cleaned (or, when its rest goes on to a
+    /// document, may hold any).
+    fn line_with(&mut self, raw: &str, marks: Marks, escapes_or_returns: bool) {
+        let (line, escaped) = clean::clean_line_noting_escapes(raw, escapes_or_returns);
+        self.sink.marks = if raw.len() > clean::MAX_LINE {
+            if memchr::memchr(0x1b, raw.as_bytes()).is_some() {
+                Marks::ALL
+            } else {
+                marks
+            }
+        } else if escaped {
+            needles::marks_of(&line)
         } else {
             marks
         };
-        self.line_body(raw);
+        self.line_body(raw, &line);
         self.sink.marks = Marks::ALL;
     }
 
-    fn line_body(&mut self, raw: &str) {
-        self.begin(&clean::clean_line(raw));
+    fn line_body(&mut self, raw: &str, line: &str) {
+        // Between documents, a line that can neither start one nor be a one-line JSON record (the
+        // most of a log) goes straight to the text formats.
+        if self.structured.between_documents()
+            && raw.len() <= clean::MAX_LINE
+            && !matches!(line.as_bytes().first(), Some(b'{' | b'[' | b'<'))
+        {
+            self.text(line);
+            return;
+        }
+        self.begin(line);
         if let Some(rest) = clean::rest_of_long_line(raw)
             && self.structured.wants_rest()
         {
@@ -541,17 +486,42 @@ impl<'w> Parser<'w> {
         self.sink.marks = marks;
     }
 
-    /// A line for the text formats.
+    /// A line for the text formats: each is handed the line only when, by one look at it and
+    /// the format's own state, the line can concern it (most lines concern one or two).
     fn text(&mut self, line: &str) {
-        if annotations::line(line, &mut self.sink) {
+        // An annotation is the CI's, whatever tool printed it: no format reads it.
+        if matches!(line.as_bytes().first(), Some(b':' | b'#')) && annotations::line(line, &mut self.sink) {
             return;
         }
-        outcome::line(line, &mut self.sink);
-        self.python.line(line, &mut self.sink);
-        self.rust.line(line, &mut self.sink);
-        self.go.line(line, &mut self.sink);
-        self.js.line(line, &mut self.sink);
-        self.lint.line(line, &mut self.sink);
+        let look = Look::new(line, self.sink.marks);
+        if self.offered(outcome::wants(&look)) {
+            outcome::line(line, &mut self.sink);
+        }
+        if self.offered(self.python.wants(&look)) {
+            self.python.line(line, &mut self.sink);
+        }
+        if self.offered(self.rust.wants(&look)) {
+            self.rust.line(line, &mut self.sink);
+        }
+        if self.offered(self.go.wants(&look)) {
+            self.go.line(line, &mut self.sink);
+        }
+        if self.offered(self.js.wants(&look)) {
+            self.js.line(line, &mut self.sink);
+        }
+        if self.offered(self.lint.wants(&look)) {
+            self.lint.line(line, &mut self.sink);
+        }
+    }
+
+    /// Whether a format that `wants` the line or not is handed it.
+    #[inline]
+    fn offered(&self, wants: bool) -> bool {
+        #[cfg(test)]
+        if self.offer_all {
+            return true;
+        }
+        wants
     }
 
     pub fn finish(mut self) -> ParseOutput {
@@ -626,7 +596,7 @@ impl<'w> Sink<'w> {
 
     /// Whether the text the formats now read may hold `needle`: when not, it does not.
     pub fn may_hold(&self, needle: Needle) -> bool {
-        self.marks.0 & (1 << needle as u16) != 0
+        self.marks.may_hold(needle)
     }
 
     /// Sets what the text the formats read next may hold; returns what was set before. Text that
@@ -780,25 +750,27 @@ pub(crate) fn split_location(s: &str) -> Option<(&str, u32, &str)> {
     Some((path, line, rest.trim_start()))
 }
 
-/// Where `needle` first occurs in `s`, found without the set-up `str::find` does on each call:
-/// for the short needles looked for on most lines, whose lines are short, a plain loop is the
-/// fastest search. Each place is tried first at the needle's first byte that is not a space.
+/// Where `needle` first occurs in `s`, found without the set-up a substring searcher does on
+/// each call: for the short needles looked for in short lines, a vectorised search of one byte
+/// of the needle (its first that is neither a space nor a letter, which lines hold less often)
+/// and a check of each place it stands is the fastest search.
 pub(crate) fn find_short(s: &str, needle: &str) -> Option<usize> {
     let (h, n) = (s.as_bytes(), needle.as_bytes());
-    if h.len() > 256 {
-        return memchr::memmem::find(h, n);
-    }
-    let k = n.iter().position(|&b| b != b' ').unwrap_or(0);
-    'places: for at in 0..(h.len() + 1).saturating_sub(n.len()) {
-        if n.get(k).is_some_and(|&b| h[at + k] != b) {
-            continue;
+    let k = n
+        .iter()
+        .position(|b| !(b.is_ascii_alphabetic() || *b == b' '))
+        .unwrap_or(0);
+    let Some(&key) = n.get(k) else {
+        return Some(0);
+    };
+    // Each place of the key byte, in order, is the place of the needle's `k`th byte.
+    let mut from = k;
+    while from < h.len() {
+        let at = from + memchr::memchr(key, &h[from..])? - k;
+        if h[at..].starts_with(n) {
+            return Some(at);
         }
-        for (j, &b) in n.iter().enumerate() {
-            if h[at + j] != b {
-                continue 'places;
-            }
-        }
-        return Some(at);
+        from = at + k + 1;
     }
     None
 }
@@ -813,10 +785,18 @@ pub(crate) fn has(s: &str, needle: &str) -> bool {
 pub(crate) fn split_word(s: &str) -> (&str, &str) {
     let b = s.as_bytes();
     let mut i = 0;
-    while i < b.len() {
-        // ASCII is read byte by byte; anything else as a character (U+00A0 is whitespace).
-        if b[i] < 0x80 {
-            if b[i] == b' ' || (0x09..=0x0d).contains(&b[i]) {
+    loop {
+        // Printable ASCII is skipped in a tight loop; what stops it is whitespace, a control
+        // byte, or a character that is not ASCII (U+00A0 is whitespace).
+        i += b[i..]
+            .iter()
+            .position(|&c| c <= b' ' || c >= 0x80)
+            .unwrap_or(b.len() - i);
+        let Some(&c) = b.get(i) else {
+            break;
+        };
+        if c < 0x80 {
+            if c == b' ' || (0x09..=0x0d).contains(&c) {
                 break;
             }
             i += 1;
@@ -896,6 +876,81 @@ mod tests {
             needle in "[ .:a(\\[]{0,4}",
         ) {
             prop_assert_eq!(find_short(&s, &needle), s.find(needle.as_str()));
+        }
+    }
+
+    /// Every line of the golden logs (real tools' output), for logs made of their pieces.
+    static GOLDEN_LINES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs");
+        let mut logs: Vec<_> = std::fs::read_dir(dir)
+            .expect("the golden logs")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .collect();
+        logs.sort();
+        logs.iter()
+            .flat_map(|p| {
+                let text = String::from_utf8_lossy(&std::fs::read(p).expect("a golden log")).into_owned();
+                text.lines().map(str::to_owned).collect::<Vec<_>>()
+            })
+            .collect()
+    });
+
+    /// Parses `log` with every format offered every line.
+    fn parse_offering_all(log: &str, workspace: &Workspace) -> ParseOutput {
+        let mut parser = Parser::new(workspace);
+        parser.offer_all = true;
+        parser.lines(log);
+        parser.finish()
+    }
+
+    /// A log of runs of golden lines from anywhere, some with a prefix a line may carry.
+    fn golden_soup() -> impl Strategy<Value = String> {
+        let prefixes = prop_oneof![
+            4 => Just(""),
+            1 => Just("  "),
+            1 => Just("\t"),
+            1 => Just("E   "),
+            1 => Just("\u{1b}[31m"),
+            1 => Just("2026-11-22T04:01:02.1234567Z "),
+            1 => Just("\u{a0}"),
+        ];
+        let run = (any::<prop::sample::Index>(), 1usize..40, prefixes);
+        prop::collection::vec(run, 1..12).prop_map(|runs| {
+            let lines = &*GOLDEN_LINES;
+            let mut log = String::new();
+            for (at, len, prefix) in runs {
+                let start = at.index(lines.len());
+                for line in lines.iter().skip(start).take(len) {
+                    log.push_str(prefix);
+                    log.push_str(line);
+                    log.push('\n');
+                }
+            }
+            log
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Each line is handed only to the formats that want it: what the parser finds is what it
+        /// finds when every format is offered every line.
+        #[test]
+        fn routing_lines_to_the_formats_that_want_them_changes_nothing(
+            log in golden_soup(),
+            root in prop_oneof![Just("/tmp/kubeheal-fixtures/mono"), Just("/tmp/kubeheal-fixtures/py_logic"), Just("/w")],
+        ) {
+            let workspace = Workspace::new(root);
+            prop_assert_eq!(parse(&log, &workspace), parse_offering_all(&log, &workspace));
+        }
+
+        #[test]
+        fn routing_arbitrary_lines_changes_nothing(lines in prop::collection::vec(".{0,40}", 0..20)) {
+            let log = lines.join("\n");
+            let workspace = Workspace::new("/w");
+            prop_assert_eq!(parse(&log, &workspace), parse_offering_all(&log, &workspace));
         }
     }
 

@@ -7,6 +7,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
+use super::look::Look;
 use super::{Needle, ParseOutput, Sink};
 
 /// How one test ended.
@@ -137,6 +138,22 @@ static COMMAND_NOT_FOUND: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:^|: )(?:line \d+: )?[\w./-]+: (?:command not found|not found)$|^/bin/sh: \d+: [\w./-]+: not found$|^env: '?[\w./-]+'?: No such file or directory$|^exec: \S+: executable file not found in \$PATH")
         .expect("regex")
 });
+
+/// Whether [`line`] can find anything in the line: a summary's first byte, or an infrastructure
+/// word.
+pub(crate) fn wants(look: &Look<'_>) -> bool {
+    let line = look.line;
+    let summary = match look.first {
+        Some(b'=') => look.last == b'=',
+        Some(b't') => line.starts_with("test result: "),
+        Some(b'R') => line.starts_with("Ran "),
+        Some(b'F') => line.starts_with("FAILED ("),
+        Some(b'T') => line.starts_with("Tests:"),
+        Some(b'N') => line.starts_with("NO TESTS RAN") || line.starts_with("No tests found"),
+        _ => false,
+    };
+    summary || look.may_hold(Needle::InfraWord)
+}
 
 /// Looks at one cleaned line for runner summaries and infrastructure signatures.
 pub(crate) fn line(line: &str, sink: &mut Sink<'_>) {

@@ -7,10 +7,12 @@
 //! the test's name.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::look::{Look, is_ascii_space};
 use super::{Finding, Needle, Rank, Sink, TestOutcome, has, split_location, split_word};
 use crate::api::shared::ErrorType;
 
@@ -93,6 +95,42 @@ pub(crate) struct Python {
 }
 
 impl Python {
+    /// Whether [`Python::line`] can do anything with the line: inside a block or a pytest section
+    /// every line may belong to it; outside, only a line that starts one, names a test's outcome,
+    /// or places a syntax error does.
+    pub fn wants(&self, look: &Look<'_>) -> bool {
+        if self.block.is_some() || self.section != Section::None {
+            return true;
+        }
+        let Some(first) = look.first else {
+            return false;
+        };
+        let line = look.line;
+        let starts_something = match first {
+            // A section's or unittest's rule.
+            b'=' => look.last == b'=',
+            // unittest's summary.
+            b'R' => line.starts_with("Ran "),
+            // unittest's headers, pytest's short test summary, a frame at column 0.
+            b'F' => line.starts_with("FAIL") || line.starts_with("File \""),
+            b'E' => line.starts_with("ERROR"),
+            b'P' => line.starts_with("PASSED "),
+            b'X' => line.starts_with("XFAIL ") || line.starts_with("XPASS "),
+            // Tracebacks, chained ones too.
+            b'D' => line.starts_with("During handling of the above exception"),
+            b'T' => line.starts_with("Traceback (most recent call last)") || line.starts_with("The above exception"),
+            // A character that may be whitespace, or start a word.
+            0x80.. => true,
+            _ => false,
+        };
+        starts_something
+            || look.last == b')' && look.may_hold(Needle::LineComma)
+            || is_ascii_space(first) && look.trimmed().starts_with("File \"")
+            // pytest `-v` and unittest `-v` outcomes.
+            || look.holds_double_colon()
+            || starts_with_word_and_paren(line) && has(line, " ... ")
+    }
+
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         let Some(&first) = line.as_bytes().first() else {
             return;
@@ -137,7 +175,7 @@ impl Python {
             return;
         }
 
-        if (first == b'F' || first == b'E')
+        if (line.starts_with("FAIL: ") || line.starts_with("ERROR: "))
             && let Some(c) = UNITTEST_HEADER.captures(line)
         {
             self.flush(sink);
@@ -165,6 +203,7 @@ impl Python {
         }
 
         if line.ends_with(')')
+            && sink.may_hold(Needle::LineComma)
             && has(line, ", line ")
             && let Some(c) = INLINE_SYNTAX.captures(line)
         {
@@ -218,9 +257,7 @@ impl Python {
             _ => (line, false),
         };
 
-        if body.trim_start().starts_with("File \"")
-            && let Some(c) = FILE_FRAME.captures(body)
-        {
+        if let Some((file, n, function)) = file_frame(body) {
             if !from_e_line {
                 self.new_traceback(sink);
             }
@@ -230,9 +267,9 @@ impl Python {
             });
             if block.frames.len() < MAX_FRAMES {
                 block.frames.push(Frame {
-                    file: c[1].to_owned(),
-                    line: c[2].parse().unwrap_or(1),
-                    syntax_location: c.get(3).is_none(),
+                    file: file.to_owned(),
+                    line: n.parse().unwrap_or(1),
+                    syntax_location: function.is_none(),
                 });
             }
             block.source = None;
@@ -247,11 +284,11 @@ impl Python {
             && first != b' '
             && !from_e_line
             && let Some((file, n, rest)) = split_location(line)
-            && let (true, Some(c)) = (file.ends_with(".py"), exception(rest, true))
+            && let (true, Some((kind, message))) = (file.ends_with(".py"), exception(rest, true))
         {
             if self.anonymous.len() < super::MAX_REPORTS {
-                let message = c.get(2).map_or("", |m| m.as_str()).to_owned();
-                self.anonymous.push((file.to_owned(), n, c[1].to_owned(), message));
+                let message = message.unwrap_or("").to_owned();
+                self.anonymous.push((file.to_owned(), n, kind.to_owned(), message));
             }
             return;
         }
@@ -269,11 +306,11 @@ impl Python {
         // Where an exception must stand — an `E` line, or right after a traceback's last frame and
         // its source line — any class name is one; elsewhere only the usual names are.
         let must_be_exception = from_e_line || (!block.frames.is_empty() && block.source.is_some());
-        if let Some(c) = exception(body.trim_end(), must_be_exception)
+        if let Some((kind, message)) = exception(body.trim_end(), must_be_exception)
             && (from_e_line || !line.starts_with(' '))
             && block.exception.is_none()
         {
-            block.exception = Some((c[1].to_owned(), c.get(2).map_or("", |m| m.as_str()).to_owned()));
+            block.exception = Some((kind.to_owned(), message.unwrap_or("").to_owned()));
             if block.ends_at_exception && !from_e_line {
                 self.flush(sink);
             }
@@ -295,9 +332,9 @@ impl Python {
                 });
             }
             if block.exception.is_none()
-                && let Some(c) = exception(rest, true)
+                && let Some((kind, message)) = exception(rest, true)
             {
-                block.exception = Some((c[1].to_owned(), c.get(2).map_or("", |m| m.as_str()).to_owned()));
+                block.exception = Some((kind.to_owned(), message.unwrap_or("").to_owned()));
             }
             block.awaiting_source = rest.starts_with("in ");
         }
@@ -343,13 +380,11 @@ impl Python {
             sink.test(name, outcome);
             return;
         }
-        if let Some((id, outcome)) = sink.may_hold(Needle::Colons).then(|| verbose_outcome(line)).flatten() {
+        if let Some((id, outcome)) = verbose_outcome(line) {
             sink.test(id, outcome);
             return;
         }
-        if sink.may_hold(Needle::Colons)
-            && sink.may_hold(Needle::Bracket)
-            && has(line, "::")
+        if has(line, "::")
             && has(line, " [")
             && let Some(c) = VERBOSE_OUTCOME.captures(line)
         {
@@ -362,11 +397,9 @@ impl Python {
             sink.test(&c[1], outcome);
             return;
         }
-        // The regex needs both; a `cargo test` line has only the first.
-        if sink.may_hold(Needle::Ellipsis)
-            && sink.may_hold(Needle::Paren)
+        // The regex's anchor, `word (`, and its ` ... `: a `cargo test` line has only the latter.
+        if starts_with_word_and_paren(line)
             && has(line, " ... ")
-            && has(line, " (")
             && let Some(c) = UNITTEST_VERBOSE.captures(line)
         {
             let id = if c[2].ends_with(&format!(".{}", &c[1])) {
@@ -425,16 +458,16 @@ impl Python {
         self.flush(sink);
         // pytest names tests in section headers by their short name; the node id comes from the
         // outcome lines. Prefer an id whose file appears in the report.
-        let ids: Vec<String> = sink.tests().map(|(name, _)| name.clone()).collect();
+        // A long log names the same short names again and again (a suite run in several jobs):
+        // each is looked up among the ids once.
+        let mut resolved: BTreeMap<String, Option<String>> = BTreeMap::new();
         for (report, short) in std::mem::take(&mut self.pending_names) {
-            // `Class.test[1.5-x]` → `Class::test[1.5-x]`: dots outside the parameter brackets.
-            let (name, params) = short.split_at(short.find('[').unwrap_or(short.len()));
-            let wanted = format!("{}{params}", name.replace('.', "::"));
-            let mut matches = ids
-                .iter()
-                .filter(|id| id.ends_with(&format!("::{wanted}")) || **id == wanted);
-            let id = matches.next().cloned().unwrap_or(short);
-            sink.set_test(report, &id);
+            if !resolved.contains_key(&short) {
+                let id = node_id(&short, sink.tests().map(|(id, _)| id.as_str()));
+                resolved.insert(short.clone(), id);
+            }
+            let id = resolved[&short].as_deref().unwrap_or(&short);
+            sink.set_test(report, id);
         }
         let named = self.anonymous.len() == self.summary_failed.len();
         for (i, (file, line, kind, message)) in std::mem::take(&mut self.anonymous).iter().enumerate() {
@@ -448,14 +481,90 @@ impl Python {
     }
 }
 
-/// An exception line: any class name where one must stand, else only the usual names.
-fn exception(text: &str, must_be: bool) -> Option<regex::Captures<'_>> {
-    if must_be {
-        ANY_EXCEPTION.captures(text).or_else(|| EXCEPTION.captures(text))
-    } else {
-        EXCEPTION.captures(text)
+/// A traceback's frame, `  File "/abs/app.py", line 12, in main` (no function for the place of
+/// a SyntaxError): the file, the line and the function, as FILE_FRAME reads them, without running
+/// the regex on the ASCII frames of a traceback.
+fn file_frame(body: &str) -> Option<(&str, &str, Option<&str>)> {
+    let rest = body.trim_start().strip_prefix("File \"")?;
+    let (file, rest) = rest.split_once('"')?;
+    let rest = rest.strip_prefix(", line ")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if file.is_empty() || rest.as_bytes().get(digits).is_some_and(|&b| b >= 0x80) {
+        // An empty name, or a digit that may not be ASCII (`\d` is Unicode): the regex decides.
+        let c = FILE_FRAME.captures(body)?;
+        return Some((c.get(1)?.as_str(), c.get(2)?.as_str(), c.get(3).map(|m| m.as_str())));
     }
+    let (n, after) = rest.split_at(digits);
+    let function = match after.strip_prefix(", in ") {
+        Some(function) if !function.contains('\n') => Some(function),
+        Some(_) => return None,
+        None if after.is_empty() => None,
+        None => return None,
+    };
+    (digits > 0).then_some((file, n, function))
 }
+
+/// The first of the run's test ids (sorted) that pytest's short test name `short` stands for:
+/// `Class.test[1.5-x]` is `path::Class::test[1.5-x]` (dots outside the parameter brackets).
+fn node_id<'a>(short: &str, mut ids: impl Iterator<Item = &'a str>) -> Option<String> {
+    let (name, params) = short.split_at(short.find('[').unwrap_or(short.len()));
+    let wanted = format!("{}{params}", name.replace('.', "::"));
+    let suffix = format!("::{wanted}");
+    ids.find(|id| id.ends_with(&suffix) || *id == wanted).map(str::to_owned)
+}
+
+/// An exception line, `Name` or `Name: message`: any class name where one must stand, else only
+/// the usual names. Returns the name and the message.
+fn exception(text: &str, must_be: bool) -> Option<(&str, Option<&str>)> {
+    // A name is ASCII in nearly every log: it is read without a regex, as ANY_EXCEPTION and
+    // EXCEPTION read it; a name with other characters (`\w` is Unicode) goes to them.
+    let name_end = text
+        .bytes()
+        .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'.'))
+        .unwrap_or(text.len());
+    if text.as_bytes().get(name_end).is_some_and(|&b| b >= 0x80) {
+        let c = if must_be {
+            ANY_EXCEPTION.captures(text).or_else(|| EXCEPTION.captures(text))
+        } else {
+            EXCEPTION.captures(text)
+        }?;
+        return Some((c.get(1)?.as_str(), c.get(2).map(|m| m.as_str())));
+    }
+    let (name, after) = text.split_at(name_end);
+    let message = match after.strip_prefix(": ") {
+        Some(message) if !message.contains('\n') => Some(message),
+        Some(_) => return None,
+        None if after.is_empty() => None,
+        None => return None,
+    };
+    let mut segments = name.split('.');
+    let last = segments.next_back()?;
+    let is_identifier = |s: &str| {
+        s.as_bytes()
+            .first()
+            .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+    };
+    if !(is_identifier(last) && segments.all(is_identifier)) {
+        return None;
+    }
+    let any_class = must_be && last.as_bytes()[0].is_ascii_uppercase();
+    let usual = USUAL_EXCEPTION_ENDINGS
+        .iter()
+        .any(|e| last.len() > e.len() && last.ends_with(e));
+    (any_class || usual).then_some((name, message))
+}
+
+/// How the names of the usual exception classes end (EXCEPTION).
+const USUAL_EXCEPTION_ENDINGS: &[&str] = &[
+    "Error",
+    "Exception",
+    "Exit",
+    "Interrupt",
+    "Failure",
+    "Warning",
+    "Iteration",
+    "NotFound",
+];
 
 /// pytest's short test summary, `FAILED tests/a.py::test_x - AssertionError: ...`: the outcome
 /// word and the test's id, as `^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+)(?: - (.*))?$` reads
@@ -487,6 +596,20 @@ fn verbose_outcome(line: &str) -> Option<(&str, TestOutcome)> {
     };
     let tail = rest.trim_start()[word.len()..].trim();
     (tail.is_empty() || (tail.starts_with('[') && tail.ends_with("%]"))).then_some((id, outcome))
+}
+
+/// Whether the line starts `word (`, as unittest's `-v` outcome lines do (`test_x (tests.T) ...
+/// ok`); a character that is not ASCII may be a word's (`\w` is Unicode), so such a line may.
+fn starts_with_word_and_paren(line: &str) -> bool {
+    let b = line.as_bytes();
+    let word = b
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    match b.get(word) {
+        Some(&c) if c >= 0x80 => true,
+        _ => word > 0 && b[word..].starts_with(b" ("),
+    }
 }
 
 /// The report for a Python exception at `file:line`.
@@ -744,5 +867,45 @@ impl Python {
         self.section = Section::Pytest;
         self.section_has_headers = true;
         self.block = Some(Block::default());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What the exception regexes alone read in `text`.
+    fn by_regex(text: &str, must_be: bool) -> Option<(&str, Option<&str>)> {
+        let c = if must_be {
+            ANY_EXCEPTION.captures(text).or_else(|| EXCEPTION.captures(text))
+        } else {
+            EXCEPTION.captures(text)
+        }?;
+        Some((c.get(1)?.as_str(), c.get(2).map(|m| m.as_str())))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// A traceback's frame is read as the regex it replaced reads it.
+        #[test]
+        fn frames_are_read_as_the_regex_reads_them(
+            body in "[ \t\u{a0}]{0,2}(File \")?[a-z/.\"é]{0,5}(\")?(, line )?[0-9\u{663}]{0,3}(, in .{0,4}|, i|\n|x)?",
+        ) {
+            let by_regex = FILE_FRAME
+                .captures(&body)
+                .map(|c| (c.get(1).map_or("", |m| m.as_str()), c.get(2).map_or("", |m| m.as_str()), c.get(3).map(|m| m.as_str())));
+            prop_assert_eq!(file_frame(&body), by_regex);
+        }
+
+        /// An exception line is read as the regexes it replaced read it.
+        #[test]
+        fn exception_lines_are_read_as_the_regexes_read_them(
+            text in "([a-zA-Z_1é]{0,4}\\.?){0,3}(Error|Exception|Exit|Warning|NotFound|Ex)?(: ?.{0,6}|:|\n.{0,2}| x)?",
+            must_be in any::<bool>(),
+        ) {
+            prop_assert_eq!(exception(&text, must_be), by_regex(&text, must_be));
+        }
     }
 }

@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::look::Look;
 use super::{Finding, Rank, Sink, TestOutcome, split_location, split_word};
 use crate::api::shared::ErrorType;
 
@@ -56,6 +57,26 @@ pub(crate) struct Rust {
 }
 
 impl Rust {
+    /// Whether [`Rust::line`] can do anything with the line: a panic's message or backtrace
+    /// takes whatever line comes; otherwise only a diagnostic's header, its ` --> ` location
+    /// after a header, a test's outcome or a panic do.
+    pub fn wants(&self, look: &Look<'_>) -> bool {
+        let Some(first) = look.first else {
+            return false;
+        };
+        if self.unplaced.is_some() || self.panic.is_some() {
+            return true;
+        }
+        let line = look.line;
+        match first {
+            b'e' | b'w' => line.starts_with("error") || line.starts_with("warning"),
+            b'A'..=b'Z' | b'i' => ruff_code_prefix(line),
+            b't' => line.starts_with("test ") || line.starts_with("thread '"),
+            b' ' => self.header.is_some(),
+            _ => false,
+        }
+    }
+
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         let Some(&first) = line.as_bytes().first() else {
             return;

@@ -162,6 +162,13 @@ impl Structured {
         true
     }
 
+    /// Whether no document is open: then a line that cannot start one is not this reader's (what
+    /// a document leaves behind, given up or after its end, is always taken on the line it came).
+    pub fn between_documents(&self) -> bool {
+        debug_assert!(self.gave_up.is_none() && self.after_end.is_none());
+        self.doc.is_none()
+    }
+
     /// Whether the rest of a line longer than [`super::clean::MAX_LINE`] is wanted.
     pub fn wants_rest(&self) -> bool {
         self.doc.is_some()
