@@ -250,7 +250,7 @@ fn namespace_of(settings: &AccessSettings, asked: Option<&str>) -> Result<String
 }
 
 /// A DNS-1123 label, as namespaces are named.
-fn is_namespace_name(name: &str) -> bool {
+pub fn is_namespace_name(name: &str) -> bool {
     (1..=63).contains(&name.len())
         && name
             .bytes()

@@ -158,12 +158,9 @@ pub fn after_sign_in(next: Option<&str>) -> String {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '-' | '.' | '_'));
     let query = query.is_empty()
-        || query.strip_prefix("namespace=").is_some_and(|namespace| {
-            !namespace.is_empty()
-                && namespace
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        });
+        || query
+            .strip_prefix("namespace=")
+            .is_some_and(super::ingest_auth::is_namespace_name);
     if page && query {
         next.to_owned()
     } else {
