@@ -736,7 +736,7 @@ fn ticket_target_settings(path: &std::path::Path) -> Result<kubeheal::api::heale
         .map_err(|e| format!("--ticket-target {}: cannot read it: {e}", path.display()))?;
     let target: kubeheal::api::healer_ticket::TicketTarget = serde_yaml_ng::from_str(&text).map_err(|e| {
         format!(
-            "--ticket-target {}: not a ticket target ({e}); give spec.target's fields: repository, contractLayout, contractSchema, healer, regenerate",
+            "--ticket-target {}: not a ticket target ({e}); give spec.target's fields: repository, contractLayout, contractSchema, validate, healer, regenerate",
             path.display()
         )
     })?;
@@ -757,6 +757,13 @@ fn ticket_target_settings(path: &std::path::Path) -> Result<kubeheal::api::heale
         .regenerate
         .as_ref()
         .and_then(kubeheal::core::ticket_regenerate::problem)
+    {
+        return Err(format!("--ticket-target {}: {why}", path.display()));
+    }
+    if let Some(why) = target
+        .validate
+        .as_ref()
+        .and_then(kubeheal::core::ticket_validate::problem)
     {
         return Err(format!("--ticket-target {}: {why}", path.display()));
     }

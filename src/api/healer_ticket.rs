@@ -131,8 +131,8 @@ pub struct TicketTarget {
     /// Repository path of the JSON Schema contracts must satisfy: a proposal is checked against
     /// it, and a fix is committed only when it adds no error the schema finds. `{kind}` is the
     /// contract's `kind` in lower case (Specora's `spec/meta/{kind}.meta.yaml`); a `$ref` may name
-    /// the `$id` of another schema in the same folder, and nothing else. Required for contract
-    /// fixes (here or in `--ticket-target`).
+    /// the `$id` of another schema in the same folder, and nothing else. Contract fixes need
+    /// this or `validate` (here or in `--ticket-target`); with both, a contract must pass both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 1024))]
     #[x_kube(validation = Rule::new(r"!self.startsWith('/') && !self.split('/').exists(s, s == '..')")
@@ -148,6 +148,12 @@ pub struct TicketTarget {
     #[x_kube(validation = Rule::new("has(self.openAI) || has(self.codeHealerApi)")
         .message("target.healer must be openAI or codeHealerApi: contract fixes are proposed by an OpenAI-compatible model or a Code Healer API service"))]
     pub healer: Option<HealerSpec>,
+
+    /// The repository's own validator, for contracts a JSON Schema does not capture (or
+    /// beside `contractSchema`): run in an executor Job on the contract as it is and on each
+    /// candidate fix, in place at its path. Default: the operator's `--ticket-target`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validate: Option<Validate>,
 
     /// The command that regenerates the code from the contracts (seed 004's Regenerate step):
     /// run after a contract fix is committed and pushed, in an executor Job over the fix's
@@ -181,14 +187,47 @@ pub struct Regenerate {
     /// still running then is stopped, the regeneration fails and the fix is reverted.
     /// Default: 600 (10 minutes).
     #[serde(default = "default_regenerate_timeout")]
-    #[schemars(range(min = 1, max = MAX_REGENERATE_TIMEOUT_SECONDS))]
+    #[schemars(range(min = 1, max = MAX_COMMAND_TIMEOUT_SECONDS))]
     pub timeout_seconds: u32,
+}
+
+/// How a repository validates a contract with its own command.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Validate {
+    /// The container image that has the validator, e.g. `ghcr.io/acme/helpdesk-forge:1.4`.
+    /// Required.
+    #[schemars(length(min = 1, max = 512))]
+    #[x_kube(validation = Rule::new(r"self.matches('^[^\\s]+$')").message("validate.image must be an image reference without spaces, e.g. ghcr.io/acme/forge:1.4"))]
+    pub image: String,
+    /// The command, run with `sh -c` (not the image's entrypoint) in the root of a checkout
+    /// whose contract file (`$KUBEHEAL_CONTRACT`; its FQN is `$KUBEHEAL_CONTRACT_FQN`) holds the
+    /// version being judged, e.g. `specora-core forge validate domains`. It exits with 0 when
+    /// the contract is valid; otherwise each line it prints is an error. Lines are compared
+    /// with their numbers ignored, so a count or a line number that moves is not a new error;
+    /// a line in the form `path: 'value' does not match 'pattern'` is one tier 1 can fix. It
+    /// gets no credential of the repository. Required.
+    #[schemars(length(min = 1, max = 4096))]
+    #[x_kube(validation = Rule::new("self.trim() != ''").message("validate.command must not be blank"))]
+    pub command: String,
+    /// How long one validation may run, in seconds, from 1 to 86400: each validation Job's
+    /// deadline. A command still running then fails the fix it was judging. Default: 300.
+    #[serde(default = "default_validate_timeout")]
+    #[schemars(range(min = 1, max = MAX_COMMAND_TIMEOUT_SECONDS))]
+    pub timeout_seconds: u32,
+}
+
+/// `validate.timeoutSeconds` when a target does not say.
+pub const DEFAULT_VALIDATE_TIMEOUT_SECONDS: u32 = 300;
+
+fn default_validate_timeout() -> u32 {
+    DEFAULT_VALIDATE_TIMEOUT_SECONDS
 }
 
 /// `regenerate.timeoutSeconds` when a target does not say.
 pub const DEFAULT_REGENERATE_TIMEOUT_SECONDS: u32 = 600;
-/// The most `regenerate.timeoutSeconds` may be: a day.
-pub const MAX_REGENERATE_TIMEOUT_SECONDS: u32 = 86_400;
+/// The most a repository command may run (`regenerate.timeoutSeconds`, `validate.timeoutSeconds`): a day.
+pub const MAX_COMMAND_TIMEOUT_SECONDS: u32 = 86_400;
 
 fn default_regenerate_timeout() -> u32 {
     DEFAULT_REGENERATE_TIMEOUT_SECONDS

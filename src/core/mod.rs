@@ -15,6 +15,7 @@
 //! - `ticket_queue`: seed 004's priority queue as a rule — which tickets' analysis starts now;
 //! - `ticket_fix` and `ticket_regenerate`: a contract ticket's propose → approve → apply, and
 //!   the Regenerate step after it;
+//! - `ticket_validate`: a repository's own contract validator, run on each version a fix judges;
 //! - `notify`: the payloads announcing a ticket's transitions (Slack, Discord, Teams, JSON).
 
 pub mod code_fix_dds;
@@ -35,4 +36,5 @@ pub mod ticket_fix;
 pub mod ticket_page;
 pub mod ticket_queue;
 pub mod ticket_regenerate;
+pub mod ticket_validate;
 pub mod verify;

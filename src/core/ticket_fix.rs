@@ -149,6 +149,7 @@ pub fn effective_target(target: &TicketTarget, defaults: Option<&TicketTarget>) 
             .clone()
             .or_else(|| defaults.contract_schema.clone()),
         healer: target.healer.clone().or_else(|| defaults.healer.clone()),
+        validate: target.validate.clone().or_else(|| defaults.validate.clone()),
         regenerate: target.regenerate.clone().or_else(|| defaults.regenerate.clone()),
     }
 }
@@ -200,8 +201,10 @@ pub fn next_step(spec: &HealerTicketSpec, status: &HealerTicketStatus, target: &
             if target.repository.is_none() {
                 missing.push("the repository the contract lives in (target.repository)");
             }
-            if target.contract_schema.is_none() {
-                missing.push("the JSON Schema contracts must satisfy (target.contractSchema)");
+            if target.contract_schema.is_none() && target.validate.is_none() {
+                missing.push(
+                    "what contracts must satisfy (target.contractSchema, a JSON Schema, or target.validate, a command)",
+                );
             }
             if classification.tier > 1 && target.healer.is_none() {
                 missing.push(
@@ -437,10 +440,30 @@ pub fn patch_digest(path: &str, before: &str, after: &str) -> (String, String) {
     (patch, digest)
 }
 
-/// The schema's messages about the fixed contract (`after`) that it did not give the contract
-/// before: a fix may leave the errors other tickets are about, but must add none.
+/// The validators' messages about the fixed contract (`after`) that they did not give the
+/// contract before: a fix may leave the errors other tickets are about, but must add none.
+/// Messages are compared with their numbers ignored: a count (`2 error(s)`) or a line number
+/// that moves is the same error, not a new one.
 pub fn introduced(before: &[String], after: &[String]) -> Vec<String> {
-    after.iter().filter(|e| !before.contains(e)).cloned().collect()
+    let known: std::collections::HashSet<String> = before.iter().map(|e| without_numbers(e)).collect();
+    after
+        .iter()
+        .filter(|e| !known.contains(&without_numbers(e)))
+        .cloned()
+        .collect()
+}
+
+/// `message` with each run of digits as `#`.
+fn without_numbers(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    for c in message.chars() {
+        if !c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('#') {
+            out.push('#');
+        }
+    }
+    out
 }
 
 /// The branch a ticket's fix is committed to: the ticket's own, since it is rebuilt from the

@@ -477,3 +477,26 @@ fn contract_fixes_are_proposed_by_a_model_or_a_code_healer_and_by_one_of_them() 
     };
     assert_eq!(next_step(&spec(None), &queued, &target), Step::Propose);
 }
+
+#[test]
+fn a_message_whose_numbers_moved_is_not_a_new_error_but_a_new_message_is() {
+    let before = vec![
+        "Compilation failed: 2 error(s)".to_owned(),
+        "domains/helpdesk/ticket.contract.yaml:14: 'tkt' does not match '^[A-Z]+$'".to_owned(),
+    ];
+    let after = vec![
+        "Compilation failed: 3 error(s)".to_owned(),
+        "domains/helpdesk/ticket.contract.yaml:15: 'tkt' does not match '^[A-Z]+$'".to_owned(),
+        "Contract 'entity/helpdesk/ticket' requires 'entity/helpdesk/customer' which does not exist".to_owned(),
+    ];
+    assert_eq!(introduced(&before, &after), [after[2].clone()]);
+    // A number is not a wildcard for words: a different value is a different error.
+    assert_eq!(
+        introduced(
+            &["'tkt' does not match".to_owned()],
+            &["'abc' does not match".to_owned()]
+        ),
+        ["'abc' does not match"]
+    );
+    assert!(introduced(&before, &before).is_empty());
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use crate::api::healer_ticket::{
-    DEFAULT_REGENERATE_TIMEOUT_SECONDS, MAX_REGENERATE_TIMEOUT_SECONDS as MAX_TIMEOUT_SECONDS, Regenerate,
+    DEFAULT_REGENERATE_TIMEOUT_SECONDS, MAX_COMMAND_TIMEOUT_SECONDS as MAX_TIMEOUT_SECONDS, Regenerate,
 };
 use crate::core::format::short_commit;
 use crate::core::ticket_fix::TICKET_TRAILER;
@@ -63,20 +63,35 @@ pub fn timeout(regenerate: &Regenerate) -> Duration {
 /// A problem with a `regenerate` setting that the API server's rules would have refused (the
 /// operator's `--ticket-target` file is not checked by them).
 pub fn problem(regenerate: &Regenerate) -> Option<String> {
-    if !(1..=MAX_TIMEOUT_SECONDS).contains(&regenerate.timeout_seconds) {
+    command_problem(
+        "regenerate",
+        (&regenerate.image, &regenerate.command, regenerate.timeout_seconds),
+        DEFAULT_REGENERATE_TIMEOUT_SECONDS,
+        "the command that regenerates the code",
+    )
+}
+
+/// A problem with a repository command's setting (`field` is `regenerate` or `validate`): its
+/// `image`, its `command` (`purpose` says what it is for) and its `timeoutSeconds`, whose
+/// default is `default_timeout`; in the words of the API server's rules.
+pub fn command_problem(
+    field: &str,
+    (image, command, timeout_seconds): (&str, &str, u32),
+    default_timeout: u32,
+    purpose: &str,
+) -> Option<String> {
+    if !(1..=MAX_TIMEOUT_SECONDS).contains(&timeout_seconds) {
         return Some(format!(
-            "regenerate.timeoutSeconds {} must be from 1 to {MAX_TIMEOUT_SECONDS} (a day): the seconds the regenerate command may run; leave it out for {DEFAULT_REGENERATE_TIMEOUT_SECONDS}",
-            regenerate.timeout_seconds
+            "{field}.timeoutSeconds {timeout_seconds} must be from 1 to {MAX_TIMEOUT_SECONDS} (a day): the seconds {purpose} may run; leave it out for {default_timeout}"
         ));
     }
-    if regenerate.image.trim().is_empty() || regenerate.image.chars().any(char::is_whitespace) {
+    if image.trim().is_empty() || image.chars().any(char::is_whitespace) {
         return Some(format!(
-            "regenerate.image {:?} must be an image reference without spaces, e.g. ghcr.io/acme/forge:1.4",
-            regenerate.image
+            "{field}.image {image:?} must be an image reference without spaces, e.g. ghcr.io/acme/forge:1.4"
         ));
     }
-    if regenerate.command.trim().is_empty() {
-        return Some("regenerate.command must not be blank: give the command that regenerates the code".into());
+    if command.trim().is_empty() {
+        return Some(format!("{field}.command must not be blank: give {purpose}"));
     }
     None
 }

@@ -281,25 +281,32 @@ pub fn healed_contract(response: &HealResponse, path: &str) -> Result<Answer, St
 /// Asks `proposer` for a fix, checks each answer with `check` (which returns the accepted
 /// proposal or why it is refused), and asks once more with a simpler prompt when the first is
 /// refused. `Err` says why neither answer was accepted.
-pub async fn propose<T>(
+pub async fn propose<T, Checked>(
     proposer: Proposer<'_>,
     question: &Question<'_>,
-    check: impl Fn(Answer) -> Result<T, String>,
-) -> Result<T, String> {
-    let first = ask(&proposer, question, None).await.and_then(&check);
+    check: impl Fn(Answer) -> Checked,
+) -> Result<T, String>
+where
+    Checked: Future<Output = Result<T, String>>,
+{
+    let first = match ask(&proposer, question, None).await {
+        Ok(answer) => check(answer).await,
+        Err(why) => Err(why),
+    };
     let why = match first {
         Ok(accepted) => return Ok(accepted),
         Err(why) => why,
     };
-    ask(&proposer, question, Some(&why))
-        .await
-        .and_then(&check)
-        .map_err(|again| {
-            format!(
-                "{}'s answer was refused ({why}), and again when asked more simply ({again})",
-                proposer.called()
-            )
-        })
+    let again = match ask(&proposer, question, Some(&why)).await {
+        Ok(answer) => check(answer).await,
+        Err(again) => Err(again),
+    };
+    again.map_err(|again| {
+        format!(
+            "{}'s answer was refused ({why}), and again when asked more simply ({again})",
+            proposer.called()
+        )
+    })
 }
 
 async fn ask(proposer: &Proposer<'_>, question: &Question<'_>, refused: Option<&str>) -> Result<Answer, String> {
@@ -526,7 +533,10 @@ mod tests {
             ],
             Vec::new(),
         )));
-        let accepted = propose(Proposer::CodeHealer(&fake), &q, |a: Answer| Ok::<_, String>(a.contract)).await;
+        let accepted = propose(Proposer::CodeHealer(&fake), &q, |a: Answer| async {
+            Ok::<_, String>(a.contract)
+        })
+        .await;
         assert_eq!(
             accepted.as_deref(),
             Ok("kind: Entity\nspec: {fields: {resolution: {type: text}}}\n")
@@ -537,7 +547,7 @@ mod tests {
             vec![healed(&[(PATH, "kind: Entity\n")]), healed(&[(PATH, "kind: Entity\n")])],
             Vec::new(),
         )));
-        let why = propose(Proposer::CodeHealer(&never), &q, |_: Answer| {
+        let why = propose(Proposer::CodeHealer(&never), &q, |_: Answer| async {
             Err::<(), _>("it changes nothing".to_owned())
         })
         .await

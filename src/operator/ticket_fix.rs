@@ -11,7 +11,9 @@
 //! regenerate command the pushed fix waits in `Approved` for its code regeneration
 //! (`regenerate`), which commits the generated code after it or reverts it.
 
+mod command_job;
 mod regenerate;
+mod validate;
 
 use std::time::Duration;
 
@@ -48,6 +50,7 @@ use crate::healer::contract::{ContractSchema, normalize_contract, violation};
 use crate::healer::contract_model::{self, Answer, Proposer, Question};
 use crate::healer::factory::{self, Credentials, service_urls};
 use crate::healer::openai::OpenAi;
+use validate::Validators;
 
 /// The label naming the HealerTicket a HealRun heals: the ticket controller watches those runs.
 pub const TICKET_LABEL: &str = "kubeheal.dev/healerticket";
@@ -400,12 +403,13 @@ async fn secret(ticket: &HealerTicket, ctx: &Context, key: &SecretKeyRef) -> Res
         .map(|v| String::from_utf8_lossy(&v.0).trim().to_owned()))
 }
 
-/// The contract's path, its text, and the repository's schema, at the clone's checkout.
+/// The contract's path, its text, and the repository's schema (when the target names one), at
+/// the clone's checkout.
 async fn read_contract(
     repo: &Repo,
     target: &TicketTarget,
     commit: &str,
-) -> Result<(String, String, ContractSchema), Failure> {
+) -> Result<(String, String, Option<ContractSchema>), Failure> {
     let fqn = target.contract_fqn.as_deref().unwrap_or_default();
     let path = contract_path(fqn, target.contract_layout.as_deref()).map_err(Failure::Final)?;
     let files: ConfinedDir = repo.files().map_err(|e| Failure::Final(e.to_string()))?;
@@ -419,10 +423,12 @@ async fn read_contract(
             format!("cannot read the contract {path}: {e}")
         })
     })?;
+    let Some(template) = target.contract_schema.as_deref() else {
+        return Ok((path, contract, None));
+    };
     let kind = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&contract)
         .ok()
         .and_then(|c| c.get("kind").and_then(|k| k.as_str()).map(str::to_lowercase));
-    let template = target.contract_schema.as_deref().unwrap_or_default();
     let schema_path = match (template.contains("{kind}"), kind) {
         (false, _) => template.to_owned(),
         (true, Some(kind)) if kind.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => {
@@ -456,7 +462,7 @@ async fn read_contract(
         }
     }
     let schema = ContractSchema::parse_with(&schema_text, &schema_path, &siblings).map_err(Failure::Final)?;
-    Ok((path, contract, schema))
+    Ok((path, contract, Some(schema)))
 }
 
 /// A proposal for the ticket: tier 1 from the normaliser, tiers 2-3 from the model.
@@ -470,9 +476,11 @@ async fn propose(
     let (repo, commit) = checkout(ticket, target, ctx).await?;
     let (path, before, schema) = read_contract(&repo, target, &commit).await?;
     let at = short_commit(&commit).to_owned();
-    let errors = schema
-        .check(&before)
-        .map_err(|e| Failure::Final(format!("{path} at {at}: {e}")))?;
+    let validators = Validators::new(ticket, target, ctx, schema, (&commit, &path, &before)).await?;
+    let errors = validators.errors(&before).await.map_err(|failure| match failure {
+        Failure::Final(e) => Failure::Final(format!("{path} at {at}: {e}")),
+        transient => transient,
+    })?;
     let (after, changed, removed, explanation, method, confidence) = if tier == 1 {
         // A ticket fixes its own error: the contract's other errors have tickets of their own.
         let mine: Vec<String> = match violation(&ticket.spec.error) {
@@ -485,9 +493,7 @@ async fn propose(
         };
         let Some((after, changed)) = normalize_contract(&before, &mine).map_err(Failure::Final)? else {
             return Err(Failure::Final(if errors.is_empty() {
-                format!(
-                    "{path} passes the contract schema at {at}: there is nothing to normalise (was it fixed already?)"
-                )
+                format!("{path} passes validation at {at}: there is nothing to normalise (was it fixed already?)")
             } else {
                 format!(
                     "{path} at {at} has no error the deterministic normaliser can fix: {}",
@@ -495,7 +501,7 @@ async fn propose(
                 )
             }));
         };
-        let added = introduced(&errors, &schema.check(&after).map_err(Failure::Final)?);
+        let added = introduced(&errors, &validators.errors(&after).await?);
         if !added.is_empty() {
             return Err(Failure::Final(format!(
                 "normalising {path} ({}) would add errors: {}",
@@ -513,7 +519,7 @@ async fn propose(
             1.0,
         )
     } else {
-        let accepted = ask_model(ticket, target, &repo, (&path, &before, &errors), &schema, tier, ctx).await?;
+        let accepted = ask_model(ticket, target, &repo, (&path, &before, &errors), &validators, tier, ctx).await?;
         let method = if tier >= 3 {
             ProposalMethod::LlmRuntime
         } else {
@@ -566,7 +572,7 @@ async fn ask_model(
     target: &TicketTarget,
     repo: &Repo,
     (path, before, errors): (&str, &str, &[String]),
-    schema: &ContractSchema,
+    validators: &Validators<'_>,
     tier: u8,
     ctx: &Context,
 ) -> Result<Accepted, Failure> {
@@ -656,24 +662,33 @@ async fn ask_model(
         Service::Model(model) => Proposer::Model(model),
         Service::CodeHealer(client) => Proposer::CodeHealer(client.as_ref()),
     };
+    // A validation that could not be run (the API server away) is no fault of the answer: it
+    // is kept here, the answer refused, and the step tried again later.
+    let unvalidated: std::sync::Mutex<Option<String>> = std::sync::Mutex::default();
     // Either answer is checked alike: sanitised, validated, and it must change something.
-    contract_model::propose(proposer, &question, |answer: Answer| {
+    let (unvalidated, old) = (&unvalidated, &old);
+    let proposed = contract_model::propose(proposer, &question, |answer: Answer| async move {
         let mut new: serde_yaml_ng::Value =
             serde_yaml_ng::from_str(&answer.contract).map_err(|e| format!("not YAML: {e}"))?;
-        let removed = sanitize(&old, &mut new);
+        let removed = sanitize(old, &mut new);
         let after = if removed.is_empty() {
             answer.contract.clone()
         } else {
             serde_yaml_ng::to_string(&new).map_err(|e| e.to_string())?
         };
-        let added = introduced(errors, &schema.check(&after)?);
+        let found = match validators.errors(&after).await {
+            Ok(found) => found,
+            Err(Failure::Final(why)) => return Err(why),
+            Err(Failure::Transient(why)) => {
+                *unvalidated.lock().expect("not poisoned") = Some(why.clone());
+                return Err(why);
+            }
+        };
+        let added = introduced(errors, &found);
         if !added.is_empty() {
-            return Err(format!(
-                "the contract it gives fails the contract schema: {}",
-                added.join("; ")
-            ));
+            return Err(format!("the contract it gives fails validation: {}", added.join("; ")));
         }
-        let changed = changes(&old, &new);
+        let changed = changes(old, &new);
         if changed.is_empty() {
             return Err("it changes nothing in the contract".into());
         }
@@ -688,8 +703,11 @@ async fn ask_model(
             explanation,
         })
     })
-    .await
-    .map_err(Failure::Final)
+    .await;
+    if let Some(why) = unvalidated.lock().expect("not poisoned").take() {
+        return Err(Failure::Transient(why));
+    }
+    proposed.map_err(Failure::Final)
 }
 
 /// Commits the proposal's contract on the ticket's branch and pushes it; the outcome is
@@ -736,13 +754,11 @@ async fn apply(
                 )));
             }
             // Validated before anything is written: a contract that fails leaves the branch as it was.
-            let errors = introduced(
-                &schema.check(before).map_err(Failure::Final)?,
-                &schema.check(after).map_err(Failure::Final)?,
-            );
+            let validators = Validators::new(ticket, target, ctx, schema, (&tip, path, before)).await?;
+            let errors = introduced(&validators.errors(before).await?, &validators.errors(after).await?);
             if !errors.is_empty() {
                 return Err(Failure::Final(format!(
-                    "the fixed contract fails the contract schema at {}: {}; nothing was committed",
+                    "the fixed contract fails validation at {}: {}; nothing was committed",
                     short_commit(&tip),
                     errors.join("; ")
                 )));

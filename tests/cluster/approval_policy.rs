@@ -487,6 +487,25 @@ fn a_ticket_target_that_makes_the_operator_act_needs_the_right_to_do_it_oneself(
         "a regenerate target by bob",
         &["target.regenerate"],
     );
+    let validate = file(
+        "validate",
+        json!({"contractFqn": "entity/helpdesk/ticket", "validate": {"image": "python:3.12", "command": "make check"}}),
+    );
+    refused(
+        &create(&validate),
+        "a validate target by bob",
+        &["target.validate", "create healruns"],
+    );
+    let healer_token = file(
+        "healer-token",
+        json!({"contractFqn": "entity/helpdesk/ticket",
+               "healer": {"codeHealerApi": {"url": "https://sam.example.com/api/heal", "secretRef": {"name": "sam", "key": "token"}}}}),
+    );
+    refused(
+        &create(&healer_token),
+        "a Code Healer API token bob may not read",
+        &["bob may not name the Secrets sam"],
+    );
     let secret = file(
         "secret",
         json!({"contractFqn": "entity/helpdesk/ticket",

@@ -109,6 +109,9 @@ struct Extra<'a> {
     notify: bool,
     /// More operator flags.
     flags: &'a [&'a str],
+    /// Leave `contractSchema` out of the `--ticket-target` (a `validate` in `more_target` is
+    /// then all contracts are judged by).
+    without_schema: bool,
 }
 
 /// [`operator`] with `extra`; what the notification receivers got (when `extra.notify`).
@@ -119,6 +122,7 @@ async fn operator_with(test: &str, contract: &str, model: &str, extra: Extra<'_>
         hold,
         notify,
         flags: more_flags,
+        without_schema,
     } = extra;
     let meta = specora().meta_files();
     let mut files: Vec<(&str, &str)> = meta.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
@@ -126,8 +130,13 @@ async fn operator_with(test: &str, contract: &str, model: &str, extra: Extra<'_>
     files.extend_from_slice(more);
     let mut heal = Heal::new(test, &files, hold).await;
     let target = heal.work.path().join("ticket-target.yaml");
+    let schema = if without_schema {
+        ""
+    } else {
+        "contractSchema: spec/meta/{kind}.meta.yaml\n"
+    };
     let text = format!(
-        "repository:\n  url: {}\ncontractSchema: spec/meta/{{kind}}.meta.yaml\nhealer:\n  openAI:\n    baseUrl: {model}\n    model: helpdesk-fixer\n{more_target}",
+        "repository:\n  url: {}\n{schema}healer:\n  openAI:\n    baseUrl: {model}\n    model: helpdesk-fixer\n{more_target}",
         heal.url()
     );
     std::fs::write(&target, text).expect("write the ticket target");
@@ -625,10 +634,7 @@ async fn broken_answers_invalid_contracts_stale_approvals_and_rejections_commit_
     );
     let failed = wait_ticket(&heal, &badtype, "failed", phase_is(TicketPhase::Failed)).await;
     let why = note(&failed);
-    assert!(
-        why.contains("fails the contract schema") && why.contains("texte"),
-        "{why}"
-    );
+    assert!(why.contains("fails validation") && why.contains("texte"), "{why}");
 
     // An approval of another patch than the one proposed applies nothing.
     let proposed = wait_ticket(&heal, &stale, "proposed", phase_is(TicketPhase::Proposed)).await;
@@ -919,11 +925,20 @@ async fn regeneration_job(heal: &Heal, id: &str) -> k8s_openapi::api::batch::v1:
     job
 }
 
-/// Starts the test's operator again, with the ticket target `operator_with` wrote, and waits
-/// until ticket `id` ends: its status, once it is `Applied`.
-async fn restarted_until_applied(heal: &mut Heal, id: &str) -> kubeheal::api::healer_ticket::HealerTicketStatus {
-    let target = heal.work.path().join("ticket-target.yaml");
-    serve_intake(heal, &["--ticket-target", target.to_str().expect("a UTF-8 path")]).await;
+/// `kubeheal ticket ARGS` as alice (an approval), then waits until the ticket ends: its
+/// status, once it is `Applied`.
+async fn approved_until_applied(heal: &Heal, args: &[&str]) -> kubeheal::api::healer_ticket::HealerTicketStatus {
+    let approved = kubeheal_as(heal, "alice", args);
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    until_applied(heal, args.get(1).expect("the ticket's name")).await
+}
+
+/// Waits until ticket `id` ends: its status, once it is `Applied`.
+async fn until_applied(heal: &Heal, id: &str) -> kubeheal::api::healer_ticket::HealerTicketStatus {
     let done = wait_ticket(heal, id, "applied", |t| {
         phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
     })
@@ -931,6 +946,14 @@ async fn restarted_until_applied(heal: &mut Heal, id: &str) -> kubeheal::api::he
     let status = done.status.clone().expect("a status");
     assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
     status
+}
+
+/// Starts the test's operator again, with the ticket target `operator_with` wrote, and waits
+/// until ticket `id` ends: its status, once it is `Applied`.
+async fn restarted_until_applied(heal: &mut Heal, id: &str) -> kubeheal::api::healer_ticket::HealerTicketStatus {
+    let target = heal.work.path().join("ticket-target.yaml");
+    serve_intake(heal, &["--ticket-target", target.to_str().expect("a UTF-8 path")]).await;
+    until_applied(heal, id).await
 }
 
 /// An operator whose target regenerates code with `generate.py` after each fix, and seed 004's
@@ -1111,18 +1134,7 @@ async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_
     let (heal, base, id) = live_demo_with_a_generator("ticket-regen").await;
     let contract = TICKET.replace("number_prefix: TKT", "number_prefix: tkt");
     let before = generated(&["title", "status"]);
-    let approved = kubeheal_as(&heal, "alice", &["approve", &id]);
-    assert!(
-        approved.status.success(),
-        "{}",
-        String::from_utf8_lossy(&approved.stderr)
-    );
-    let done = wait_ticket(&heal, &id, "applied", |t| {
-        phase_is(TicketPhase::Applied)(t) || phase_is(TicketPhase::Failed)(t)
-    })
-    .await;
-    let status = done.status.clone().expect("a status");
-    assert_eq!(status.phase, Some(TicketPhase::Applied), "{}", note(&done));
+    let status = approved_until_applied(&heal, &["approve", &id]).await;
     let branch = format!("kubeheal/{id}");
     assert_eq!(
         git(&heal.origin, &["rev-list", "--count", &format!("main..{branch}")]),
@@ -1154,7 +1166,7 @@ async fn after_a_fix_the_repositorys_generators_run_and_their_code_is_committed_
         MODEL,
         "the second commit holds the generated code only"
     );
-    let why = note(&done);
+    let why = status.resolution_note.clone().unwrap_or_default();
     assert!(why.contains("1 file regenerated"), "{why}");
     // Seed 004's ticket detail says so, over HTTP and in `kubeheal ticket show` alike, and the
     // ticket's page shows it.
@@ -2052,4 +2064,113 @@ async fn a_code_healer_api_proposes_the_contract_fix_in_seed_000s_wire_format_ch
     );
     // A proposal only: nothing reached the repository.
     assert_eq!(git(&heal.origin, &["branch", "--list", "kubeheal/*"]), "");
+}
+
+/// Specora's compiler as a repository's validate command (run by the test node as a host
+/// process, with the virtualenv's python): it loads and validates every contract under
+/// `domains/` and resolves their `requires` — what no JSON Schema can check — printing each
+/// error on a line of its own (wide enough not to wrap) and exiting 1.
+fn specora_compile() -> String {
+    let python = specora().python().display().to_string();
+    let command = format!("COLUMNS=400 {python} -c 'from forge.cli.main import cli; cli()' forge compile domains");
+    let yaml = serde_json::to_string(&command).expect("a JSON string is a YAML string");
+    format!("validate:\n  image: ghcr.io/specora/forge:0.1.0\n  command: {yaml}\n")
+}
+
+/// The jobs validating ticket `id`'s contract versions.
+async fn validation_jobs(heal: &Heal, id: &str) -> Vec<String> {
+    let jobs: kube::Api<k8s_openapi::api::batch::v1::Job> = kube::Api::namespaced(heal.client.clone(), &heal.ns.name);
+    let listed = jobs
+        .list(&kube::api::ListParams::default().labels(&format!("kubeheal.dev/healerticket={id}")))
+        .await
+        .expect("list the ticket's Jobs");
+    let mut names: Vec<String> = listed
+        .items
+        .iter()
+        .filter_map(|j| j.metadata.name.clone())
+        .filter(|n| n.contains("-validate-"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_repositorys_own_validator_judges_each_answer_in_a_job_and_what_it_refuses_is_never_committed() {
+    // Both answers pass Specora's meta-schema; only its compiler finds the first's dangling
+    // `requires`.
+    let dangling = format!("{}requires: [entity/helpdesk/customer]\n", with_resolution(""));
+    assert_eq!(specora().validate(&dangling), Vec::<(String, String)>::new());
+    let fixed = with_resolution("");
+    let (model, asked) = model(vec![
+        (
+            "KeyError: 'resolution'",
+            vec![
+                answer(&dangling, "Add resolution, owned by a customer."),
+                answer(&fixed, "Add 'resolution' field (type: text)."),
+            ],
+        ),
+        ("KeyError: 'customer'", vec![answer(&dangling, "Add the customer.")]),
+    ]);
+    let target = specora_compile();
+    let (heal, base, _) = operator_with(
+        "ticket-validate",
+        TICKET,
+        &model,
+        Extra {
+            more_target: &target,
+            without_schema: true,
+            ..Extra::default()
+        },
+    )
+    .await;
+    grant_approvers_of(&heal, "healertickets");
+    let context = json!({"status_code": 500});
+    let id = ingest(&base, &runtime_error("KeyError: 'resolution'", context.clone())).await;
+    let refused = ingest(&base, &runtime_error("KeyError: 'customer'", context)).await;
+
+    // The compiler refused the first answer, and the model was told why.
+    let ticket = wait_proposed(&heal, &id).await;
+    let prompts: Vec<String> = asked
+        .lock()
+        .expect("the record")
+        .iter()
+        .filter(|p| p.contains("KeyError: 'resolution'"))
+        .cloned()
+        .collect();
+    assert_eq!(prompts.len(), 2, "{prompts:?}");
+    assert!(
+        prompts[1].contains("requires 'entity/helpdesk/customer' which does not exist"),
+        "the second prompt says what the validator found: {}",
+        prompts[1]
+    );
+    let proposal = ticket.status.and_then(|s| s.proposal).expect("a proposal");
+    assert_eq!(proposal.after.as_deref(), Some(fixed.as_str()));
+    let status = approved_until_applied(&heal, &["approve", &id, "--digest", &proposal.patch_digest]).await;
+    let branch = status.apply.and_then(|a| a.branch).expect("a branch");
+    assert_eq!(heal.file_on_branch(&branch, CONTRACT), fixed.trim_end());
+    // One Job per version judged — the contract as committed and the two answers — each owned
+    // by the ticket; the re-check before the commit asked the same questions and found them.
+    let jobs = validation_jobs(&heal, &id).await;
+    assert_eq!(jobs.len(), 3, "{jobs:?}");
+    assert!(
+        jobs.iter()
+            .all(|j| j.starts_with(&format!("{id}-validate-")) && j.len() <= 63),
+        "{jobs:?}"
+    );
+
+    // A model that gives nothing the compiler accepts: asked twice, the ticket fails with the
+    // compiler's words, and nothing reaches the repository.
+    let failed = wait_ticket(&heal, &refused, "failed", phase_is(TicketPhase::Failed)).await;
+    let why = note(&failed);
+    assert!(
+        why.contains("fails validation")
+            && why.contains("requires 'entity/helpdesk/customer' which does not exist")
+            && why.contains("asked more simply"),
+        "{why}"
+    );
+    assert_eq!(
+        git(&heal.origin, &["branch", "--list", &format!("kubeheal/{refused}")]),
+        "",
+        "a refused answer was pushed"
+    );
 }

@@ -86,6 +86,13 @@ fn run(python: &Path, code: &str, stdin_file: Option<&Path>) -> String {
 }
 
 impl Specora {
+    /// The virtualenv's python, which runs Specora's CLI: `python -c 'from forge.cli.main
+    /// import cli; cli()' forge ...` (the virtualenv's own `specora-core` script names the
+    /// folder it was built in, before it was renamed into place).
+    pub fn python(&self) -> &Path {
+        &self.python
+    }
+
     /// Specora's meta-schemas as files of a repository: (`spec/meta/<name>`, content).
     pub fn meta_files(&self) -> Vec<(String, String)> {
         let mut files: Vec<(String, String)> = std::fs::read_dir(&self.meta)

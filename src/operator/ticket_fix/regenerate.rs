@@ -14,24 +14,19 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
-use kube::{Resource, ResourceExt};
+use kube::ResourceExt;
 
-use super::{Failure, Outcome, TICKET_LABEL, checkout, finish, note, repository_token};
-use crate::api::heal_run::ProjectType;
+use super::{Failure, Outcome, checkout, command_job, finish, note};
 use crate::api::healer_ticket::{HealerTicket, HealerTicketStatus, RegenerateStatus, TicketPhase, TicketTarget};
-use crate::api::shared::MANAGED_BY;
 use crate::core::format::short_commit;
 use crate::core::patch::unified_diff;
-use crate::core::redact::{redact, secret_values};
+use crate::core::redact::redact;
 use crate::core::ticket_fix::{TICKET_TRAILER, branch, contract_path};
 use crate::core::ticket_regenerate::{
-    REGENERATED_FROM_TRAILER, REVERTS_TRAILER, Ran, bounded, commit_message, job_name, judge, problem, regenerated,
+    REGENERATED_FROM_TRAILER, REVERTS_TRAILER, Ran, commit_message, job_name, judge, problem, regenerated,
     revert_message, timeout,
 };
-use crate::executor::RunRequest;
-use crate::executor::job::{
-    ContainerSettings, JobRequest, TOOL_CONTAINER, ToolStep, container_exit_code, container_log_tail, kept_artifacts,
-};
+use crate::executor::job::{JobRequest, TOOL_CONTAINER, container_exit_code, container_log_tail, kept_artifacts};
 use crate::executor::tool;
 use crate::git::Repo;
 
@@ -149,9 +144,7 @@ async fn job_request(
     fix: &str,
     ctx: &super::Context,
 ) -> Result<JobRequest, Failure> {
-    // What a Job prints is redacted of the repository's token and the operator's own secrets.
-    let mut secrets: Vec<String> = repository_token(ticket, target, ctx).await?.into_iter().collect();
-    secrets.extend(secret_values(std::env::vars()));
+    let secrets = command_job::secrets(ticket, target, ctx).await?;
     regeneration_job(ticket, target, fix, secrets).map_err(Failure::Final)
 }
 
@@ -165,53 +158,18 @@ fn regeneration_job(
     secrets: Vec<String>,
 ) -> Result<JobRequest, String> {
     let regenerate = target.regenerate.as_ref().ok_or("there is no regenerate command")?;
-    let mut source = target
-        .repository
-        .clone()
-        .ok_or("no repository to regenerate the code in")?;
-    // Contract paths and generators work from the repository's root.
-    source.sub_path = None;
-    let name = ticket.name_any();
-    let owner = ticket
-        .controller_owner_ref(&())
-        .ok_or("the ticket has no uid to own its Job")?;
-    let fqn = target.contract_fqn.clone().unwrap_or_default();
-    let contract = contract_path(&fqn, target.contract_layout.as_deref())?;
-    Ok(JobRequest {
-        name: job_name(&name),
-        labels: [
-            (MANAGED_BY.0.to_owned(), MANAGED_BY.1.to_owned()),
-            (TICKET_LABEL.to_owned(), bounded(&name, "", 63)),
-        ]
-        .into(),
-        owner,
-        namespace: ticket.namespace().unwrap_or_default(),
-        commit: fix.to_owned(),
-        run: RunRequest {
-            cycle: 0,
-            source,
-            revision: Some(fix.to_owned()),
-            patches: Vec::new(),
-            project_type: ProjectType::Auto,
-            image: Some(regenerate.image.clone()),
-            command: None,
-            timeout: timeout(regenerate),
-            secrets,
-            verify: None,
-        },
-        container: ContainerSettings::default(),
-        tool: Some(ToolStep {
-            image: regenerate.image.clone(),
-            task: format!("regenerate the code from the contracts after the fix of {fqn} ({contract})"),
-            command: Some(regenerate.command.clone()),
-            env: vec![
-                ("KUBEHEAL_CONTRACT".into(), contract),
-                ("KUBEHEAL_CONTRACT_FQN".into(), fqn),
-            ],
-            env_secret: None,
-        }),
-        probe_image: None,
-    })
+    let fqn = target.contract_fqn.as_deref().unwrap_or_default();
+    let contract = contract_path(fqn, target.contract_layout.as_deref())?;
+    let run = command_job::Command {
+        name: job_name(&ticket.name_any()),
+        commit: fix,
+        patches: Vec::new(),
+        image: &regenerate.image,
+        command: &regenerate.command,
+        timeout: timeout(regenerate),
+        task: format!("regenerate the code from the contracts after the fix of {fqn} ({contract})"),
+    };
+    command_job::request(ticket, target, run, secrets)
 }
 
 /// The ticket's clone, synced, and the tip of its branch on the remote.
