@@ -9,9 +9,7 @@
 //! Needs root (chroot) and `mmdebstrap` with a Debian mirror (`.ci/run` installs it). The root
 //! is built once per version of `image/rootfs.sh`, under `~/.cache/kubeheal/rootfs/`.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 
 use kubeheal::api::heal_run::HealRunPhase;
 use serde_json::json;
@@ -19,98 +17,43 @@ use serde_json::json;
 use crate::heal_run::{Heal, LOGIC_FIXED, logic_healer, logic_project, status};
 use crate::support::cluster::{RELEASE_NAMESPACE, spawn_watched};
 use crate::support::git::{FORGE_TOKEN, forge};
+use crate::support::image::{assemble_image, chroot, run};
 use crate::support::node::Hold;
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The runtime root `image/rootfs.sh` makes, built once per version of the script.
-fn runtime_root() -> &'static Path {
-    static ROOT: OnceLock<PathBuf> = OnceLock::new();
-    ROOT.get_or_init(|| {
-        let script = repo_root().join("image/rootfs.sh");
-        let text = std::fs::read_to_string(&script).expect("image/rootfs.sh is readable");
-        // Named after the script's content: `sha256:` and 16 of its hex digits.
-        let version = kubeheal::core::patch::digest(&text)[7..23].to_owned();
-        let home = std::env::var_os("HOME").map(PathBuf::from).expect("HOME is set");
-        let cache = home.join(".cache/kubeheal/rootfs");
-        let root = cache.join(&version);
-        if root.join("usr/bin/git").exists() {
-            return root;
-        }
-        std::fs::create_dir_all(&cache).expect("create the root cache");
-        // Built beside its final place and renamed: a build cut short is never taken for a root.
-        let building = cache.join(format!("{version}.building-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&building);
-        let out = Command::new(&script)
-            .arg(&building)
-            .output()
-            .expect("image/rootfs.sh runs");
-        assert!(
-            out.status.success(),
-            "image/rootfs.sh failed (it needs mmdebstrap, a Debian mirror and root):\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        if std::fs::rename(&building, &root).is_err() {
-            // Another test binary built it meanwhile.
-            let _ = std::fs::remove_dir_all(&building);
-        }
-        root
-    })
-}
-
-fn run(command: &mut Command) {
-    let out = command.output().expect("the command runs");
-    assert!(
-        out.status.success(),
-        "{command:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn the_operator_heals_a_run_from_the_images_runtime_root_with_no_shell_as_user_65532() {
+/// Fails the test unless it runs as root, saying `why` it must.
+pub(crate) fn assert_root(why: &str) {
     let uid = Command::new("id").arg("-u").output().expect("id runs");
     assert_eq!(
         String::from_utf8_lossy(&uid.stdout).trim(),
         "0",
-        "the image test runs the operator in a chroot, which needs root"
+        "{why}, which needs root"
     );
+}
+
+/// The test's repository served by a forge that refuses anyone without the token, and the
+/// Secret `forge` holding the token in the test's namespace: a HealRun's `spec.source`.
+pub(crate) async fn forge_source(heal: &Heal) -> serde_json::Value {
+    let (url, _) = forge(heal.origin.parent().expect("the origin's folder")).await;
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "forge"},
+                        "stringData": {"token": FORGE_TOKEN}});
+    let file = heal.work.path().join("secret.json");
+    std::fs::write(&file, secret.to_string()).expect("write the Secret");
+    let out = heal
+        .plane
+        .kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    json!({"url": url, "revision": "main", "secretRef": {"name": "forge"}})
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_operator_heals_a_run_from_the_images_runtime_root_with_no_shell_as_user_65532() {
+    assert_root("the image test runs the operator in a chroot");
     let (healer, _) = logic_healer().await;
     let mut heal = Heal::new("image-runtime", &logic_project(), Hold::default()).await;
 
     // The image: the runtime root with this build's binary, as the Dockerfile copies it.
     let image = heal.work.path().join("image");
-    run(Command::new("cp").arg("-a").arg(runtime_root()).arg(&image));
-    for program in ["sh", "bash", "dash", "perl"] {
-        for dir in ["bin", "usr/bin"] {
-            let path = image.join(dir).join(program);
-            assert!(
-                !path.exists(),
-                "the runtime root has a shell or interpreter: {}",
-                path.display()
-            );
-        }
-    }
-    // The device nodes every container runtime provides in /dev (git needs random bytes for its
-    // temporary files); the root has none of its own.
-    std::fs::create_dir_all(image.join("dev")).expect("mkdir dev");
-    for (name, minor) in [
-        ("null", "3"),
-        ("zero", "5"),
-        ("full", "7"),
-        ("random", "8"),
-        ("urandom", "9"),
-    ] {
-        run(Command::new("mknod")
-            .args(["-m", "666"])
-            .arg(image.join("dev").join(name))
-            .args(["c", "1", minor]));
-    }
-    std::fs::copy(env!("CARGO_BIN_EXE_kubeheal"), image.join("usr/local/bin/kubeheal"))
-        .expect("copy the binary into the image");
+    assemble_image(&image);
     // The whole root is the operator's user's to write, so that a write outside its work dir (an
     // emptyDir in the chart) and /tmp would happen here instead of failing on a read-only root,
     // and be found below.
@@ -133,22 +76,9 @@ async fn the_operator_heals_a_run_from_the_images_runtime_root_with_no_shell_as_
     .expect("write the kubeconfig");
 
     // The source is on a forge that refuses anyone without the token.
-    let (url, _) = forge(heal.origin.parent().expect("the origin's folder")).await;
-    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "forge"},
-                        "stringData": {"token": FORGE_TOKEN}});
-    let file = heal.work.path().join("secret.json");
-    std::fs::write(&file, secret.to_string()).expect("write the Secret");
-    let out = heal
-        .plane
-        .kubectl(["apply", "-n", &heal.ns.name, "-f", &file.display().to_string()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-
+    let source = forge_source(&heal).await;
     // Named by its path: the operator's environment (its PATH among it) is the image's.
-    let chroot = ["/usr/sbin/chroot", "/usr/bin/chroot"]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .expect("chroot (coreutils) is installed");
-    let mut operator = Command::new(chroot);
+    let mut operator = Command::new(chroot());
     operator
         .arg("--userspec=65532:65532")
         .arg(&image)
@@ -167,7 +97,7 @@ async fn the_operator_heals_a_run_from_the_images_runtime_root_with_no_shell_as_
         Some(spawn_watched(heal.work.path(), "operator-image", &mut operator, None).expect("the operator starts"));
 
     let mut spec = heal.spec(&healer, json!({}));
-    spec["source"] = json!({"url": url, "revision": "main", "secretRef": {"name": "forge"}});
+    spec["source"] = source;
     heal.apply(spec);
     let run = heal.wait_phase(HealRunPhase::Healed).await;
     assert_eq!(status(&run).cycles.len(), 1, "{:?}", status(&run).message);

@@ -10,6 +10,7 @@ mod cel_rules;
 mod chart_shards;
 mod code_fix_dds;
 mod controller_manager;
+mod deployment;
 mod executor_job;
 mod heal_run;
 mod healer_ticket;

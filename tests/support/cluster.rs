@@ -338,9 +338,10 @@ impl ControlPlane {
         render_chart(&self.assets, &self.dir, namespace, args)
     }
 
-    /// Starts kube-controller-manager (Job, garbage-collector, namespace and service-account
-    /// controllers) once, for tests that need Jobs to create Pods or owned objects to be
-    /// collected.
+    /// Starts kube-controller-manager (Job, Deployment, ReplicaSet, garbage-collector, namespace
+    /// and service-account controllers) once, for tests that need Jobs or Deployments to create
+    /// Pods or owned objects to be collected. (No scheduler: the chart's own Deployment in
+    /// [`RELEASE_NAMESPACE`] gets a Pod that stays Pending; the test node binds only its test's.)
     pub fn ensure_controller_manager(&self) {
         let mut started = self.controller_manager.lock().unwrap_or_else(|e| e.into_inner());
         let result = started.get_or_insert_with(|| {
@@ -349,7 +350,7 @@ impl ControlPlane {
                 "kube-controller-manager",
                 Command::new(self.assets.join("kube-controller-manager")).args([
                     &format!("--kubeconfig={}", self.kubeconfig.display()),
-                    "--controllers=job,garbage-collector-controller,namespace-controller,serviceaccount-controller,ttl-after-finished-controller",
+                    "--controllers=job,deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,ttl-after-finished-controller",
                     "--leader-elect=false",
                     "--secure-port=0",
                     "--concurrent-gc-syncs=5",

@@ -7,6 +7,7 @@ pub mod browser;
 pub mod cluster;
 pub mod git;
 pub mod http;
+pub mod image;
 pub mod node;
 pub mod seed003;
 pub mod specora;
