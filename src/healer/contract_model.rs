@@ -278,34 +278,47 @@ pub fn healed_contract(response: &HealResponse, path: &str) -> Result<Answer, St
     contract_answer(contract, response.changes_summary.clone())
 }
 
+/// Why an answer was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The answer is wrong: the proposer is asked once more, more simply, saying why.
+    Refused(String),
+    /// The answer could not be judged (a validator that could not run): asking again would pay
+    /// for another answer that could not be judged either, so nothing more is asked.
+    Undecided(String),
+}
+
 /// Asks `proposer` for a fix, checks each answer with `check` (which returns the accepted
 /// proposal or why it is refused), and asks once more with a simpler prompt when the first is
-/// refused. `Err` says why neither answer was accepted.
+/// refused. `Refused` says why neither answer was accepted; `Undecided` that an answer could not
+/// be judged.
 pub async fn propose<T, Checked>(
     proposer: Proposer<'_>,
     question: &Question<'_>,
     check: impl Fn(Answer) -> Checked,
-) -> Result<T, String>
+) -> Result<T, Refusal>
 where
-    Checked: Future<Output = Result<T, String>>,
+    Checked: Future<Output = Result<T, Refusal>>,
 {
     let first = match ask(&proposer, question, None).await {
         Ok(answer) => check(answer).await,
-        Err(why) => Err(why),
+        Err(why) => Err(Refusal::Refused(why)),
     };
     let why = match first {
         Ok(accepted) => return Ok(accepted),
-        Err(why) => why,
+        Err(Refusal::Refused(why)) => why,
+        Err(undecided) => return Err(undecided),
     };
     let again = match ask(&proposer, question, Some(&why)).await {
         Ok(answer) => check(answer).await,
-        Err(again) => Err(again),
+        Err(again) => Err(Refusal::Refused(again)),
     };
-    again.map_err(|again| {
-        format!(
+    again.map_err(|again| match again {
+        Refusal::Refused(again) => Refusal::Refused(format!(
             "{}'s answer was refused ({why}), and again when asked more simply ({again})",
             proposer.called()
-        )
+        )),
+        undecided => undecided,
     })
 }
 
@@ -534,12 +547,12 @@ mod tests {
             Vec::new(),
         )));
         let accepted = propose(Proposer::CodeHealer(&fake), &q, |a: Answer| async {
-            Ok::<_, String>(a.contract)
+            Ok::<_, Refusal>(a.contract)
         })
         .await;
         assert_eq!(
-            accepted.as_deref(),
-            Ok("kind: Entity\nspec: {fields: {resolution: {type: text}}}\n")
+            accepted,
+            Ok("kind: Entity\nspec: {fields: {resolution: {type: text}}}\n".to_owned())
         );
         let asked: Vec<u32> = fake.0.lock().expect("the fake").1.iter().map(|r| r.cycle).collect();
         assert_eq!(asked, [1, 2]);
@@ -548,13 +561,32 @@ mod tests {
             Vec::new(),
         )));
         let why = propose(Proposer::CodeHealer(&never), &q, |_: Answer| async {
-            Err::<(), _>("it changes nothing".to_owned())
+            Err::<(), _>(Refusal::Refused("it changes nothing".to_owned()))
         })
         .await
         .unwrap_err();
         assert_eq!(
             why,
-            "the Code Healer API's answer was refused (it changes nothing), and again when asked more simply (it changes nothing)"
+            Refusal::Refused(
+                "the Code Healer API's answer was refused (it changes nothing), and again when asked more simply (it changes nothing)".to_owned()
+            )
         );
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_could_not_be_judged_is_not_paid_for_twice() {
+        let context = BTreeMap::new();
+        let q = question(&context);
+        let fake = Fake(std::sync::Mutex::new((
+            vec![healed(&[(PATH, "kind: Entity\n")]), healed(&[(PATH, "kind: Entity\n")])],
+            Vec::new(),
+        )));
+        let why = propose(Proposer::CodeHealer(&fake), &q, |_: Answer| async {
+            Err::<(), _>(Refusal::Undecided("the validator could not run".to_owned()))
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(why, Refusal::Undecided("the validator could not run".to_owned()));
+        assert_eq!(fake.0.lock().expect("the fake").1.len(), 1, "asked once");
     }
 }

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -256,7 +256,20 @@ pub async fn start(client: Client, settings: IngestSettings) -> Result<Ingest, S
 
 /// A 4xx or 5xx with seed 004's `{"detail": ...}` body.
 fn refuse(code: StatusCode, detail: impl Into<String>) -> Response {
-    (code, Json(json!({"detail": detail.into()}))).into_response()
+    let mut response = (code, Json(json!({"detail": detail.into()}))).into_response();
+    if code == StatusCode::UNAUTHORIZED {
+        challenge(&mut response);
+    }
+    response
+}
+
+/// A 401 says how to authenticate (RFC 9110 §11.6.1): with a bearer token (RFC 6750 §3) — the
+/// ingest token, or the caller's Kubernetes token for a decision.
+fn challenge(response: &mut Response) {
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"kubeheal\""),
+    );
 }
 
 /// `?namespace=`: the namespace a request is about (default: the ticket namespace).
@@ -478,7 +491,11 @@ async fn sign_in(
             )
                 .into_response()
         }
-        Err(why) => (StatusCode::UNAUTHORIZED, html_page(sign_in_html(&next, Some(&why)))).into_response(),
+        Err(why) => {
+            let mut response = (StatusCode::UNAUTHORIZED, html_page(sign_in_html(&next, Some(&why)))).into_response();
+            challenge(&mut response);
+            response
+        }
     }
 }
 
@@ -985,5 +1002,21 @@ async fn status(State(shared): State<Arc<Shared>>, headers: HeaderMap, Query(ask
     match admitted(&shared, &headers, &asked).await {
         Ok(namespace) => Json(summary(&tickets_in(&shared, &namespace))).into_response(),
         Err(refusal) => denied(refusal),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_for_want_of_a_token_says_how_to_authenticate_and_others_do_not() {
+        let unauthorized = refuse(StatusCode::UNAUTHORIZED, "send a token");
+        assert_eq!(
+            unauthorized.headers().get(header::WWW_AUTHENTICATE),
+            Some(&HeaderValue::from_static("Bearer realm=\"kubeheal\""))
+        );
+        let forbidden = refuse(StatusCode::FORBIDDEN, "not yours");
+        assert_eq!(forbidden.headers().get(header::WWW_AUTHENTICATE), None);
     }
 }

@@ -47,7 +47,7 @@ use crate::core::ticket_fix::{
 use crate::git::Repo;
 use crate::healer::Healer;
 use crate::healer::contract::{ContractSchema, normalize_contract, violation};
-use crate::healer::contract_model::{self, Answer, Proposer, Question};
+use crate::healer::contract_model::{self, Answer, Proposer, Question, Refusal};
 use crate::healer::factory::{self, Credentials, service_urls};
 use crate::healer::openai::OpenAi;
 use validate::Validators;
@@ -662,35 +662,34 @@ async fn ask_model(
         Service::Model(model) => Proposer::Model(model),
         Service::CodeHealer(client) => Proposer::CodeHealer(client.as_ref()),
     };
-    // A validation that could not be run (the API server away) is no fault of the answer: it
-    // is kept here, the answer refused, and the step tried again later.
-    let unvalidated: std::sync::Mutex<Option<String>> = std::sync::Mutex::default();
-    // Either answer is checked alike: sanitised, validated, and it must change something.
-    let (unvalidated, old) = (&unvalidated, &old);
+    // Either answer is checked alike: sanitised, validated, and it must change something. A
+    // validation that could not be run (the API server away) is no fault of the answer: the
+    // step is tried again later, and the model is not paid for another answer meanwhile.
+    let old = &old;
     let proposed = contract_model::propose(proposer, &question, |answer: Answer| async move {
+        let refused = Refusal::Refused;
         let mut new: serde_yaml_ng::Value =
-            serde_yaml_ng::from_str(&answer.contract).map_err(|e| format!("not YAML: {e}"))?;
+            serde_yaml_ng::from_str(&answer.contract).map_err(|e| refused(format!("not YAML: {e}")))?;
         let removed = sanitize(old, &mut new);
         let after = if removed.is_empty() {
             answer.contract.clone()
         } else {
-            serde_yaml_ng::to_string(&new).map_err(|e| e.to_string())?
+            serde_yaml_ng::to_string(&new).map_err(|e| refused(e.to_string()))?
         };
-        let found = match validators.errors(&after).await {
-            Ok(found) => found,
-            Err(Failure::Final(why)) => return Err(why),
-            Err(Failure::Transient(why)) => {
-                *unvalidated.lock().expect("not poisoned") = Some(why.clone());
-                return Err(why);
-            }
-        };
+        let found = validators.errors(&after).await.map_err(|failure| match failure {
+            Failure::Final(why) => refused(why),
+            Failure::Transient(why) => Refusal::Undecided(why),
+        })?;
         let added = introduced(errors, &found);
         if !added.is_empty() {
-            return Err(format!("the contract it gives fails validation: {}", added.join("; ")));
+            return Err(refused(format!(
+                "the contract it gives fails validation: {}",
+                added.join("; ")
+            )));
         }
         let changed = changes(old, &new);
         if changed.is_empty() {
-            return Err("it changes nothing in the contract".into());
+            return Err(refused("it changes nothing in the contract".into()));
         }
         let explanation = answer
             .explanation
@@ -704,10 +703,10 @@ async fn ask_model(
         })
     })
     .await;
-    if let Some(why) = unvalidated.lock().expect("not poisoned").take() {
-        return Err(Failure::Transient(why));
-    }
-    proposed.map_err(Failure::Final)
+    proposed.map_err(|refusal| match refusal {
+        Refusal::Refused(why) => Failure::Final(why),
+        Refusal::Undecided(why) => Failure::Transient(why),
+    })
 }
 
 /// Commits the proposal's contract on the ticket's branch and pushes it; the outcome is

@@ -685,6 +685,20 @@ async fn broken_answers_invalid_contracts_stale_approvals_and_rejections_commit_
     };
     let (code, answer) = decide("approve", None, json!({})).await;
     assert_eq!(code, 401, "{answer}");
+    let challenge = http
+        .post(format!("{base}/approve/{unwanted}"))
+        .json(&json!({}))
+        .send()
+        .await
+        .expect("the /healer API answers");
+    assert_eq!(
+        challenge
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok()),
+        Some("Bearer realm=\"kubeheal\""),
+        "a 401 says how to authenticate"
+    );
     assert!(
         answer["detail"]
             .as_str()
