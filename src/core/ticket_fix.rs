@@ -440,15 +440,35 @@ pub fn patch_digest(path: &str, before: &str, after: &str) -> (String, String) {
     (patch, digest)
 }
 
-/// The validators' messages about the fixed contract (`after`) that they did not give the
-/// contract before: a fix may leave the errors other tickets are about, but must add none.
-/// Messages are compared with their numbers ignored: a count (`2 error(s)`) or a line number
-/// that moves is the same error, not a new one.
+/// The messages a validator gives the fixed contract (`after`) beyond those it gave the contract
+/// before: a fix may leave the errors other tickets are about, but must add none. Compared as
+/// multisets, so a second error like one the contract had is a new error.
 pub fn introduced(before: &[String], after: &[String]) -> Vec<String> {
-    let known: std::collections::HashSet<String> = before.iter().map(|e| without_numbers(e)).collect();
+    introduced_by(before, after, |e| e.to_owned())
+}
+
+/// [`introduced`] for the lines a repository's validate command prints, compared with their
+/// numbers ignored: a count (`2 error(s)`) or a line number that moves is the same error, not a
+/// new one. (A JSON Schema's messages are compared whole: their numbers are list indexes and
+/// values.)
+pub fn introduced_ignoring_numbers(before: &[String], after: &[String]) -> Vec<String> {
+    introduced_by(before, after, without_numbers)
+}
+
+fn introduced_by(before: &[String], after: &[String], key: impl Fn(&str) -> String) -> Vec<String> {
+    let mut known: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for e in before {
+        *known.entry(key(e)).or_default() += 1;
+    }
     after
         .iter()
-        .filter(|e| !known.contains(&without_numbers(e)))
+        .filter(|e| match known.get_mut(&key(e)) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                false
+            }
+            _ => true,
+        })
         .cloned()
         .collect()
 }

@@ -67,21 +67,25 @@ pub struct Validated {
 /// each line it printed (colours and CI decoration taken off, blank lines and repeats left
 /// out), or one saying it printed nothing. `Err` when it gave no verdict — it was stopped or
 /// never ran — which no fix can be judged by.
-pub fn errors(command: &str, ran: &Validated) -> Result<Vec<String>, String> {
+/// `job` is the Job that ran it, named in the advice when there is no verdict.
+pub fn errors(validate: &Validate, job: &str, ran: &Validated) -> Result<Vec<String>, String> {
+    let command = &validate.command;
     let shown = crate::parse::truncate(command.lines().next().unwrap_or(command), 120);
     let code = match ran.exit {
         _ if ran.timed_out => {
             return Err(format!(
-                "the validate command `{shown}` ran past validate.timeoutSeconds and was stopped; raise the limit or make it faster"
+                "the validate command `{shown}` ran past validate.timeoutSeconds ({} s) and was stopped, with no verdict: raise the limit or make it faster (if it never started, `kubectl describe job {job}` says why its Pod did not run)",
+                validate.timeout_seconds
             ));
         }
         Some(code) => code,
         None => {
             return Err(format!(
-                "the validate command `{shown}` gave no verdict: {}",
+                "the validate command `{shown}` gave no verdict: {}; check validate.image {} (can the node pull it?) and `kubectl describe job {job}`",
                 ran.executor_said
                     .as_deref()
-                    .unwrap_or("its Job ended before the command did")
+                    .unwrap_or("its Job ended before the command did"),
+                validate.image
             ));
         }
     };
@@ -157,25 +161,29 @@ mod tests {
     #[test]
     fn exit_0_is_valid_whatever_it_printed_and_other_codes_give_the_lines_printed() {
         assert_eq!(
-            errors("v", &exited(0, "warning: x\nAll 9 contracts are valid\n")),
+            errors(
+                &validate("v"),
+                "j",
+                &exited(0, "warning: x\nAll 9 contracts are valid\n")
+            ),
             Ok(vec![])
         );
         let report = "\n\x1b[1mentity/helpdesk/ticket\x1b[0m\n  x spec.fields.Status.type: 'strin' is not one of ['string']\n\n  x spec.fields.Status.type: 'strin' is not one of ['string']\n1 error(s), 0 warning(s)\n";
         assert_eq!(
-            errors("v", &exited(1, report)),
+            errors(&validate("v"), "j", &exited(1, report)),
             Ok(vec![
                 "entity/helpdesk/ticket".to_owned(),
                 "x spec.fields.Status.type: 'strin' is not one of ['string']".to_owned(),
                 "1 error(s), 0 warning(s)".to_owned(),
             ])
         );
-        let silent = errors("make check", &exited(2, "\n")).expect("a verdict");
+        let silent = errors(&validate("make check"), "j", &exited(2, "\n")).expect("a verdict");
         assert_eq!(
             silent,
             ["the validate command `make check` exited with 2 and printed nothing"]
         );
         let many: String = (0..500).map(|i| format!("error {i}\n")).collect();
-        let kept = errors("v", &exited(1, &many)).expect("a verdict");
+        let kept = errors(&validate("v"), "j", &exited(1, &many)).expect("a verdict");
         assert_eq!(kept.len(), MAX_ERRORS);
         assert_eq!(
             kept.last().map(String::as_str),
@@ -190,16 +198,22 @@ mod tests {
             timed_out: true,
             ..exited(137, "still checking\n")
         };
-        let why = errors("v", &stopped).expect_err("no verdict");
-        assert!(why.contains("validate.timeoutSeconds"), "{why}");
+        let why = errors(&validate("v"), "t-validate-1", &stopped).expect_err("no verdict");
+        assert!(
+            why.contains("validate.timeoutSeconds (300 s)") && why.contains("kubectl describe job t-validate-1"),
+            "{why}"
+        );
         let unpulled = Validated {
             exit: None,
             timed_out: false,
             executor_said: Some("the image forge:1.4 could not be pulled".into()),
             printed: String::new(),
         };
-        let why = errors("v", &unpulled).expect_err("no verdict");
-        assert!(why.contains("could not be pulled"), "{why}");
+        let why = errors(&validate("v"), "t-validate-1", &unpulled).expect_err("no verdict");
+        assert!(
+            why.contains("could not be pulled") && why.contains("check validate.image forge:1.4"),
+            "{why}"
+        );
     }
 
     #[test]

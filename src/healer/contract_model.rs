@@ -280,25 +280,26 @@ pub fn healed_contract(response: &HealResponse, path: &str) -> Result<Answer, St
 
 /// Why an answer was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum Refusal<U> {
     /// The answer is wrong: the proposer is asked once more, more simply, saying why.
     Refused(String),
-    /// The answer could not be judged (a validator that could not run): asking again would pay
-    /// for another answer that could not be judged either, so nothing more is asked.
-    Undecided(String),
+    /// The answer could not be judged (a validator that could not run, or gave no verdict), as
+    /// the checker says in `U`: asking again would pay for another answer that could not be
+    /// judged either, so nothing more is asked.
+    Undecided(U),
 }
 
 /// Asks `proposer` for a fix, checks each answer with `check` (which returns the accepted
 /// proposal or why it is refused), and asks once more with a simpler prompt when the first is
 /// refused. `Refused` says why neither answer was accepted; `Undecided` that an answer could not
 /// be judged.
-pub async fn propose<T, Checked>(
+pub async fn propose<T, U, Checked>(
     proposer: Proposer<'_>,
     question: &Question<'_>,
     check: impl Fn(Answer) -> Checked,
-) -> Result<T, Refusal>
+) -> Result<T, Refusal<U>>
 where
-    Checked: Future<Output = Result<T, Refusal>>,
+    Checked: Future<Output = Result<T, Refusal<U>>>,
 {
     let first = match ask(&proposer, question, None).await {
         Ok(answer) => check(answer).await,
@@ -547,7 +548,7 @@ mod tests {
             Vec::new(),
         )));
         let accepted = propose(Proposer::CodeHealer(&fake), &q, |a: Answer| async {
-            Ok::<_, Refusal>(a.contract)
+            Ok::<_, Refusal<()>>(a.contract)
         })
         .await;
         assert_eq!(
@@ -561,7 +562,7 @@ mod tests {
             Vec::new(),
         )));
         let why = propose(Proposer::CodeHealer(&never), &q, |_: Answer| async {
-            Err::<(), _>(Refusal::Refused("it changes nothing".to_owned()))
+            Err::<(), Refusal<()>>(Refusal::Refused("it changes nothing".to_owned()))
         })
         .await
         .unwrap_err();

@@ -42,7 +42,7 @@ use crate::core::notify;
 use crate::core::redact::redact;
 use crate::core::ticket_fix::{
     PATCH_TRAILER, Step, TICKET_TRAILER, branch, changes, commit_message, contract_path, effective_target, follow,
-    heal_run_name, heal_run_spec, healer_problem, introduced, next_step, patch_digest, sanitize,
+    heal_run_name, heal_run_spec, healer_problem, next_step, patch_digest, sanitize,
 };
 use crate::git::Repo;
 use crate::healer::Healer;
@@ -50,7 +50,7 @@ use crate::healer::contract::{ContractSchema, normalize_contract, violation};
 use crate::healer::contract_model::{self, Answer, Proposer, Question, Refusal};
 use crate::healer::factory::{self, Credentials, service_urls};
 use crate::healer::openai::OpenAi;
-use validate::Validators;
+use validate::{Found, Validators};
 
 /// The label naming the HealerTicket a HealRun heals: the ticket controller watches those runs.
 pub const TICKET_LABEL: &str = "kubeheal.dev/healerticket";
@@ -477,10 +477,11 @@ async fn propose(
     let (path, before, schema) = read_contract(&repo, target, &commit).await?;
     let at = short_commit(&commit).to_owned();
     let validators = Validators::new(ticket, target, ctx, schema, (&commit, &path, &before)).await?;
-    let errors = validators.errors(&before).await.map_err(|failure| match failure {
+    let found = validators.errors(&before).await.map_err(|failure| match failure {
         Failure::Final(e) => Failure::Final(format!("{path} at {at}: {e}")),
         transient => transient,
     })?;
+    let errors = found.all();
     let (after, changed, removed, explanation, method, confidence) = if tier == 1 {
         // A ticket fixes its own error: the contract's other errors have tickets of their own.
         let mine: Vec<String> = match violation(&ticket.spec.error) {
@@ -501,7 +502,7 @@ async fn propose(
                 )
             }));
         };
-        let added = introduced(&errors, &validators.errors(&after).await?);
+        let added = validators.errors(&after).await?.introduced_since(&found);
         if !added.is_empty() {
             return Err(Failure::Final(format!(
                 "normalising {path} ({}) would add errors: {}",
@@ -519,7 +520,7 @@ async fn propose(
             1.0,
         )
     } else {
-        let accepted = ask_model(ticket, target, &repo, (&path, &before, &errors), &validators, tier, ctx).await?;
+        let accepted = ask_model(ticket, target, &repo, (&path, &before, &found), &validators, tier, ctx).await?;
         let method = if tier >= 3 {
             ProposalMethod::LlmRuntime
         } else {
@@ -571,7 +572,7 @@ async fn ask_model(
     ticket: &HealerTicket,
     target: &TicketTarget,
     repo: &Repo,
-    (path, before, errors): (&str, &str, &[String]),
+    (path, before, errors): (&str, &str, &Found),
     validators: &Validators<'_>,
     tier: u8,
     ctx: &Context,
@@ -663,8 +664,8 @@ async fn ask_model(
         Service::CodeHealer(client) => Proposer::CodeHealer(client.as_ref()),
     };
     // Either answer is checked alike: sanitised, validated, and it must change something. A
-    // validation that could not be run (the API server away) is no fault of the answer: the
-    // step is tried again later, and the model is not paid for another answer meanwhile.
+    // validation that gave no verdict is no fault of the answer: the model is not paid for
+    // another; the step is tried again later (the API server away) or ends (no verdict).
     let old = &old;
     let proposed = contract_model::propose(proposer, &question, |answer: Answer| async move {
         let refused = Refusal::Refused;
@@ -676,11 +677,13 @@ async fn ask_model(
         } else {
             serde_yaml_ng::to_string(&new).map_err(|e| refused(e.to_string()))?
         };
-        let found = validators.errors(&after).await.map_err(|failure| match failure {
-            Failure::Final(why) => refused(why),
-            Failure::Transient(why) => Refusal::Undecided(why),
-        })?;
-        let added = introduced(errors, &found);
+        // The answer is YAML here, so a validator that fails gave no verdict on it (the API
+        // server away, a command out of time): no fault of the answer.
+        let added = validators
+            .errors(&after)
+            .await
+            .map_err(Refusal::Undecided)?
+            .introduced_since(errors);
         if !added.is_empty() {
             return Err(refused(format!(
                 "the contract it gives fails validation: {}",
@@ -705,7 +708,7 @@ async fn ask_model(
     .await;
     proposed.map_err(|refusal| match refusal {
         Refusal::Refused(why) => Failure::Final(why),
-        Refusal::Undecided(why) => Failure::Transient(why),
+        Refusal::Undecided(failure) => failure,
     })
 }
 
@@ -754,7 +757,10 @@ async fn apply(
             }
             // Validated before anything is written: a contract that fails leaves the branch as it was.
             let validators = Validators::new(ticket, target, ctx, schema, (&tip, path, before)).await?;
-            let errors = introduced(&validators.errors(before).await?, &validators.errors(after).await?);
+            let errors = validators
+                .errors(after)
+                .await?
+                .introduced_since(&validators.errors(before).await?);
             if !errors.is_empty() {
                 return Err(Failure::Final(format!(
                     "the fixed contract fails validation at {}: {}; nothing was committed",

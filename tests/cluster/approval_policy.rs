@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::cluster::{
-    ControlPlane, GITOPS_NAMESPACE, GITOPS_SERVICE_ACCOUNT, RELEASE_NAMESPACE, TestNamespace, control_plane,
+    ControlPlane, GITOPS_NAMESPACE, GITOPS_SERVICE_ACCOUNT, RELEASE_NAMESPACE, TestNamespace, chart_test_values,
+    control_plane,
 };
 
 const FIX: &str = "dds-fix-20260202-001";
@@ -544,4 +545,151 @@ fn a_ticket_target_that_makes_the_operator_act_needs_the_right_to_do_it_oneself(
         (&bob, "get", "secrets/app-git"),
     );
     ok(&create(&secret));
+}
+
+/// The ticket-target policy of a release whose `tickets.target` gives every ticket a repository
+/// with a Secret and a validate command, bound to `namespace` alone (the shared control plane's
+/// own release has no `tickets.target`), applied and enforced.
+fn release_with_ticket_defaults(plane: &'static ControlPlane, namespace: &str, bob: &Who<'_>) -> String {
+    let fullname = format!("kubeheal-{namespace}");
+    let label = format!("kubeheal-test/defaults={namespace}");
+    ok(&plane.kubectl(["label", "namespace", namespace, &label]));
+    let mut args = chart_test_values();
+    args.extend([
+        "--show-only".to_owned(),
+        "templates/ticket-target-policy.yaml".to_owned(),
+        "--set".to_owned(),
+        format!("fullnameOverride={fullname}"),
+        "--set-json".to_owned(),
+        format!(r#"approval.policy.namespaceSelector={{"matchLabels":{{"kubeheal-test/defaults":"{namespace}"}}}}"#),
+        "--set-json".to_owned(),
+        r#"tickets.target={"repository":{"url":"https://git.example.com/helpdesk.git","secretRef":{"name":"helpdesk-git"}},"validate":{"image":"ghcr.io/acme/forge:1.4","command":"make check"}}"#.to_owned(),
+    ]);
+    let rendered = plane.helm_template(namespace, &args).expect("the policy renders");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = dir.path().join("policy.yaml");
+    std::fs::write(&file, rendered).expect("write the policy");
+    ok(&plane.kubectl(["apply", "-f", &file.display().to_string()]));
+    // Enforced once a dry run of a ticket naming its own repository is refused as inheriting the
+    // validate command.
+    let probe = json!({"apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealerTicket",
+                       "metadata": {"name": "probe"},
+                       "spec": {"source": "runtime", "error": "KeyError: 'probe'",
+                                "target": {"contractFqn": "entity/helpdesk/ticket", "repository": {"url": "https://git.example.com/mine.git"}}}});
+    let probe_file = dir.path().join("probe.json");
+    std::fs::write(&probe_file, probe.to_string()).expect("write the probe");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = kubectl(
+            plane,
+            bob,
+            &[
+                "create",
+                "--dry-run=server",
+                "-n",
+                namespace,
+                "-f",
+                &probe_file.display().to_string(),
+            ],
+        );
+        if String::from_utf8_lossy(&out.stderr).contains("nor target.repository") {
+            return fullname;
+        }
+        assert!(Instant::now() < deadline, "the policy was not enforced within 60 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn what_a_ticket_would_take_from_the_operators_defaults_needs_the_same_rights_as_naming_it() {
+    let plane = control_plane();
+    let ns = plane.namespace("ticket-target-defaults");
+    ok(&plane.kubectl([
+        "create",
+        "role",
+        "ticket-filer",
+        "-n",
+        &ns.name,
+        "--verb=get,list,create,patch,update",
+        "--resource=healertickets.kubeheal.dev",
+    ]));
+    let bob = Who::User("bob");
+    bind(
+        plane,
+        &ns.name,
+        "bob-files-tickets",
+        "role",
+        "ticket-filer",
+        "--user=bob",
+        (&bob, "create", "healertickets"),
+    );
+    let fullname = release_with_ticket_defaults(plane, &ns.name, &bob);
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = |name: &str, target: Value| {
+        let ticket = json!({"apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealerTicket",
+                            "metadata": {"name": name},
+                            "spec": {"source": "runtime", "error": format!("KeyError: '{name}'"), "target": target}});
+        let path = dir.path().join(format!("{name}.json"));
+        std::fs::write(&path, ticket.to_string()).expect("write the ticket");
+        path.display().to_string()
+    };
+    let create = |path: &str| kubectl(plane, &bob, &["create", "-n", &ns.name, "-f", path]);
+    // A repository of bob's own would have the operator's validate command run over it.
+    refused(
+        &create(&file(
+            "own-repository",
+            json!({"contractFqn": "entity/helpdesk/ticket", "repository": {"url": "https://git.example.com/bobs.git"}}),
+        )),
+        "bob's own repository under the operator's validate command",
+        &["nor target.repository", "create healruns"],
+    );
+    // A healer of bob's own would get the operator's repository's contracts.
+    refused(
+        &create(&file(
+            "own-healer",
+            json!({"contractFqn": "entity/helpdesk/ticket",
+                   "healer": {"openAI": {"baseUrl": "https://llm.bob.example/v1", "model": "m"}}}),
+        )),
+        "bob's own healer with the operator's repository",
+        &[
+            "bob may not name the Secrets helpdesk-git",
+            "its contracts would go to that healer",
+        ],
+    );
+    // Taking everything from the operator, as ingested tickets do, is admitted.
+    ok(&create(&file(
+        "defaults",
+        json!({"contractFqn": "entity/helpdesk/ticket"}),
+    )));
+    // With the rights, both are.
+    ok(&plane.kubectl([
+        "create",
+        "role",
+        "runs-and-secret",
+        "-n",
+        &ns.name,
+        "--verb=create,get",
+        "--resource=healruns.kubeheal.dev,secrets",
+    ]));
+    bind(
+        plane,
+        &ns.name,
+        "bob-runs",
+        "role",
+        "runs-and-secret",
+        "--user=bob",
+        (&bob, "create", "healruns"),
+    );
+    ok(&create(&file(
+        "own-repository-2",
+        json!({"contractFqn": "entity/helpdesk/ticket", "repository": {"url": "https://git.example.com/bobs.git"}}),
+    )));
+    ok(&create(&file(
+        "own-healer-2",
+        json!({"contractFqn": "entity/helpdesk/ticket",
+               "healer": {"openAI": {"baseUrl": "https://llm.bob.example/v1", "model": "m"}}}),
+    )));
+    for kind in ["validatingadmissionpolicybinding", "validatingadmissionpolicy"] {
+        ok(&plane.kubectl(["delete", kind, &format!("{fullname}-ticket-target")]));
+    }
 }

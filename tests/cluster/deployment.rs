@@ -66,6 +66,10 @@ fn start_container(heal: &Heal, pod: &Pod, root: &Path) -> Running {
     let name = pod.metadata.name.clone().expect("a name");
 
     assemble_image(root);
+    // The image's /tmp is everyone's to write (`chmod 1777` in its root); on a read-only root
+    // it is not, so here no folder of the image is the container's to write but its mounts.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(root.join("tmp"), std::fs::Permissions::from_mode(0o755)).expect("chmod tmp");
     // The user the Pod runs as, and the read-only root: nothing of the image is its to write.
     let context = container.security_context.clone().unwrap_or_default();
     let pod_context = spec.security_context.clone().unwrap_or_default();

@@ -21,6 +21,7 @@ use crate::api::healer_ticket::{HealerTicket, TicketTarget, Validate};
 use crate::api::shared::RunStatus;
 use crate::core::patch::unified_diff;
 use crate::core::redact::redact;
+use crate::core::ticket_fix::{introduced, introduced_ignoring_numbers};
 use crate::core::ticket_validate::{MAX_ERRORS, Validated, errors, job_name, timeout};
 use crate::executor::job::{TOOL_CONTAINER, container_exit_code, container_log_tail};
 use crate::healer::contract::ContractSchema;
@@ -87,18 +88,41 @@ impl<'a> Validators<'a> {
         Ok(Validators { schema, command })
     }
 
-    /// Every error the validators find in `contract` (a version of the contract at the commit):
-    /// the schema's, then the command's. `Final` when the contract is not YAML or the command
-    /// gave no verdict.
-    pub(super) async fn errors(&self, contract: &str) -> Result<Vec<String>, Failure> {
-        let mut found = match &self.schema {
+    /// Every error the validators find in `contract` (a version of the contract at the commit).
+    /// `Final` when the contract is not YAML or the command gave no verdict.
+    pub(super) async fn errors(&self, contract: &str) -> Result<Found, Failure> {
+        let schema = match &self.schema {
             Some(schema) => schema.check(contract).map_err(Failure::Final)?,
             None => Vec::new(),
         };
-        if let Some(command) = &self.command {
-            found.extend(command.run(contract).await?);
-        }
-        Ok(found)
+        let command = match &self.command {
+            Some(command) => command.run(contract).await?,
+            None => Vec::new(),
+        };
+        Ok(Found { schema, command })
+    }
+}
+
+/// What the validators found in one version of the contract, each validator's apart: they are
+/// compared differently ([`Found::introduced_since`]).
+#[derive(Debug, Default)]
+pub(super) struct Found {
+    schema: Vec<String>,
+    command: Vec<String>,
+}
+
+impl Found {
+    /// Every error: the schema's, then the command's.
+    pub(super) fn all(&self) -> Vec<String> {
+        self.schema.iter().chain(&self.command).cloned().collect()
+    }
+
+    /// The errors found here and not in `before` (an earlier version): the schema's messages
+    /// whole, the command's lines with their numbers ignored.
+    pub(super) fn introduced_since(&self, before: &Found) -> Vec<String> {
+        let mut added = introduced(&before.schema, &self.schema);
+        added.extend(introduced_ignoring_numbers(&before.command, &self.command));
+        added
     }
 }
 
@@ -108,7 +132,17 @@ impl CommandCheck<'_> {
         let ticket = self.ticket.name_any();
         let namespace = self.ticket.namespace().unwrap_or_default();
         let name = job_name(&ticket, &self.commit, contract, self.validate);
-        let api = |e: kube::Error| Failure::Transient(format!("the API server, about Job {name}: {e}"));
+        // The API server refusing the Job itself (403: the operator may not create Jobs there;
+        // 422: a Job it would never take) is not mended by waiting; anything else may be.
+        let api = |e: kube::Error| {
+            let said = format!("the API server, about Job {name}: {e}");
+            match &e {
+                kube::Error::Api(status) if (400..500).contains(&status.code) && ![409, 429].contains(&status.code) => {
+                    Failure::Final(said)
+                }
+                _ => Failure::Transient(said),
+            }
+        };
         let patches = if contract == self.committed {
             Vec::new()
         } else {
@@ -133,14 +167,23 @@ impl CommandCheck<'_> {
         info!(ticket = %ticket, job = %name, "validating a version of the contract");
         let give_up = Instant::now() + timeout(self.validate) + GRACE;
         let execution = loop {
-            if jobs
+            match jobs
                 .ended(&namespace, &name, timeout(self.validate))
                 .await
                 .map_err(api)?
-                == Some(true)
-                && let Some(execution) = jobs.collect(&request).await.map_err(api)?
             {
-                break execution;
+                // Gone since it was launched (deleted with its ticket, or by hand).
+                None => {
+                    return Err(Failure::Transient(format!(
+                        "the validation Job {name} is gone (deleted while it ran?); it is asked again later"
+                    )));
+                }
+                Some(true) => {
+                    if let Some(execution) = jobs.collect(&request).await.map_err(api)? {
+                        break execution;
+                    }
+                }
+                Some(false) => {}
             }
             if Instant::now() > give_up {
                 return Err(Failure::Transient(format!(
@@ -171,6 +214,6 @@ impl CommandCheck<'_> {
             executor_said: execution.envelope.error_message.clone(),
             printed,
         };
-        errors(&self.validate.command, &validated).map_err(|why| Failure::Final(format!("{why} (Job {name})")))
+        errors(self.validate, &name, &validated).map_err(Failure::Final)
     }
 }
