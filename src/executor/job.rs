@@ -1344,13 +1344,50 @@ pub async fn container_log_tail(
     else {
         return Ok(None);
     };
+    // No `limitBytes`: the API server would apply it from the start of the tail, cutting off
+    // its end, where a command's verdict or summary is. The end is kept here instead.
     let params = LogParams {
         container: Some(container.to_owned()),
         tail_lines: Some(lines),
-        limit_bytes: Some(64 * 1024),
         ..LogParams::default()
     };
-    Ok(Some(read_log(&pods, &pod.name_any(), &params).await))
+    let mut bytes = Vec::new();
+    if let Ok(stream) = pods.log_stream(&pod.name_any(), &params).await {
+        bytes = keep_end(stream, LOG_TAIL_BYTES).await;
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// Most bytes of a container's log tail kept ([`container_log_tail`]): its last lines however
+/// long they are.
+const LOG_TAIL_BYTES: usize = 64 * 1024;
+
+/// The last `max` bytes of `reader` (what arrived before an error included), from the start of
+/// a line when the front was dropped; memory stays within about twice `max`.
+async fn keep_end(reader: impl futures::AsyncRead, max: usize) -> Vec<u8> {
+    use futures::AsyncReadExt;
+    let mut reader = std::pin::pin!(reader);
+    let mut kept: Vec<u8> = Vec::new();
+    let mut dropped = false;
+    let mut chunk = vec![0u8; 16 * 1024];
+    while let Ok(n) = reader.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        kept.extend_from_slice(&chunk[..n]);
+        if kept.len() > 2 * max {
+            kept.drain(..kept.len() - max);
+            dropped = true;
+        }
+    }
+    if kept.len() > max {
+        kept.drain(..kept.len() - max);
+        dropped = true;
+    }
+    if dropped && let Some(newline) = kept.iter().position(|&b| b == b'\n') {
+        kept.drain(..=newline);
+    }
+    kept
 }
 
 /// A container's log as text, bytes that are not UTF-8 replaced (a build prints what it likes,
@@ -1371,6 +1408,19 @@ async fn read_log(pods: &Api<Pod>, pod: &str, params: &LogParams) -> String {
 mod tests {
     use super::*;
     use crate::api::heal_run::ProjectType;
+
+    #[tokio::test]
+    async fn a_log_tail_keeps_its_end_from_a_line_start_however_long_its_lines() {
+        let short = b"one\ntwo\n".to_vec();
+        assert_eq!(keep_end(futures::io::Cursor::new(short.clone()), 64).await, short);
+        let mut long = "x".repeat(100_000).into_bytes();
+        long.extend_from_slice(b"\nsummary: 2 errors\nlast line\n");
+        let kept = keep_end(futures::io::Cursor::new(long), 64).await;
+        assert_eq!(kept, b"summary: 2 errors\nlast line\n");
+        let huge: Vec<u8> = (0..50_000).flat_map(|i| format!("line {i}\n").into_bytes()).collect();
+        let kept = keep_end(futures::io::Cursor::new(huge), 1024).await;
+        assert!(kept.len() <= 1024 && kept.starts_with(b"line ") && kept.ends_with(b"line 49999\n"));
+    }
     use crate::api::shared::GitSource;
 
     fn request(container: ContainerSettings) -> JobRequest {

@@ -95,6 +95,39 @@ pub fn violation(message: &str) -> Option<(String, String)> {
     Some((c[2].to_owned(), c[3].to_owned()))
 }
 
+/// The messages a tier-1 ticket is fixed by, when its `error` is a violation message (else
+/// `None`: every error found is the ticket's): among the validators' messages `found`, those
+/// naming the same value and pattern — the contract's other errors have tickets of their own. A
+/// validator that words it its own way (a repository's command printing a line that quotes the
+/// value and the pattern among other things) confirms the error is still there, and the ticket's
+/// own message is used, at the `path` its context names when the message has none. Empty when no
+/// validator finds the error any more.
+pub fn own_violations(error: &str, path: Option<&str>, found: &[String]) -> Option<Vec<String>> {
+    let reported = violation(error)?;
+    let same: Vec<String> = found
+        .iter()
+        .filter(|e| violation(e).as_ref() == Some(&reported))
+        .cloned()
+        .collect();
+    if !same.is_empty() {
+        return Some(same);
+    }
+    let (value, pattern) = &reported;
+    let quoted = [format!("'{value}'"), format!("\"{value}\"")];
+    let still_there = found
+        .iter()
+        .any(|e| e.contains(pattern.as_str()) && quoted.iter().any(|q| e.contains(q.as_str())));
+    if !still_there {
+        return Some(Vec::new());
+    }
+    let message = error.trim();
+    let has_path = MESSAGE.captures(message).and_then(|c| c.get(1)).is_some();
+    Some(vec![match path.filter(|_| !has_path) {
+        Some(path) => format!("{path}: {message}"),
+        None => message.to_owned(),
+    }])
+}
+
 /// Applies every tier-1 normalisation the validator's `errors` call for to the contract `yaml`.
 /// Returns the new YAML and one line per change (`spec.fields.myField -> spec.fields.my_field`),
 /// or `None` when no message is a tier-1 one the normaliser is sure of.
@@ -261,6 +294,38 @@ fn dotted(pointer: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ticket_is_fixed_by_its_own_violation_however_the_validator_words_it() {
+        let error = "'tkt' does not match '^[A-Z]{2,6}$'";
+        // The schema's messages: the same violation, with its path; another ticket's is left.
+        let schema = vec![
+            "spec.number_prefix: 'tkt' does not match '^[A-Z]{2,6}$'".to_owned(),
+            "spec.fields.Title: 'Title' does not match '^[a-z][a-z0-9_]*$'".to_owned(),
+        ];
+        assert_eq!(
+            own_violations(error, Some("spec.number_prefix"), &schema),
+            Some(vec![schema[0].clone()])
+        );
+        // A command's own wording: the ticket's message at its context's path.
+        let command = vec![
+            "Compilation failed:".to_owned(),
+            r#"ContractValidationError(path='spec.number_prefix', message="'tkt' does not match '^[A-Z]{2,6}$'", severity='error')"#.to_owned(),
+        ];
+        assert_eq!(
+            own_violations(error, Some("spec.number_prefix"), &command),
+            Some(vec![
+                "spec.number_prefix: 'tkt' does not match '^[A-Z]{2,6}$'".to_owned()
+            ])
+        );
+        // Fixed already: no validator finds it.
+        assert_eq!(
+            own_violations(error, Some("spec.number_prefix"), &["Compilation failed:".to_owned()]),
+            Some(vec![])
+        );
+        // Not a violation message: every error is the ticket's.
+        assert_eq!(own_violations("KeyError: 'resolution'", None, &command), None);
+    }
 
     const SCHEMA: &str = r#"
 type: object

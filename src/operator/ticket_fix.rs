@@ -46,7 +46,7 @@ use crate::core::ticket_fix::{
 };
 use crate::git::Repo;
 use crate::healer::Healer;
-use crate::healer::contract::{ContractSchema, normalize_contract, violation};
+use crate::healer::contract::{ContractSchema, normalize_contract, own_violations};
 use crate::healer::contract_model::{self, Answer, Proposer, Question, Refusal};
 use crate::healer::factory::{self, Credentials, service_urls};
 use crate::healer::openai::OpenAi;
@@ -484,14 +484,8 @@ async fn propose(
     let errors = found.all();
     let (after, changed, removed, explanation, method, confidence) = if tier == 1 {
         // A ticket fixes its own error: the contract's other errors have tickets of their own.
-        let mine: Vec<String> = match violation(&ticket.spec.error) {
-            Some(reported) => errors
-                .iter()
-                .filter(|e| violation(e).as_ref() == Some(&reported))
-                .cloned()
-                .collect(),
-            None => errors.clone(),
-        };
+        let path_said = ticket.spec.context.get("path").map(String::as_str);
+        let mine = own_violations(&ticket.spec.error, path_said, &errors).unwrap_or_else(|| errors.clone());
         let Some((after, changed)) = normalize_contract(&before, &mine).map_err(Failure::Final)? else {
             return Err(Failure::Final(if errors.is_empty() {
                 format!("{path} passes validation at {at}: there is nothing to normalise (was it fixed already?)")

@@ -2091,6 +2091,19 @@ fn specora_compile() -> String {
     format!("validate:\n  image: ghcr.io/specora/forge:0.1.0\n  command: {yaml}\n")
 }
 
+/// An operator like [`operator`]'s whose contracts are judged by [`specora_compile`] alone (no
+/// JSON Schema).
+async fn operator_validated_by_specora(test: &str, contract: &str, model: &str) -> (Heal, String) {
+    let target = specora_compile();
+    let extra = Extra {
+        more_target: &target,
+        without_schema: true,
+        ..Extra::default()
+    };
+    let (heal, base, _) = operator_with(test, contract, model, extra).await;
+    (heal, base)
+}
+
 /// The jobs validating ticket `id`'s contract versions.
 async fn validation_jobs(heal: &Heal, id: &str) -> Vec<String> {
     let jobs: kube::Api<k8s_openapi::api::batch::v1::Job> = kube::Api::namespaced(heal.client.clone(), &heal.ns.name);
@@ -2125,18 +2138,7 @@ async fn a_repositorys_own_validator_judges_each_answer_in_a_job_and_what_it_ref
         ),
         ("KeyError: 'customer'", vec![answer(&dangling, "Add the customer.")]),
     ]);
-    let target = specora_compile();
-    let (heal, base, _) = operator_with(
-        "ticket-validate",
-        TICKET,
-        &model,
-        Extra {
-            more_target: &target,
-            without_schema: true,
-            ..Extra::default()
-        },
-    )
-    .await;
+    let (heal, base) = operator_validated_by_specora("ticket-validate", TICKET, &model).await;
     grant_approvers_of(&heal, "healertickets");
     let context = json!({"status_code": 500});
     let id = ingest(&base, &runtime_error("KeyError: 'resolution'", context.clone())).await;
@@ -2187,4 +2189,23 @@ async fn a_repositorys_own_validator_judges_each_answer_in_a_job_and_what_it_ref
         "",
         "a refused answer was pushed"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tier_1_fix_is_judged_by_the_repositorys_validator_alone_and_committed() {
+    // Specora's compiler refuses the contract for its number prefix; the normalised one passes.
+    let broken = TICKET.replace("number_prefix: TKT", "number_prefix: tkt");
+    let (model, asked) = model(vec![]);
+    let (heal, base) = operator_validated_by_specora("ticket-validate-tier1", &broken, &model).await;
+    let id = ingest_prefix_error(&base, &broken).await;
+    let status = until_applied(&heal, &id).await;
+    let proposal = status.proposal.expect("a proposal");
+    assert_eq!(proposal.method, ProposalMethod::Deterministic);
+    assert_eq!(proposal.changes, ["spec.number_prefix: tkt -> TKT"]);
+    let branch = status.apply.and_then(|a| a.branch).expect("a branch");
+    assert_eq!(heal.file_on_branch(&branch, CONTRACT), TICKET.trim_end());
+    // The contract as committed and the normalised one, each judged once.
+    let jobs = validation_jobs(&heal, &id).await;
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    assert!(asked.lock().expect("the record").is_empty(), "tier 1 asks no model");
 }
