@@ -634,6 +634,30 @@ fn healer_ticket_cases() -> Vec<Case> {
             )],
             &["regenerate.command must not be blank"],
         ),
+        case(
+            "a validate image with a space in it",
+            vec![(
+                "/spec/target/validate",
+                json!({"image": "ghcr.io/acme/forge 1.4", "command": "forge validate domains"}),
+            )],
+            &["validate.image must be an image reference without spaces"],
+        ),
+        case(
+            "a blank validate command",
+            vec![(
+                "/spec/target/validate",
+                json!({"image": "ghcr.io/acme/forge:1.4", "command": " \t "}),
+            )],
+            &["validate.command must not be blank"],
+        ),
+        case(
+            "a validate timeout past a day",
+            vec![(
+                "/spec/target/validate",
+                json!({"image": "ghcr.io/acme/forge:1.4", "command": "forge validate domains", "timeoutSeconds": 86401}),
+            )],
+            &["timeoutSeconds in body should be less than or equal to 86400"],
+        ),
     ]
 }
 
