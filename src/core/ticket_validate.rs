@@ -20,15 +20,19 @@ pub const MAX_ERRORS: usize = 200;
 /// The Job that validates `contract` (the text judged) at `commit` with `validate`: named after
 /// all of them, so the same question is never asked twice — a restarted operator, or the re-check
 /// before commit asking of the same text, finds the Job that answered it — and a changed
-/// command or image is asked anew. Within a Job name's 63 characters, as
+/// command or image is asked anew. `again` names the Job that asks once more when the first has
+/// lost its Pod (and its answer) since. Within a Job name's 63 characters, as
 /// [`crate::core::ticket_regenerate::job_name`].
-pub fn job_name(ticket: &str, commit: &str, contract: &str, validate: &Validate) -> String {
+pub fn job_name(ticket: &str, commit: &str, contract: &str, validate: &Validate, again: bool) -> String {
     let mut hash = Sha256::new();
     for part in [commit, &validate.image, &validate.command, contract] {
         hash.update(part.len().to_le_bytes());
         hash.update(part.as_bytes());
     }
     hash.update(validate.timeout_seconds.to_le_bytes());
+    if again {
+        hash.update(b"again");
+    }
     let hex: String = hash.finalize().iter().take(5).map(|b| format!("{b:02x}")).collect();
     bounded(ticket, &format!("-validate-{hex}"), 63)
 }
@@ -135,26 +139,33 @@ mod tests {
     #[test]
     fn a_job_is_named_after_what_it_judges_and_fits_a_job_name() {
         let check = validate("specora-core forge validate domains");
-        let name = job_name("ht-0123456789abcdef", "c0ffee", "kind: Entity\n", &check);
+        let name = job_name("ht-0123456789abcdef", "c0ffee", "kind: Entity\n", &check, false);
         assert!(name.starts_with("ht-0123456789abcdef-validate-"), "{name}");
         assert_eq!(
             name,
-            job_name("ht-0123456789abcdef", "c0ffee", "kind: Entity\n", &check)
+            job_name("ht-0123456789abcdef", "c0ffee", "kind: Entity\n", &check, false)
         );
         for other in [
-            job_name("ht-0123456789abcdef", "c0ffee", "kind: Entity\n ", &check),
-            job_name("ht-0123456789abcdef", "decade", "kind: Entity\n", &check),
+            job_name("ht-0123456789abcdef", "c0ffee", "kind: Entity\n ", &check, false),
+            job_name("ht-0123456789abcdef", "decade", "kind: Entity\n", &check, false),
             job_name(
                 "ht-0123456789abcdef",
                 "c0ffee",
                 "kind: Entity\n",
                 &validate("make check"),
+                false,
             ),
-            job_name("ht-0123456789abcdeg", "c0ffee", "kind: Entity\n", &check),
+            job_name("ht-0123456789abcdef", "c0ffee", "kind: Entity\n", &check, true),
+            job_name("ht-0123456789abcdeg", "c0ffee", "kind: Entity\n", &check, false),
         ] {
             assert_ne!(name, other);
         }
-        let long = job_name(&"t".repeat(200), "c0ffee", "x", &check);
+        let long = job_name(&"t".repeat(200), "c0ffee", "x", &check, false);
+        assert_ne!(
+            job_name("ht-1", "c0ffee", "x", &check, true),
+            job_name("ht-1", "c0ffee", "x", &check, false),
+            "asking again is another Job"
+        );
         assert!(long.len() <= 63 && long.contains("-validate-"), "{long}");
     }
 

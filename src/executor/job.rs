@@ -754,6 +754,13 @@ pub fn job_ending(job: &Job, pod: Option<&Pod>) -> Option<(Ending, Option<ErrorC
             }
         }
     }
+    // Ended with its Pod gone (the cluster's Pod garbage collector, or a person): what the
+    // container did went with the Pod. `pod` must be the API server's word here, not a cache's:
+    // `collect` reads it again before anything is concluded.
+    let complete = conditions.iter().any(|c| c.type_ == "Complete" && c.status == "True");
+    if pod.is_none() && (complete || failed.is_some()) {
+        return Some((Ending::Exited(-1), Some(ErrorClass::Infra)));
+    }
     failed.map(|_| (Ending::Exited(-1), Some(ErrorClass::Unknown)))
 }
 
@@ -1006,6 +1013,10 @@ impl JobExecutor {
                 ErrorClass::Evicted => (
                     "the Pod was evicted from its node",
                     "give the executor more ephemeral storage or memory requests, then run again",
+                ),
+                ErrorClass::Infra if pod.is_none() => (
+                    "the Job ended and its Pod is gone (garbage-collected or deleted), and with it the build's result",
+                    "run it again; if Pods of finished Jobs vanish often, raise the cluster's terminated-pod-gc-threshold",
                 ),
                 _ => (
                     "the Job failed without a container result",
@@ -1323,6 +1334,16 @@ pub async fn container_exit_code(
             .find(|c| c.name == container)
             .and_then(|c| c.state?.terminated.map(|t| t.exit_code))
     }))
+}
+
+/// Whether the Job `job` still has a Pod (a Job's ended Pods are kept until the Job goes, unless
+/// the cluster's Pod garbage collector or a person removed them).
+pub async fn job_has_pod(client: Client, namespace: &str, job: &str) -> Result<bool, kube::Error> {
+    let pods: Api<Pod> = Api::namespaced(client, namespace);
+    let listed = pods
+        .list(&ListParams::default().labels(&format!("job-name={job}")).limit(1))
+        .await?;
+    Ok(!listed.items.is_empty())
 }
 
 /// The last `lines` lines `container` of the Job `job`'s Pod printed, while the API server still
@@ -1652,6 +1673,21 @@ mod tests {
             Some((Ending::Exited(-1), Some(ErrorClass::ImagePull)))
         );
         assert!(pulling(Some(&unpulled), PROBE_CONTAINER) && !pulling(Some(&unpulled), BUILD_CONTAINER));
+    }
+
+    #[test]
+    fn a_job_that_ended_without_its_pod_ended_with_its_result_lost() {
+        let complete: Job = serde_json::from_value(json!({"metadata": {"name": "j"},
+            "status": {"conditions": [{"type": "Complete", "status": "True"}]}}))
+        .expect("a Job");
+        assert_eq!(
+            job_ending(&complete, None),
+            Some((Ending::Exited(-1), Some(ErrorClass::Infra)))
+        );
+        // Still running, its Pod not made yet: not ended.
+        let running: Job =
+            serde_json::from_value(json!({"metadata": {"name": "j"}, "status": {"active": 1}})).expect("a Job");
+        assert_eq!(job_ending(&running, None), None);
     }
 
     #[test]

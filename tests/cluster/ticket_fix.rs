@@ -2161,13 +2161,35 @@ async fn a_repositorys_own_validator_judges_each_answer_in_a_job_and_what_it_ref
     );
     let proposal = ticket.status.and_then(|s| s.proposal).expect("a proposal");
     assert_eq!(proposal.after.as_deref(), Some(fixed.as_str()));
+    // The Job that judged the contract as committed loses its Pod (a cluster's Pod garbage
+    // collector can do that while a proposal waits): the re-check before the commit asks again.
+    let settings: kubeheal::api::healer_ticket::TicketTarget =
+        serde_yaml_ng::from_str(&specora_compile()).expect("the validate setting");
+    let validate = settings.validate.expect("a validate command");
+    let commit = git(&heal.origin, &["rev-parse", "main"]);
+    let committed_job = |again| kubeheal::core::ticket_validate::job_name(&id, &commit, TICKET, &validate, again);
+    let before_approval = validation_jobs(&heal, &id).await;
+    assert!(before_approval.contains(&committed_job(false)), "{before_approval:?}");
+    let out = heal.plane.kubectl([
+        "delete",
+        "pods",
+        "-n",
+        &heal.ns.name,
+        "-l",
+        &format!("job-name={}", committed_job(false)),
+        "--grace-period=0",
+        "--force",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let status = approved_until_applied(&heal, &["approve", &id, "--digest", &proposal.patch_digest]).await;
     let branch = status.apply.and_then(|a| a.branch).expect("a branch");
     assert_eq!(heal.file_on_branch(&branch, CONTRACT), fixed.trim_end());
     // One Job per version judged — the contract as committed and the two answers — each owned
-    // by the ticket; the re-check before the commit asked the same questions and found them.
+    // by the ticket; the re-check before the commit asked the same questions and found them,
+    // but for the one whose Pod was lost, asked again in a Job of another name.
     let jobs = validation_jobs(&heal, &id).await;
-    assert_eq!(jobs.len(), 3, "{jobs:?}");
+    assert_eq!(jobs.len(), 4, "{jobs:?}");
+    assert!(jobs.contains(&committed_job(true)), "{jobs:?}");
     assert!(
         jobs.iter()
             .all(|j| j.starts_with(&format!("{id}-validate-")) && j.len() <= 63),

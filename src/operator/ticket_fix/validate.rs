@@ -23,7 +23,8 @@ use crate::core::patch::unified_diff;
 use crate::core::redact::redact;
 use crate::core::ticket_fix::{introduced, introduced_ignoring_numbers};
 use crate::core::ticket_validate::{MAX_ERRORS, Validated, errors, job_name, timeout};
-use crate::executor::job::{TOOL_CONTAINER, container_exit_code, container_log_tail};
+use crate::executor::Execution;
+use crate::executor::job::{JobRequest, TOOL_CONTAINER, container_exit_code, container_log_tail, job_has_pod};
 use crate::healer::contract::ContractSchema;
 
 /// How often a running validation Job is looked at (in the watch cache: no API request).
@@ -126,84 +127,54 @@ impl Found {
     }
 }
 
+/// A failure of the API server about Job `name`: final when it refuses the Job itself (403: the
+/// operator may not create Jobs there; 422: a Job it would never take), which waiting does not
+/// mend; transient otherwise.
+fn api_failure(name: &str, e: kube::Error) -> Failure {
+    let said = format!("the API server, about Job {name}: {e}");
+    match &e {
+        kube::Error::Api(status) if (400..500).contains(&status.code) && ![409, 429].contains(&status.code) => {
+            Failure::Final(said)
+        }
+        _ => Failure::Transient(said),
+    }
+}
+
 impl CommandCheck<'_> {
     /// Runs (or finds) the Job that validates `contract`, waits for it, and reads its verdict.
     async fn run(&self, contract: &str) -> Result<Vec<String>, Failure> {
         let ticket = self.ticket.name_any();
         let namespace = self.ticket.namespace().unwrap_or_default();
-        let name = job_name(&ticket, &self.commit, contract, self.validate);
-        // The API server refusing the Job itself (403: the operator may not create Jobs there;
-        // 422: a Job it would never take) is not mended by waiting; anything else may be.
-        let api = |e: kube::Error| {
-            let said = format!("the API server, about Job {name}: {e}");
-            match &e {
-                kube::Error::Api(status) if (400..500).contains(&status.code) && ![409, 429].contains(&status.code) => {
-                    Failure::Final(said)
-                }
-                _ => Failure::Transient(said),
-            }
-        };
-        let patches = if contract == self.committed {
-            Vec::new()
-        } else {
-            vec![unified_diff(
-                &[(self.path.clone(), self.committed.clone())].into(),
-                &[(self.path.clone(), contract.to_owned())].into(),
-            )]
-        };
-        let run = command_job::Command {
-            name: name.clone(),
-            commit: &self.commit,
-            patches,
-            image: &self.validate.image,
-            command: &self.validate.command,
-            timeout: timeout(self.validate),
-            task: format!("validate the contract {}", self.path),
-        };
-        let request =
-            command_job::request(self.ticket, self.target, run, self.secrets.clone()).map_err(Failure::Final)?;
-        let jobs = &self.ctx.jobs;
-        jobs.launch(&request).await.map_err(api)?;
-        info!(ticket = %ticket, job = %name, "validating a version of the contract");
-        let give_up = Instant::now() + timeout(self.validate) + GRACE;
-        let execution = loop {
-            match jobs
-                .ended(&namespace, &name, timeout(self.validate))
-                .await
-                .map_err(api)?
-            {
-                // Gone since it was launched (deleted with its ticket, or by hand).
-                None => {
-                    return Err(Failure::Transient(format!(
-                        "the validation Job {name} is gone (deleted while it ran?); it is asked again later"
-                    )));
-                }
-                Some(true) => {
-                    if let Some(execution) = jobs.collect(&request).await.map_err(api)? {
-                        break execution;
-                    }
-                }
-                Some(false) => {}
-            }
-            if Instant::now() > give_up {
-                return Err(Failure::Transient(format!(
-                    "the validation Job {name} has not ended {}s after its deadline",
-                    GRACE.as_secs()
-                )));
-            }
-            tokio::time::sleep(LOOK_EVERY).await;
-        };
         let client = self.ctx.client.clone();
-        let exit = container_exit_code(client.clone(), &namespace, &name, TOOL_CONTAINER)
-            .await
-            .map_err(api)?;
+        let mut again = false;
+        let (name, execution, exit) = loop {
+            let name = job_name(&ticket, &self.commit, contract, self.validate, again);
+            let api = |e| api_failure(&name, e);
+            let execution = self.wait(&self.request(&name, contract)?, &namespace).await?;
+            let exit = container_exit_code(client.clone(), &namespace, &name, TOOL_CONTAINER)
+                .await
+                .map_err(api)?;
+            // A Job that answered long ago (the re-check before a commit can come days after
+            // the proposal) may have lost its Pod to the cluster's garbage collector, and its
+            // answer with it: asked once more, in a Job of another name.
+            if exit.is_none()
+                && !again
+                && execution.envelope.status != RunStatus::Timeout
+                && !job_has_pod(client.clone(), &namespace, &name).await.map_err(api)?
+            {
+                info!(ticket = %ticket, job = %name, "the validation Job's Pod is gone: asking again");
+                again = true;
+                continue;
+            }
+            break (name, execution, exit);
+        };
         let printed = match exit {
             Some(0) | None => String::new(),
             Some(_) => {
                 let lines = i64::try_from(MAX_ERRORS * 2).unwrap_or(i64::MAX);
                 let tail = container_log_tail(client, &namespace, &name, TOOL_CONTAINER, lines)
                     .await
-                    .map_err(api)?
+                    .map_err(|e| api_failure(&name, e))?
                     .unwrap_or_default();
                 redact(&tail, &self.secrets).0
             }
@@ -215,5 +186,64 @@ impl CommandCheck<'_> {
             printed,
         };
         errors(self.validate, &name, &validated).map_err(Failure::Final)
+    }
+
+    /// The Job `name` that runs the command over the commit with `contract` in place.
+    fn request(&self, name: &str, contract: &str) -> Result<JobRequest, Failure> {
+        let patches = if contract == self.committed {
+            Vec::new()
+        } else {
+            vec![unified_diff(
+                &[(self.path.clone(), self.committed.clone())].into(),
+                &[(self.path.clone(), contract.to_owned())].into(),
+            )]
+        };
+        let run = command_job::Command {
+            name: name.to_owned(),
+            commit: &self.commit,
+            patches,
+            image: &self.validate.image,
+            command: &self.validate.command,
+            timeout: timeout(self.validate),
+            task: format!("validate the contract {}", self.path),
+        };
+        command_job::request(self.ticket, self.target, run, self.secrets.clone()).map_err(Failure::Final)
+    }
+
+    /// Launches (or finds) the Job `request` asks for and waits until it has ended.
+    async fn wait(&self, request: &JobRequest, namespace: &str) -> Result<Execution, Failure> {
+        let name = request.job_name();
+        let api = |e| api_failure(&name, e);
+        let jobs = &self.ctx.jobs;
+        jobs.launch(request).await.map_err(api)?;
+        info!(ticket = %self.ticket.name_any(), job = %name, "validating a version of the contract");
+        let give_up = Instant::now() + timeout(self.validate) + GRACE;
+        loop {
+            match jobs
+                .ended(namespace, &name, timeout(self.validate))
+                .await
+                .map_err(api)?
+            {
+                // Gone since it was launched (deleted with its ticket, or by hand).
+                None => {
+                    return Err(Failure::Transient(format!(
+                        "the validation Job {name} is gone (deleted while it ran?); it is asked again later"
+                    )));
+                }
+                Some(true) => {
+                    if let Some(execution) = jobs.collect(request).await.map_err(api)? {
+                        return Ok(execution);
+                    }
+                }
+                Some(false) => {}
+            }
+            if Instant::now() > give_up {
+                return Err(Failure::Transient(format!(
+                    "the validation Job {name} has not ended {}s after its deadline",
+                    GRACE.as_secs()
+                )));
+            }
+            tokio::time::sleep(LOOK_EVERY).await;
+        }
     }
 }
