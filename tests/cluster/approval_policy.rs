@@ -436,39 +436,48 @@ fn a_gitops_identity_named_in_the_values_may_apply_a_decision_carrying_a_persons
     );
 }
 
-#[test]
-fn a_ticket_target_that_makes_the_operator_act_needs_the_right_to_do_it_oneself() {
-    let plane = control_plane();
-    let ns = plane.namespace("ticket-target-policy");
-    // bob may file and edit tickets, nothing more.
+/// bob, who may file and edit HealerTickets in `ns` and nothing more.
+fn ticket_filer(plane: &ControlPlane, ns: &str) -> Who<'static> {
     ok(&plane.kubectl([
         "create",
         "role",
         "ticket-filer",
         "-n",
-        &ns.name,
+        ns,
         "--verb=get,list,create,patch,update",
         "--resource=healertickets.kubeheal.dev",
     ]));
     let bob = Who::User("bob");
     bind(
         plane,
-        &ns.name,
+        ns,
         "bob-files-tickets",
         "role",
         "ticket-filer",
         "--user=bob",
         (&bob, "create", "healertickets"),
     );
+    bob
+}
+
+/// A HealerTicket `name` with `target`, written in `dir` for `kubectl create -f`: its path.
+fn ticket_file(dir: &std::path::Path, name: &str, target: Value) -> String {
+    let ticket = json!({"apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealerTicket",
+                        "metadata": {"name": name},
+                        "spec": {"source": "runtime", "error": format!("KeyError: '{name}'"), "target": target}});
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, ticket.to_string()).expect("write the ticket");
+    path.display().to_string()
+}
+
+#[test]
+fn a_ticket_target_that_makes_the_operator_act_needs_the_right_to_do_it_oneself() {
+    let plane = control_plane();
+    let ns = plane.namespace("ticket-target-policy");
+    // bob may file and edit tickets, nothing more.
+    let bob = ticket_filer(plane, &ns.name);
     let dir = tempfile::tempdir().expect("a temp dir");
-    let file = |name: &str, target: Value| {
-        let ticket = json!({"apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealerTicket",
-                            "metadata": {"name": name},
-                            "spec": {"source": "runtime", "error": format!("KeyError: '{name}'"), "target": target}});
-        let path = dir.path().join(format!("{name}.json"));
-        std::fs::write(&path, ticket.to_string()).expect("write the ticket");
-        path.display().to_string()
-    };
+    let file = |name: &str, target: Value| ticket_file(dir.path(), name, target);
     let create = |path: &str| kubectl(plane, &bob, &["create", "-n", &ns.name, "-f", path]);
     let code = file(
         "code",
@@ -572,25 +581,17 @@ fn release_with_ticket_defaults(plane: &'static ControlPlane, namespace: &str, b
     ok(&plane.kubectl(["apply", "-f", &file.display().to_string()]));
     // Enforced once a dry run of a ticket naming its own repository is refused as inheriting the
     // validate command.
-    let probe = json!({"apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealerTicket",
-                       "metadata": {"name": "probe"},
-                       "spec": {"source": "runtime", "error": "KeyError: 'probe'",
-                                "target": {"contractFqn": "entity/helpdesk/ticket", "repository": {"url": "https://git.example.com/mine.git"}}}});
-    let probe_file = dir.path().join("probe.json");
-    std::fs::write(&probe_file, probe.to_string()).expect("write the probe");
+    let probe_file = ticket_file(
+        dir.path(),
+        "probe",
+        json!({"contractFqn": "entity/helpdesk/ticket", "repository": {"url": "https://git.example.com/mine.git"}}),
+    );
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let out = kubectl(
             plane,
             bob,
-            &[
-                "create",
-                "--dry-run=server",
-                "-n",
-                namespace,
-                "-f",
-                &probe_file.display().to_string(),
-            ],
+            &["create", "--dry-run=server", "-n", namespace, "-f", &probe_file],
         );
         if String::from_utf8_lossy(&out.stderr).contains("nor target.repository") {
             return fullname;
@@ -604,35 +605,10 @@ fn release_with_ticket_defaults(plane: &'static ControlPlane, namespace: &str, b
 fn what_a_ticket_would_take_from_the_operators_defaults_needs_the_same_rights_as_naming_it() {
     let plane = control_plane();
     let ns = plane.namespace("ticket-target-defaults");
-    ok(&plane.kubectl([
-        "create",
-        "role",
-        "ticket-filer",
-        "-n",
-        &ns.name,
-        "--verb=get,list,create,patch,update",
-        "--resource=healertickets.kubeheal.dev",
-    ]));
-    let bob = Who::User("bob");
-    bind(
-        plane,
-        &ns.name,
-        "bob-files-tickets",
-        "role",
-        "ticket-filer",
-        "--user=bob",
-        (&bob, "create", "healertickets"),
-    );
+    let bob = ticket_filer(plane, &ns.name);
     let fullname = release_with_ticket_defaults(plane, &ns.name, &bob);
     let dir = tempfile::tempdir().expect("a temp dir");
-    let file = |name: &str, target: Value| {
-        let ticket = json!({"apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealerTicket",
-                            "metadata": {"name": name},
-                            "spec": {"source": "runtime", "error": format!("KeyError: '{name}'"), "target": target}});
-        let path = dir.path().join(format!("{name}.json"));
-        std::fs::write(&path, ticket.to_string()).expect("write the ticket");
-        path.display().to_string()
-    };
+    let file = |name: &str, target: Value| ticket_file(dir.path(), name, target);
     let create = |path: &str| kubectl(plane, &bob, &["create", "-n", &ns.name, "-f", path]);
     // A repository of bob's own would have the operator's validate command run over it.
     refused(

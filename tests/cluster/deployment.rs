@@ -19,11 +19,10 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Container, Pod};
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
-use kubeheal::api::heal_run::HealRunPhase;
 use serde_json::{Value, json};
 
-use crate::heal_run::{Heal, LOGIC_FIXED, free_port, logic_healer, logic_project, status};
-use crate::image::{assert_root, forge_source};
+use crate::heal_run::{Heal, free_port, logic_healer, logic_project};
+use crate::image::{assert_root, forge_source, heals_from};
 use crate::support::cluster::{Process, chart_test_values, spawn_watched};
 use crate::support::image::{ENTRYPOINT, assemble_image, chroot, run};
 use crate::support::node::{Hold, NODE};
@@ -317,12 +316,7 @@ async fn the_charts_deployment_runs_its_pod_becomes_available_and_heals_a_run_in
 
     // It heals a run from a forge that demands a token, in the namespace it watches.
     let source = forge_source(&heal).await;
-    let mut spec = heal.spec(&healer, json!({}));
-    spec["source"] = source;
-    heal.apply(spec);
-    let run = heal.wait_phase(HealRunPhase::Healed).await;
-    assert_eq!(status(&run).cycles.len(), 1, "{:?}", status(&run).message);
-    assert_eq!(heal.file_on_branch("kubeheal/calc", "calc.py"), LOGIC_FIXED.trim_end());
+    heals_from(&heal, &healer, source).await;
     // Its clones are in its work dir: the emptyDir the chart gives it.
     let work = container
         .args

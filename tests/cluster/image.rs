@@ -45,6 +45,17 @@ pub(crate) async fn forge_source(heal: &Heal) -> serde_json::Value {
     json!({"url": url, "revision": "main", "secretRef": {"name": "forge"}})
 }
 
+/// Applies the logic project's run with `source` and the `healer`, and waits until an operator
+/// has healed it in one cycle with the healer's fix on the heal branch.
+pub(crate) async fn heals_from(heal: &Heal, healer: &str, source: serde_json::Value) {
+    let mut spec = heal.spec(healer, json!({}));
+    spec["source"] = source;
+    heal.apply(spec);
+    let run = heal.wait_phase(HealRunPhase::Healed).await;
+    assert_eq!(status(&run).cycles.len(), 1, "{:?}", status(&run).message);
+    assert_eq!(heal.file_on_branch("kubeheal/calc", "calc.py"), LOGIC_FIXED.trim_end());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_operator_heals_a_run_from_the_images_runtime_root_with_no_shell_as_user_65532() {
     assert_root("the image test runs the operator in a chroot");
@@ -96,12 +107,7 @@ async fn the_operator_heals_a_run_from_the_images_runtime_root_with_no_shell_as_
     heal.operator =
         Some(spawn_watched(heal.work.path(), "operator-image", &mut operator, None).expect("the operator starts"));
 
-    let mut spec = heal.spec(&healer, json!({}));
-    spec["source"] = source;
-    heal.apply(spec);
-    let run = heal.wait_phase(HealRunPhase::Healed).await;
-    assert_eq!(status(&run).cycles.len(), 1, "{:?}", status(&run).message);
-    assert_eq!(heal.file_on_branch("kubeheal/calc", "calc.py"), LOGIC_FIXED.trim_end());
+    heals_from(&heal, &healer, source).await;
     // It wrote in its work dir, and nowhere else in the image.
     let written = Command::new("find")
         .arg(&image)
