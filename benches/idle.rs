@@ -11,7 +11,9 @@
 //! [`CREATE_CONCURRENCY`] connections. Printed per N:
 //!
 //! - **create → Job**: from each HealRun's create answered to its Job seen by a watch, p50 / p95,
-//!   and how long until every Job existed;
+//!   and how long until every Job existed; then the same for `KUBEHEAL_BENCH_APART` (default 20)
+//!   more runs created one at a time beside the N waiting ones, each once the previous one's Job
+//!   exists: runs that arrive apart, as they mostly do;
 //! - **429s**: the API server's own `apiserver_request_total{code="429"}` while creating (the
 //!   bench's creates among them are shown apart);
 //! - **idle**: once every Job exists and the operator has settled, the API requests over
@@ -20,6 +22,9 @@
 //!   bookkeeping (its endpoints and lease; the operator here holds no Lease) and the bench's
 //!   scrapes of `/metrics` (not a resource); every count is printed beside;
 //! - **RSS**: the operator's resident memory at the end of the idle window, and its peak.
+//!
+//! `KUBEHEAL_BENCH_LOG=kubeheal=debug` (any `RUST_LOG` filter) runs the operator at that level
+//! and prints its log once every Job exists: where a lone run's time goes, step by step.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -129,7 +134,53 @@ fn origin(dir: &std::path::Path) -> String {
     format!("file://{}", dir.join("origin.git").display())
 }
 
-async fn measure(plane: &'static ControlPlane, runs: usize, idle: Duration, url: &str) {
+/// The HealRun `name` the bench creates: a Python project healed from `url`'s main branch.
+fn heal_run(name: &str, url: &str) -> HealRun {
+    serde_json::from_value(json!({
+        "apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealRun",
+        "metadata": {"name": name},
+        "spec": {
+            "source": {"url": url, "revision": "main"},
+            "executor": {"projectType": "python", "image": "python:3.12-slim",
+                         "command": "python3 -m pytest -rA", "timeoutSeconds": 86400},
+            "healer": {"builtin": {}},
+            "maxCycles": 3,
+        }
+    }))
+    .expect("a HealRun")
+}
+
+/// Creates `count` runs one at a time, each once the previous one's Job exists and a moment
+/// has passed: runs that arrive apart, as they mostly do. Their create → Job latencies.
+async fn one_at_a_time(
+    api: &Api<HealRun>,
+    seen: &Mutex<HashMap<String, Instant>>,
+    count: usize,
+    url: &str,
+) -> Vec<Duration> {
+    let mut latencies = Vec::with_capacity(count);
+    for n in 0..count {
+        let name = format!("apart-{n:03}");
+        api.create(&PostParams::default(), &heal_run(&name, url))
+            .await
+            .unwrap_or_else(|e| panic!("create {name}: {e}"));
+        let created = Instant::now();
+        let deadline = created + Duration::from_secs(60);
+        let job = loop {
+            if let Some(at) = seen.lock().unwrap().get(&name) {
+                break *at;
+            }
+            assert!(Instant::now() < deadline, "{name}'s Job does not exist after a minute");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        };
+        latencies.push(job.saturating_duration_since(created));
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    latencies.sort();
+    latencies
+}
+
+async fn measure(plane: &'static ControlPlane, runs: usize, idle: Duration, apart: usize, url: &str) {
     let ns = plane.namespace(&format!("idle-{runs}"));
     let work = tempfile::tempdir().expect("a temp dir");
     let listen = free_port();
@@ -141,7 +192,10 @@ async fn measure(plane: &'static ControlPlane, runs: usize, idle: Duration, url:
         .arg(work.path().join("cache"))
         .env("KUBECONFIG", plane.kubeconfig_as("kubeheal-operator"))
         .env("KUBEHEAL_HEALER_LISTEN", "off")
-        .env("RUST_LOG", "warn");
+        .env(
+            "RUST_LOG",
+            std::env::var("KUBEHEAL_BENCH_LOG").unwrap_or_else(|_| "warn".into()),
+        );
     let operator =
         support::cluster::spawn_watched(work.path(), "operator", &mut command, None).expect("the operator starts");
     let http = support::http::client();
@@ -184,18 +238,7 @@ async fn measure(plane: &'static ControlPlane, runs: usize, idle: Duration, url:
         .map(|n| {
             let api = api.clone();
             let name = format!("run-{n:04}");
-            let run: HealRun = serde_json::from_value(json!({
-                "apiVersion": "kubeheal.dev/v1alpha1", "kind": "HealRun",
-                "metadata": {"name": name},
-                "spec": {
-                    "source": {"url": url, "revision": "main"},
-                    "executor": {"projectType": "python", "image": "python:3.12-slim",
-                                 "command": "python3 -m pytest -rA", "timeoutSeconds": 86400},
-                    "healer": {"builtin": {}},
-                    "maxCycles": 3,
-                }
-            }))
-            .expect("a HealRun");
+            let run = heal_run(&name, url);
             async move {
                 api.create(&PostParams::default(), &run)
                     .await
@@ -217,7 +260,11 @@ async fn measure(plane: &'static ControlPlane, runs: usize, idle: Duration, url:
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let all_jobs = started.elapsed();
+    if std::env::var_os("KUBEHEAL_BENCH_LOG").is_some() {
+        println!("the operator's log up to the last Job:\n{}", operator.log_tail(400));
+    }
     let creating = since(&before, &requests(plane));
+    let alone = one_at_a_time(&api, &seen, apart, url).await;
     watching.abort();
     let mut latencies: Vec<Duration> = {
         let seen = seen.lock().unwrap();
@@ -262,10 +309,12 @@ async fn measure(plane: &'static ControlPlane, runs: usize, idle: Duration, url:
         .map(|((verb, code, resource), v)| format!("{verb} {resource} {code}: {v}"))
         .collect();
     println!(
-        "{runs} runs: create → Job p50 {:.0} ms, p95 {:.0} ms, every Job after {:.1} s; {throttled} 429s while creating ({throttled_creates} of them the bench's creates); idle over {} s: {:.2} requests/s from the operator and the API server's informers ({:.2} reads/s, {:.2} writes/s) [every request the API server counted: {}]; operator RSS {rss_now:.0} MiB (peak {rss_peak:.0} MiB); a waiting run says {:?}: {:?}",
+        "{runs} runs: create → Job p50 {:.0} ms, p95 {:.0} ms, every Job after {:.1} s; then {apart} runs created one at a time: p50 {:.0} ms, p95 {:.0} ms; {throttled} 429s while creating ({throttled_creates} of them the bench's creates); idle over {} s: {:.2} requests/s from the operator and the API server's informers ({:.2} reads/s, {:.2} writes/s) [every request the API server counted: {}]; operator RSS {rss_now:.0} MiB (peak {rss_peak:.0} MiB); a waiting run says {:?}: {:?}",
         ms(percentile(&latencies, 0.50)),
         ms(percentile(&latencies, 0.95)),
         all_jobs.as_secs_f64(),
+        ms(percentile(&alone, 0.50)),
+        ms(percentile(&alone, 0.95)),
         idle.as_secs(),
         per_second(reads + writes),
         per_second(reads),
@@ -297,7 +346,12 @@ async fn main() {
     support::cluster::bind_operator_role(plane);
     let repos = tempfile::tempdir().expect("a temp dir");
     let url = origin(repos.path());
+    let apart = std::env::var("KUBEHEAL_BENCH_APART")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20)
+        .max(1);
     for runs in sizes {
-        measure(plane, runs, idle, &url).await;
+        measure(plane, runs, idle, apart, &url).await;
     }
 }

@@ -733,6 +733,13 @@ pub fn secret_values(vars: impl IntoIterator<Item = (String, String)>) -> Vec<St
         .collect()
 }
 
+/// Compiles the rules now instead of at the first redaction. The operator calls it at start:
+/// the rules take tens of milliseconds to compile, which would otherwise be spent in the path
+/// of the first run after every start or failover, between its status and its Job.
+pub fn prepare() {
+    LazyLock::force(&COMPILED);
+}
+
 /// What an exact secret value becomes.
 pub const SECRET_PLACEHOLDER: &str = "[REDACTED:SECRET]";
 

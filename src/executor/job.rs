@@ -10,10 +10,12 @@
 //! the same log, the tools' versions (before the command) and the artifacts (after it); they are
 //! taken out of the log, and the artifacts kept (redacted, bounded) in a second ConfigMap.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use futures::FutureExt;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
@@ -775,8 +777,70 @@ pub struct JobExecutor {
 /// server, so a thousand runs waiting on their Jobs cost the API server nothing.
 #[derive(Clone)]
 pub struct JobCache {
-    pub jobs: Store<Job>,
-    pub pods: Store<Pod>,
+    jobs: Store<Job>,
+    pods: Store<Pod>,
+    /// The Jobs this process created that the Job cache has not seen yet, and when: the reconcile
+    /// that follows a launch (woken by the status it wrote) often comes before the watch event of
+    /// the Job, and must neither read the API server nor apply the Job again to learn that it
+    /// runs. (Kubernetes' own controllers keep such "expectations" for the Pods they create.)
+    launched: Arc<Mutex<HashMap<ObjectRef<Job>, Instant>>>,
+}
+
+/// How long a launched Job may stay unseen by the cache before it counts as not launched, and is
+/// applied again (a watch far behind, or a Job deleted at once).
+const UNSEEN_AFTER_LAUNCH: Duration = Duration::from_secs(30);
+
+/// What the caches know of one Job.
+enum Cached {
+    /// The Job, and its Pod when there is one.
+    Found(Box<(Job, Option<Pod>)>),
+    /// Created by this process a moment ago; the cache has not seen it yet.
+    JustLaunched,
+    /// The cache holds every Job, and not this one.
+    Absent,
+    /// No cache, or one still listing: only the API server knows.
+    Unknown,
+}
+
+impl JobCache {
+    pub fn new(jobs: Store<Job>, pods: Store<Pod>) -> Self {
+        JobCache {
+            jobs,
+            pods,
+            launched: Arc::default(),
+        }
+    }
+
+    fn look(&self, job: &ObjectRef<Job>) -> Cached {
+        let mut launched = self.launched.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = self.jobs.get(job) {
+            launched.remove(job);
+            // By the Job's uid, not its name: a Pod left from an earlier Job of the same name
+            // (one that expired and was launched again) is not this Job's.
+            let Some(uid) = found.metadata.uid.as_deref() else {
+                return Cached::Unknown;
+            };
+            let pod = self
+                .pods
+                .find(|p| p.owner_references().iter().any(|owner| owner.uid == uid));
+            return Cached::Found(Box::new((Job::clone(&found), pod.map(|p| Pod::clone(&p)))));
+        }
+        if launched.get(job).is_some_and(|at| at.elapsed() < UNSEEN_AFTER_LAUNCH) {
+            return Cached::JustLaunched;
+        }
+        // Listed once, the cache holds every Job the operator made (a watch a moment behind
+        // only makes an apply run again, which changes nothing).
+        match self.jobs.wait_until_ready().now_or_never() {
+            Some(Ok(())) => Cached::Absent,
+            _ => Cached::Unknown,
+        }
+    }
+
+    fn just_launched(&self, job: ObjectRef<Job>) {
+        let mut launched = self.launched.lock().unwrap_or_else(|e| e.into_inner());
+        launched.retain(|_, at| at.elapsed() < UNSEEN_AFTER_LAUNCH);
+        launched.insert(job, Instant::now());
+    }
 }
 
 impl JobExecutor {
@@ -790,18 +854,12 @@ impl JobExecutor {
         self
     }
 
-    /// The Job `name` and its Pod from the watch caches; `None` when the cache has not seen the
-    /// Job (not launched yet, or launched a moment ago), or there is no cache.
-    fn cached_job_and_pod(&self, namespace: &str, name: &str) -> Option<(Job, Option<Pod>)> {
-        let cache = self.cache.as_ref()?;
-        let job = cache.jobs.get(&ObjectRef::new(name).within(namespace))?;
-        // By the Job's uid, not its name: a Pod left from an earlier Job of the same name (one
-        // that expired and was launched again) is not this Job's.
-        let uid = job.metadata.uid.as_deref()?;
-        let pod = cache
-            .pods
-            .find(|p| p.owner_references().iter().any(|owner| owner.uid == uid));
-        Some((Job::clone(&job), pod.map(|p| Pod::clone(&p))))
+    /// What the watch caches know of the Job `name`.
+    fn cached(&self, namespace: &str, name: &str) -> Cached {
+        match &self.cache {
+            Some(cache) => cache.look(&ObjectRef::new(name).within(namespace)),
+            None => Cached::Unknown,
+        }
     }
 
     /// The Job `name` and its Pod, read from the API server.
@@ -841,9 +899,10 @@ impl JobExecutor {
         let jobs: Api<Job> = Api::namespaced(self.client.clone(), ns);
         // Launched before (a controller re-checks its Job often): nothing to write. A cache a
         // moment behind only makes the applies below run again, which changes nothing.
-        let launched = match &self.cache {
-            Some(cache) => cache.jobs.get(&ObjectRef::new(&name).within(ns)).is_some(),
-            None => jobs.get_opt(&name).await?.is_some(),
+        let launched = match self.cached(ns, &name) {
+            Cached::Found(_) | Cached::JustLaunched => true,
+            Cached::Absent => false,
+            Cached::Unknown => jobs.get_opt(&name).await?.is_some(),
         };
         if launched {
             return Ok(());
@@ -860,7 +919,12 @@ impl JobExecutor {
                 .await?;
         }
         match jobs.patch(&name, &params, &Patch::Apply(&request.job())).await {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                if let Some(cache) = &self.cache {
+                    cache.just_launched(ObjectRef::new(&name).within(ns));
+                }
+                Ok(())
+            }
             // A Job the cache did not have yet, made by another version of kubeheal: its
             // template cannot change, and it is this request's Job all the same.
             Err(error) => match jobs.get_opt(&name).await? {
@@ -875,9 +939,11 @@ impl JobExecutor {
     pub async fn ended(&self, namespace: &str, name: &str, timeout: Duration) -> Result<Option<bool>, kube::Error> {
         // The caches can be a moment behind, which only delays the answer: their next change
         // wakes the run again, and `collect` reads the ending itself from the API server.
-        let found = match self.cached_job_and_pod(namespace, name) {
-            Some(found) => Some(found),
-            None => self.job_and_pod(namespace, name).await?,
+        let found = match self.cached(namespace, name) {
+            Cached::Found(found) => Some(*found),
+            Cached::JustLaunched => return Ok(Some(false)),
+            Cached::Absent => None,
+            Cached::Unknown => self.job_and_pod(namespace, name).await?,
         };
         let Some((job, pod)) = found else {
             return Ok(None);
@@ -1442,6 +1508,42 @@ mod tests {
         let kept = keep_end(futures::io::Cursor::new(huge), 1024).await;
         assert!(kept.len() <= 1024 && kept.starts_with(b"line ") && kept.ends_with(b"line 49999\n"));
     }
+    #[test]
+    fn the_job_cache_knows_a_job_once_listed_and_a_launched_one_until_its_watch_event() {
+        use kube::runtime::{reflector, watcher};
+        let (jobs, mut job_writer) = reflector::store::<Job>();
+        let (pods, _) = reflector::store::<Pod>();
+        let cache = JobCache::new(jobs, pods);
+        let key = ObjectRef::new("calc-c0-0123abcd").within("team");
+        // Still listing: only the API server knows whether the Job exists.
+        assert!(matches!(cache.look(&key), Cached::Unknown));
+        job_writer.apply_watcher_event(&watcher::Event::Init);
+        job_writer.apply_watcher_event(&watcher::Event::InitDone);
+        // Listed, and not there: not launched.
+        assert!(matches!(cache.look(&key), Cached::Absent));
+        // Created by this process: running, without a read, until the watch brings it...
+        cache.just_launched(key.clone());
+        assert!(matches!(cache.look(&key), Cached::JustLaunched));
+        let mut job: Job = serde_json::from_value(json!({
+            "metadata": {"name": "calc-c0-0123abcd", "namespace": "team", "uid": "j-1"}
+        }))
+        .expect("a Job");
+        job_writer.apply_watcher_event(&watcher::Event::Apply(job.clone()));
+        assert!(matches!(cache.look(&key), Cached::Found(_)));
+        // ...after which the cache alone answers: deleted, it is gone.
+        job.metadata.uid = Some("j-1".into());
+        job_writer.apply_watcher_event(&watcher::Event::Delete(job));
+        assert!(matches!(cache.look(&key), Cached::Absent));
+        // A launch the watch never shows counts as none after a while: it is applied again.
+        let other = ObjectRef::new("calc-c1-0123abcd").within("team");
+        cache
+            .launched
+            .lock()
+            .unwrap()
+            .insert(other.clone(), Instant::now() - UNSEEN_AFTER_LAUNCH);
+        assert!(matches!(cache.look(&other), Cached::Absent));
+    }
+
     use crate::api::shared::GitSource;
 
     fn request(container: ContainerSettings) -> JobRequest {

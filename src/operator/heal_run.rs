@@ -118,20 +118,17 @@ pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, 
     let started = Instant::now();
     let namespace = run.namespace().unwrap_or_else(|| "default".into());
     let runs: Api<HealRun> = Api::namespaced(ctx.client.clone(), &namespace);
-    let result = finalizer::finalizer(&runs, CLEANUP_FINALIZER, run.clone(), |event| async {
-        match event {
-            Finalizer::Apply(run) => ClusterWorld::new(run, ctx.clone()).reconcile().await,
-            Finalizer::Cleanup(run) => {
-                ClusterWorld::new(run, ctx.clone()).remove_clone();
-                Ok(Requeue::await_change())
-            }
-        }
-    })
-    .await
-    .map_err(|e| match e {
-        finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => inner,
-        other => Error::Finalizer(Box::new(other)),
-    });
+    let mut result = behind_finalizer(&runs, run.clone(), &ctx).await;
+    // kube's helper ends a reconcile once it has added the finalizer, leaving the rest to the
+    // watch event of that patch: a second pass through the queue, behind every run that arrived
+    // meanwhile (in a burst, all of them), before a new run's Job. The run goes on at once
+    // instead, as the patch left it.
+    let added = !run.finalizers().iter().any(|f| f == CLEANUP_FINALIZER) && run.meta().deletion_timestamp.is_none();
+    if added && result.is_ok() {
+        let mut held = HealRun::clone(&run);
+        held.finalizers_mut().push(CLEANUP_FINALIZER.into());
+        result = behind_finalizer(&runs, Arc::new(held), &ctx).await;
+    }
     ctx.metrics
         .reconciled("HealRun", started.elapsed(), result.as_ref().err().map(Error::category));
     if result.is_ok() {
@@ -148,6 +145,25 @@ pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, 
             .await;
     }
     result
+}
+
+/// The heal loop, or the clone's removal once the run is deleted, behind the cleanup finalizer
+/// (which is added first when the run has none).
+async fn behind_finalizer(runs: &Api<HealRun>, run: Arc<HealRun>, ctx: &Arc<Context>) -> Result<Requeue, Error> {
+    finalizer::finalizer(runs, CLEANUP_FINALIZER, run, |event| async {
+        match event {
+            Finalizer::Apply(run) => ClusterWorld::new(run, ctx.clone()).reconcile().await,
+            Finalizer::Cleanup(run) => {
+                ClusterWorld::new(run, ctx.clone()).remove_clone();
+                Ok(Requeue::await_change())
+            }
+        }
+    })
+    .await
+    .map_err(|e| match e {
+        finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => inner,
+        other => Error::Finalizer(Box::new(other)),
+    })
 }
 
 /// How long to wait after a failed reconcile: exponentially longer for each failure in a row of

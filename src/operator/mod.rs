@@ -5,6 +5,7 @@
 //! `healer_ticket` classifies HealerTickets and `notify` announces their transitions to webhooks.
 
 pub mod code_fix_dds;
+pub mod events;
 pub mod heal_run;
 pub mod healer_ticket;
 pub mod ingest;
@@ -42,6 +43,11 @@ use crate::core::redact::redact;
 use crate::executor::job::{JobCache, JobExecutor};
 use crate::parse::truncate_bytes;
 use metrics::Metrics;
+
+/// How many tasks post Events (an object's Events always go through the same one).
+const EVENT_WORKERS: usize = 4;
+/// How long a stopping operator waits for its queued Events to be posted.
+const EVENTS_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How the operator was started.
 #[derive(Debug, Clone)]
@@ -105,7 +111,8 @@ impl Failures {
 pub struct Context {
     pub failures: Failures,
     pub client: Client,
-    pub recorder: Recorder,
+    /// Where Events are queued for posting (beside the reconciles, in order per object).
+    pub events: events::EventQueue,
     pub metrics: Arc<Metrics>,
     pub settings: Settings,
     pub jobs: JobExecutor,
@@ -131,9 +138,7 @@ impl Context {
             action: action.into(),
             secondary: None,
         };
-        if let Err(error) = self.recorder.publish(&event, object).await {
-            warn!(%error, "failed to publish an event");
-        }
+        self.events.publish(event, object.clone()).await;
     }
 }
 
@@ -144,6 +149,7 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
     let client = Client::try_default()
         .await
         .map_err(|e| format!("cannot reach the Kubernetes API (kubeconfig or in-cluster config): {e}"))?;
+    crate::core::redact::prepare();
     std::fs::create_dir_all(&settings.work_dir)
         .map_err(|e| format!("cannot create the work folder {}: {e}", settings.work_dir.display()))?;
     let metrics = Arc::new(Metrics::default());
@@ -175,11 +181,8 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         ),
         notifier,
         failures: Failures::default(),
-        recorder: Recorder::new(client.clone(), reporter),
-        jobs: JobExecutor::new(client.clone()).with_cache(JobCache {
-            jobs: job_cache,
-            pods: pod_cache,
-        }),
+        events: events::EventQueue::start(Recorder::new(client.clone(), reporter), EVENT_WORKERS),
+        jobs: JobExecutor::new(client.clone()).with_cache(JobCache::new(job_cache, pod_cache)),
         client: client.clone(),
         metrics,
         settings: settings.clone(),
@@ -373,6 +376,9 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         if !ended && !lost {
             controller.await;
         }
+        // The Events of the last steps are posted before another replica takes over (for a
+        // few seconds at most: an API server that does not answer must not hold the Lease).
+        let _ = tokio::time::timeout(EVENTS_FLUSH_LIMIT, ctx.events.flush()).await;
         ctx.metrics.set_leader(false);
         if let Some(leadership) = leadership {
             leadership.release().await;

@@ -269,8 +269,8 @@ impl Heal {
         git(&self.origin, &["show", &format!("{branch}:{path}")])
     }
 
-    /// The reasons of the HealRun's Events once one is `reason` (Events are published just
-    /// after the status write that a test waits for).
+    /// The reasons of the HealRun's Events once one is `reason` (Events are queued after the
+    /// status write that a test waits for, and posted beside the reconciles).
     async fn wait_for_event(&self, reason: &str) -> Vec<String> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
@@ -620,7 +620,7 @@ async fn with_manual_approval_the_fix_waits_for_a_kubectl_patch_of_its_codefixdd
     let execution = order_status.execution.expect("an execution");
     assert_eq!(execution.commit, patch.commit);
     assert_eq!(execution.heal_run.as_deref(), Some(RUN));
-    let reasons: Vec<String> = heal.events().await.into_iter().map(|(_, r)| r).collect();
+    let reasons = heal.wait_for_event("Approved").await;
     assert!(reasons.contains(&"ApprovalRequested".to_owned()) && reasons.contains(&"Approved".to_owned()));
 }
 
@@ -916,6 +916,8 @@ async fn a_healer_that_is_down_ends_the_run_as_healer_unavailable_with_a_propose
         "{:?}",
         order.spec.instructions
     );
+    heal.wait_for_event("HealerUnavailable").await;
+    heal.wait_for_event("HealerFailed").await;
     let warnings: Vec<String> = heal
         .events()
         .await
