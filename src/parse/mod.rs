@@ -312,14 +312,14 @@ impl<'w> Parser<'w> {
     /// needle), so such a line is searched again once cleaned (or, when its rest goes on to a
     /// document, may hold any).
     fn line_with(&mut self, raw: &str, marks: Marks, escapes_or_returns: bool) {
-        let (line, escaped) = clean::clean_line_noting_escapes(raw, escapes_or_returns);
+        let (line, joined) = clean::clean_line_noting_escapes(raw, escapes_or_returns);
         self.sink.marks = if raw.len() > clean::MAX_LINE {
             if memchr::memchr(0x1b, raw.as_bytes()).is_some() {
                 Marks::ALL
             } else {
                 marks
             }
-        } else if escaped {
+        } else if joined {
             needles::marks_of(&line)
         } else {
             marks
