@@ -308,9 +308,9 @@ impl<'w> Parser<'w> {
 
     /// Feeds one raw line and the needles a scan found in it. What the formats see of the line
     /// (cleaned, or a part of it) holds no needle the raw line does not: cleaning only takes text
-    /// off, unless the line holds an escape sequence (taking one off can join two pieces into a
-    /// needle), so such a line is searched again once cleaned (or, when its rest goes on to a
-    /// document, may hold any).
+    /// off, unless taking an escape sequence off joins two bytes that stand side by side in a
+    /// needle (which can make one), so such a line is searched again once cleaned (or, when its
+    /// rest goes on to a document, may hold any).
     fn line_with(&mut self, raw: &str, marks: Marks, escapes_or_returns: bool) {
         let (line, joined) = clean::clean_line_noting_escapes(raw, escapes_or_returns);
         self.sink.marks = if raw.len() > clean::MAX_LINE {
