@@ -13,8 +13,10 @@ pub fn clean_line(raw: &str) -> Cow<'_, str> {
     clean_line_noting_escapes(raw, true).0
 }
 
-/// Cleans one raw line (without its `\n`); tells whether escape sequences were taken off its
-/// first [`MAX_LINE`] bytes (which can join the text around them into something new).
+/// Cleans one raw line (without its `\n`); tells whether taking escape sequences off its first
+/// [`MAX_LINE`] bytes put side by side two bytes that stand side by side in a needle
+/// ([`super::needles::adjacent_in_a_needle`]): only then can the cleaned line hold a needle the
+/// raw line does not (every other cleaning step only cuts text off).
 /// `escapes_or_returns` false says the line holds neither an escape nor a `\r` (a search of the
 /// whole buffer found none), so it is not searched for them again.
 pub(crate) fn clean_line_noting_escapes(raw: &str, escapes_or_returns: bool) -> (Cow<'_, str>, bool) {
@@ -34,34 +36,42 @@ pub(crate) fn clean_line_noting_escapes(raw: &str, escapes_or_returns: bool) -> 
         let end = cut(&line);
         line = match line {
             Cow::Borrowed(s) => Cow::Borrowed(&s[..end]),
-            Cow::Owned(s) => Cow::Owned(s[..end].to_owned()),
+            Cow::Owned(mut s) => {
+                s.truncate(end);
+                Cow::Owned(s)
+            }
         };
     }
-    let mut escaped = false;
+    let mut joined = false;
     // One scan tells whether the line has colours or redraws at all (most lines have neither).
     if escapes_or_returns && memchr::memchr2(0x1b, b'\r', line.as_bytes()).is_some() {
         if memchr::memchr(0x1b, line.as_bytes()).is_some() {
-            line = Cow::Owned(strip_ansi(&line));
-            escaped = true;
+            let (stripped, j) = strip_ansi(&line);
+            line = Cow::Owned(stripped);
+            joined = j;
         }
         // A progress bar redraws the line after each `\r`; what a person sees is the last redraw.
         if let Some(pos) = memchr::memrchr(b'\r', line.as_bytes()) {
-            line = match line {
-                Cow::Borrowed(s) => Cow::Borrowed(&s[pos + 1..]),
-                Cow::Owned(s) => Cow::Owned(s[pos + 1..].to_owned()),
-            };
+            line = cut_front(line, pos + 1);
         }
     }
     let start = strip_timestamp(&line).unwrap_or(0);
     let start = start + ci_marker(&line[start..]);
     if start == 0 {
-        return (line, escaped);
+        return (line, joined);
     }
-    let line = match line {
+    (cut_front(line, start), joined)
+}
+
+/// `line[start..]`, without a new string when the line is already one of its own.
+fn cut_front(line: Cow<'_, str>, start: usize) -> Cow<'_, str> {
+    match line {
         Cow::Borrowed(s) => Cow::Borrowed(&s[start..]),
-        Cow::Owned(s) => Cow::Owned(s[start..].to_owned()),
-    };
-    (line, escaped)
+        Cow::Owned(mut s) => {
+            s.drain(..start);
+            Cow::Owned(s)
+        }
+    }
 }
 
 /// The length of a GitHub Actions log marker at the start of a line (`##[error]`, `##[group]`):
@@ -93,18 +103,18 @@ pub(crate) fn rest_of_long_line(raw: &str) -> Option<&str> {
     (line.len() > MAX_LINE).then(|| &line[cut(line)..])
 }
 
-/// Removes CSI (`ESC [ ... final`) and OSC (`ESC ] ... BEL|ST`) sequences and lone escapes.
-fn strip_ansi(s: &str) -> String {
+/// Removes CSI (`ESC [ ... final`) and OSC (`ESC ] ... BEL|ST`) sequences and lone escapes; tells
+/// whether a removal joined two bytes that are side by side in a needle. The escapes are found by
+/// a vectorised search, not a byte at a time.
+fn strip_ansi(s: &str) -> (String, bool) {
     let bytes = s.as_bytes();
     let mut out = String::with_capacity(s.len());
+    let mut joined = false;
     let mut i = 0;
     let mut copied_from = 0;
-    while i < bytes.len() {
-        if bytes[i] != 0x1b {
-            i += 1;
-            continue;
-        }
-        out.push_str(&s[copied_from..i]);
+    while let Some(k) = memchr::memchr(0x1b, &bytes[i..]) {
+        i += k;
+        push_joining(&mut out, &s[copied_from..i], &mut joined);
         i += 1;
         match bytes.get(i) {
             Some(b'[') => {
@@ -131,8 +141,17 @@ fn strip_ansi(s: &str) -> String {
         }
         copied_from = i;
     }
-    out.push_str(&s[copied_from..]);
-    out
+    push_joining(&mut out, &s[copied_from..], &mut joined);
+    (out, joined)
+}
+
+/// Appends `piece` to the text cleaned so far, noting whether the byte it puts after the text's
+/// last one makes a pair that some needle holds.
+fn push_joining(out: &mut String, piece: &str, joined: &mut bool) {
+    if let (Some(&a), Some(&b)) = (out.as_bytes().last(), piece.as_bytes().first()) {
+        *joined |= super::needles::adjacent_in_a_needle(a, b);
+    }
+    out.push_str(piece);
 }
 
 /// Where the tool's text starts after a CI timestamp prefix: GitHub Actions / GitLab

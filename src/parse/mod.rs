@@ -25,7 +25,7 @@ mod rust;
 mod structured;
 mod xml_stream;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -308,18 +308,18 @@ impl<'w> Parser<'w> {
 
     /// Feeds one raw line and the needles a scan found in it. What the formats see of the line
     /// (cleaned, or a part of it) holds no needle the raw line does not: cleaning only takes text
-    /// off, unless the line holds an escape sequence (taking one off can join two pieces into a
-    /// needle), so such a line is searched again once cleaned (or, when its rest goes on to a
-    /// document, may hold any).
+    /// off, unless taking an escape sequence off joins two bytes that stand side by side in a
+    /// needle (which can make one), so such a line is searched again once cleaned (or, when its
+    /// rest goes on to a document, may hold any).
     fn line_with(&mut self, raw: &str, marks: Marks, escapes_or_returns: bool) {
-        let (line, escaped) = clean::clean_line_noting_escapes(raw, escapes_or_returns);
+        let (line, joined) = clean::clean_line_noting_escapes(raw, escapes_or_returns);
         self.sink.marks = if raw.len() > clean::MAX_LINE {
             if memchr::memchr(0x1b, raw.as_bytes()).is_some() {
                 Marks::ALL
             } else {
                 marks
             }
-        } else if escaped {
+        } else if joined {
             needles::marks_of(&line)
         } else {
             marks
@@ -571,7 +571,10 @@ pub(crate) struct Sink<'w> {
     reports: Vec<(Rank, BugReport)>,
     /// (file, line, type, lint message) → reports at that place, for merging duplicates.
     index: BTreeMap<(String, u32, ErrorType, String), Vec<usize>>,
-    tests: BTreeMap<String, TestOutcome>,
+    /// Each test's outcome by name. Hashed, not ordered: a long log records an outcome on most of
+    /// its lines, and a lookup among thousands of names that share long prefixes (`tests/...::`)
+    /// cost a dozen string comparisons in an ordered map. Sorted once, when read out.
+    tests: HashMap<String, TestOutcome, foldhash::fast::RandomState>,
     pub summary: SuiteSummary,
     infra: Vec<InfraKind>,
     /// How many of the reports rank as [`Rank::Warning`].
@@ -586,7 +589,7 @@ impl<'w> Sink<'w> {
             workspace,
             reports: Vec::new(),
             index: BTreeMap::new(),
-            tests: BTreeMap::new(),
+            tests: HashMap::default(),
             summary: SuiteSummary::default(),
             infra: Vec::new(),
             warnings: 0,
@@ -657,7 +660,7 @@ impl<'w> Sink<'w> {
     }
 
     pub fn test(&mut self, name: &str, outcome: TestOutcome) {
-        let name = name.trim();
+        let name = trim(name);
         if name.is_empty() {
             return;
         }
@@ -672,8 +675,11 @@ impl<'w> Sink<'w> {
         }
     }
 
-    pub fn tests(&self) -> impl Iterator<Item = (&String, &TestOutcome)> {
-        self.tests.iter()
+    /// The names of the tests recorded, sorted.
+    pub fn sorted_test_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.tests.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        names
     }
 
     /// How many reports there are.
@@ -691,13 +697,16 @@ impl<'w> Sink<'w> {
         // Stable: equal ranks keep log order.
         self.reports.sort_by_key(|(rank, _)| *rank);
         self.infra.sort();
+        // Names are unique, so an unstable sort gives the one order.
+        let mut tests: Vec<TestResult> = self
+            .tests
+            .into_iter()
+            .map(|(name, outcome)| TestResult { name, outcome })
+            .collect();
+        tests.sort_unstable_by(|a, b| a.name.cmp(&b.name));
         ParseOutput {
             reports: self.reports.into_iter().map(|(_, r)| r).collect(),
-            tests: self
-                .tests
-                .into_iter()
-                .map(|(name, outcome)| TestResult { name, outcome })
-                .collect(),
+            tests,
             summary: self.summary,
             infra: self.infra,
         }
@@ -778,6 +787,35 @@ pub(crate) fn find_short(s: &str, needle: &str) -> Option<usize> {
 /// Whether `needle` occurs in `s` (see [`find_short`]).
 pub(crate) fn has(s: &str, needle: &str) -> bool {
     find_short(s, needle).is_some()
+}
+
+/// `s.trim_start()`, with the ASCII whitespace most lines start or end with skipped a byte at a
+/// time rather than decoded as characters (the text past it goes to `str::trim_start` only when
+/// it starts with a character that is not ASCII, which may be whitespace too).
+pub(crate) fn trim_start(s: &str) -> &str {
+    let b = s.as_bytes();
+    let i = b.iter().position(|&c| !look::is_ascii_space(c)).unwrap_or(b.len());
+    if b.get(i).is_some_and(|&c| c >= 0x80) {
+        s[i..].trim_start()
+    } else {
+        &s[i..]
+    }
+}
+
+/// `s.trim_end()`, as [`trim_start`] does it.
+pub(crate) fn trim_end(s: &str) -> &str {
+    let b = s.as_bytes();
+    let i = b.iter().rposition(|&c| !look::is_ascii_space(c)).map_or(0, |i| i + 1);
+    if i > 0 && b[i - 1] >= 0x80 {
+        s[..i].trim_end()
+    } else {
+        &s[..i]
+    }
+}
+
+/// `s.trim()`, as [`trim_start`] does it.
+pub(crate) fn trim(s: &str) -> &str {
+    trim_end(trim_start(s))
 }
 
 /// `s` split after its first run of non-whitespace: what a regex's `(\S+)` takes at the start
@@ -868,6 +906,13 @@ mod tests {
         fn a_word_is_split_where_whitespace_begins(s in "[a \t\n\u{b}\u{c}\r\u{1c}\u{85}\u{a0}\u{e9}\u{2003}]{0,8}") {
             let at = s.find(char::is_whitespace).unwrap_or(s.len());
             prop_assert_eq!(split_word(&s), s.split_at(at));
+        }
+
+        #[test]
+        fn text_is_trimmed_as_str_trims_it(s in "[ \t\n\u{b}\u{c}\r\u{1c}\u{85}\u{a0}\u{2003}\u{3000}a\u{e9}]{0,8}") {
+            prop_assert_eq!(trim_start(&s), s.trim_start());
+            prop_assert_eq!(trim_end(&s), s.trim_end());
+            prop_assert_eq!(trim(&s), s.trim());
         }
 
         #[test]

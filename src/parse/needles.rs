@@ -125,6 +125,27 @@ impl<'t> Scan<'t> {
     }
 }
 
+/// Pairs of bytes that stand side by side in some needle, a bit each (`a * 256 + b`). Cleaning
+/// that takes an escape sequence out from between two bytes can only make a new needle when the
+/// two are such a pair; otherwise the cleaned line holds no needle the raw line does not, and the
+/// raw line's marks serve without a search of the cleaned one.
+static ADJACENT: LazyLock<Vec<u64>> = LazyLock::new(|| {
+    let mut bits = vec![0u64; 256 * 256 / 64];
+    for (text, _) in patterns() {
+        for pair in text.as_bytes().windows(2) {
+            let at = usize::from(pair[0]) * 256 + usize::from(pair[1]);
+            bits[at / 64] |= 1 << (at % 64);
+        }
+    }
+    bits
+});
+
+/// Whether `a` followed by `b` stands in some needle.
+pub(crate) fn adjacent_in_a_needle(a: u8, b: u8) -> bool {
+    let at = usize::from(a) * 256 + usize::from(b);
+    ADJACENT[at / 64] & (1 << (at % 64)) != 0
+}
+
 /// The needles in one piece of text.
 pub(crate) fn marks_of(text: &str) -> Marks {
     Scan::new(text).marks(0, text.len())
@@ -156,6 +177,27 @@ mod tests {
     }
 
     proptest! {
+        /// A line cleaned of escapes without joining a needle's pair of bytes holds no needle the
+        /// raw line does not: the raw line's marks are a bound on the cleaned line's.
+        #[test]
+        fn cleaning_that_joins_no_needle_pair_makes_no_needle(
+            pieces in prop::collection::vec(
+                prop_oneof![
+                    Just("Err"), Just("or"), Just("E"), Just("rror"), Just(".g"), Just("o:"), Just(".go:"),
+                    Just("Killed"), Just("Kil"), Just("led"), Just("not"), Just(" found"), Just(", line "),
+                    Just("\u{1b}[32m"), Just("\u{1b}[0m"), Just("\u{1b}]8;;http://x.go:\u{7}"), Just("\u{1b}"),
+                    Just("\r"), Just("."), Just(" "), Just("x"), Just("é"), Just("2026-11-22T04:01:02Z "),
+                ],
+                0..12,
+            ).prop_map(|p| p.concat()),
+        ) {
+            let (cleaned, joined) = super::super::clean::clean_line_noting_escapes(&pieces, true);
+            if !joined {
+                let (raw, clean) = (marks_of(&pieces).0, marks_of(&cleaned).0);
+                prop_assert_eq!(clean & !raw, 0, "{:?} -> {:?}", pieces, cleaned);
+            }
+        }
+
         /// The scan of a run of lines marks in each line exactly the needles a search of that
         /// line finds.
         #[test]

@@ -460,12 +460,18 @@ impl Python {
         // outcome lines. Prefer an id whose file appears in the report.
         // A long log names the same short names again and again (a suite run in several jobs):
         // each is looked up among the ids once.
+        let pending = std::mem::take(&mut self.pending_names);
         let mut resolved: BTreeMap<String, Option<String>> = BTreeMap::new();
-        for (report, short) in std::mem::take(&mut self.pending_names) {
-            if !resolved.contains_key(&short) {
-                let id = node_id(&short, sink.tests().map(|(id, _)| id.as_str()));
-                resolved.insert(short.clone(), id);
+        if !pending.is_empty() {
+            let ids = sink.sorted_test_names();
+            for (_, short) in &pending {
+                if !resolved.contains_key(short) {
+                    let id = node_id(short, ids.iter().copied());
+                    resolved.insert(short.clone(), id);
+                }
             }
+        }
+        for (report, short) in pending {
             let id = resolved[&short].as_deref().unwrap_or(&short);
             sink.set_test(report, id);
         }
@@ -586,7 +592,10 @@ fn verbose_outcome(line: &str) -> Option<(&str, TestOutcome)> {
     if !has(id, "::") {
         return None;
     }
-    let word = rest.trim_start().split(' ').next()?;
+    // The run of spaces before the outcome and the one before `[ 42%]` are long: trimmed a byte
+    // at a time.
+    let rest = super::trim_start(rest);
+    let word = rest.split(' ').next()?;
     let outcome = match word {
         "PASSED" | "XFAIL" | "XPASS" => TestOutcome::Passed,
         "FAILED" => TestOutcome::Failed,
@@ -594,7 +603,7 @@ fn verbose_outcome(line: &str) -> Option<(&str, TestOutcome)> {
         "ERROR" => TestOutcome::Error,
         _ => return None,
     };
-    let tail = rest.trim_start()[word.len()..].trim();
+    let tail = super::trim(&rest[word.len()..]);
     (tail.is_empty() || (tail.starts_with('[') && tail.ends_with("%]"))).then_some((id, outcome))
 }
 
