@@ -304,22 +304,26 @@ async fn measure(plane: &'static ControlPlane, runs: usize, idle: Duration, apar
     let reads = count(&idling, &|verb, _, resource| !is_write(verb) && !own(resource));
     let writes = count(&idling, &|verb, _, resource| is_write(verb) && !own(resource));
     let per_second = |n: u64| n as f64 / idle.as_secs_f64();
-    let detail: Vec<String> = idling
-        .iter()
-        .map(|((verb, code, resource), v)| format!("{verb} {resource} {code}: {v}"))
-        .collect();
+    let listed = |counts: &BTreeMap<(String, String, String), f64>| -> String {
+        counts
+            .iter()
+            .map(|((verb, code, resource), v)| format!("{verb} {resource} {code}: {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     println!(
-        "{runs} runs: create → Job p50 {:.0} ms, p95 {:.0} ms, every Job after {:.1} s; then {apart} runs created one at a time: p50 {:.0} ms, p95 {:.0} ms; {throttled} 429s while creating ({throttled_creates} of them the bench's creates); idle over {} s: {:.2} requests/s from the operator and the API server's informers ({:.2} reads/s, {:.2} writes/s) [every request the API server counted: {}]; operator RSS {rss_now:.0} MiB (peak {rss_peak:.0} MiB); a waiting run says {:?}: {:?}",
+        "{runs} runs: create → Job p50 {:.0} ms, p95 {:.0} ms, every Job after {:.1} s; then {apart} runs created one at a time: p50 {:.0} ms, p95 {:.0} ms; {throttled} 429s while creating ({throttled_creates} of them the bench's creates) [every request the API server counted until every Job existed: {}]; idle over {} s: {:.2} requests/s from the operator and the API server's informers ({:.2} reads/s, {:.2} writes/s) [every request the API server counted: {}]; operator RSS {rss_now:.0} MiB (peak {rss_peak:.0} MiB); a waiting run says {:?}: {:?}",
         ms(percentile(&latencies, 0.50)),
         ms(percentile(&latencies, 0.95)),
         all_jobs.as_secs_f64(),
         ms(percentile(&alone, 0.50)),
         ms(percentile(&alone, 0.95)),
+        listed(&creating),
         idle.as_secs(),
         per_second(reads + writes),
         per_second(reads),
         per_second(writes),
-        detail.join(", "),
+        listed(&idling),
         waiting.phase,
         waiting.message.unwrap_or_default(),
     );
