@@ -119,15 +119,29 @@ pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, 
     let namespace = run.namespace().unwrap_or_else(|| "default".into());
     let runs: Api<HealRun> = Api::namespaced(ctx.client.clone(), &namespace);
     let mut result = behind_finalizer(&runs, run.clone(), &ctx).await;
-    // kube's helper ends a reconcile once it has added the finalizer, leaving the rest to the
-    // watch event of that patch: a second pass through the queue, behind every run that arrived
-    // meanwhile (in a burst, all of them), before a new run's Job. The run goes on at once
-    // instead, as the patch left it.
-    let added = !run.finalizers().iter().any(|f| f == CLEANUP_FINALIZER) && run.meta().deletion_timestamp.is_none();
-    if added && result.is_ok() {
-        let mut held = HealRun::clone(&run);
-        held.finalizers_mut().push(CLEANUP_FINALIZER.into());
-        result = behind_finalizer(&runs, Arc::new(held), &ctx).await;
+    let adding = !run.finalizers().iter().any(|f| f == CLEANUP_FINALIZER) && run.meta().deletion_timestamp.is_none();
+    if adding {
+        match &result {
+            // kube's helper ends a reconcile once it has added the finalizer, leaving the rest to
+            // the watch event of that patch: a second pass through the queue, behind every run
+            // that arrived meanwhile (in a burst, all of them), before a new run's Job. The run
+            // goes on at once instead, as the patch left it.
+            Ok(_) => {
+                let mut held = HealRun::clone(&run);
+                held.finalizers_mut().push(CLEANUP_FINALIZER.into());
+                result = behind_finalizer(&runs, Arc::new(held), &ctx).await;
+            }
+            // The patch tests the finalizers it extends: refused, the cached run was behind the
+            // API server (its Job's watch event came before the finalizer's). The run as it is
+            // now, read once, goes on.
+            Err(Error::Finalizer(error)) if is_stale_finalizers(error) => {
+                result = match runs.get(&run.name_any()).await {
+                    Ok(now) => behind_finalizer(&runs, Arc::new(now), &ctx).await,
+                    Err(error) => Err(error.into()),
+                };
+            }
+            Err(_) => {}
+        }
     }
     ctx.metrics
         .reconciled("HealRun", started.elapsed(), result.as_ref().err().map(Error::category));
@@ -164,6 +178,12 @@ async fn behind_finalizer(runs: &Api<HealRun>, run: Arc<HealRun>, ctx: &Arc<Cont
         finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => inner,
         other => Error::Finalizer(Box::new(other)),
     })
+}
+
+/// Whether adding the finalizer was refused because the run's finalizers were no longer those of
+/// the copy the patch was made from (its `test` operation failed: 422).
+fn is_stale_finalizers(error: &finalizer::Error<Error>) -> bool {
+    matches!(error, finalizer::Error::AddFinalizer(kube::Error::Api(status)) if status.code == 422)
 }
 
 /// How long to wait after a failed reconcile: exponentially longer for each failure in a row of
