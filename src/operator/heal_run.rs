@@ -52,6 +52,9 @@ pub const CLEANUP_FINALIZER: &str = "kubeheal.dev/cleanup";
 /// How often a running Job is looked at besides the watches of Jobs and Pods (a safety net for a
 /// lost watch event, not the mechanism).
 const JOB_RECHECK: Duration = Duration::from_secs(120);
+/// When a run the cache has from before this process's last status write is looked at again,
+/// if the watch event of that write has not woken it first.
+const BEHIND_RECHECK: Duration = Duration::from_millis(500);
 /// How often a pending approval is looked at besides the watch.
 const APPROVAL_RECHECK: Duration = Duration::from_secs(300);
 /// Most steps one reconcile takes before handing back to the queue.
@@ -168,6 +171,7 @@ async fn behind_finalizer(runs: &Api<HealRun>, run: Arc<HealRun>, ctx: &Arc<Cont
         match event {
             Finalizer::Apply(run) => ClusterWorld::new(run, ctx.clone()).reconcile().await,
             Finalizer::Cleanup(run) => {
+                ctx.written.forget(&uid(&run));
                 ClusterWorld::new(run, ctx.clone()).remove_clone();
                 Ok(Requeue::await_change())
             }
@@ -178,6 +182,12 @@ async fn behind_finalizer(runs: &Api<HealRun>, run: Arc<HealRun>, ctx: &Arc<Cont
         finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => inner,
         other => Error::Finalizer(Box::new(other)),
     })
+}
+
+/// The run's uid: what its written statuses are known by (a run deleted and created again under
+/// its name is another run).
+fn uid(run: &HealRun) -> String {
+    run.metadata.uid.clone().unwrap_or_default()
 }
 
 /// Whether adding the finalizer was refused because the run's finalizers were no longer those of
@@ -236,6 +246,11 @@ impl ClusterWorld {
 
     async fn reconcile(mut self) -> Result<Requeue, Error> {
         let run = self.run.clone();
+        if self.ctx.written.is_behind(&uid(&run), run.status.as_ref()) {
+            // The cache has the run from before this process's last status write: the watch
+            // event of that write is on its way, and wakes the run (this is the safety net).
+            return Ok(Requeue::requeue(BEHIND_RECHECK));
+        }
         let (id, name) = (self.id.clone(), self.name.clone());
         let heal = Run {
             id: &id,
@@ -854,13 +869,15 @@ impl Effects for ClusterWorld {
                 "kind": "HealRun",
                 "status": written,
             });
-            self.api::<HealRun>()
+            let stored = self
+                .api::<HealRun>()
                 .patch_status(
                     &self.name,
                     &PatchParams::apply(FIELD_MANAGER).force(),
                     &Patch::Apply(&patch),
                 )
                 .await?;
+            self.ctx.written.record(&uid(&self.run), stored.status.as_ref());
         }
         if let Some(reason) = status.reason.filter(|_| is_terminal(status) && !is_terminal(previous)) {
             self.ctx.metrics.finished(reason_name(reason));

@@ -17,6 +17,7 @@ pub mod session;
 pub mod ticket_fix;
 pub mod ticket_queue;
 pub mod url_policy;
+pub mod written;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -120,6 +121,8 @@ pub struct Context {
     pub notifier: Option<notify::Notifier>,
     /// The workers of the tickets' analysis queue.
     pub analysis: ticket_queue::AnalysisQueue,
+    /// The HealRun statuses written a moment ago (a cached run older than them waits).
+    pub written: written::WrittenStatuses,
 }
 
 impl Context {
@@ -186,6 +189,7 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         client: client.clone(),
         metrics,
         settings: settings.clone(),
+        written: written::WrittenStatuses::default(),
     });
     let (runs, jobs, pods, orders): (Api<HealRun>, Api<Job>, Api<Pod>, Api<CodeFixDDS>) = match &settings.namespace {
         Some(ns) => (
