@@ -120,6 +120,11 @@ struct StoredAnswer {
 pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, Error> {
     let started = Instant::now();
     let namespace = run.namespace().unwrap_or_else(|| "default".into());
+    if run.meta().deletion_timestamp.is_none() && ctx.written.is_behind(&uid(&run), run.status.as_ref()) {
+        // The cache has the run from before this process's last status write: the watch event
+        // of that write is on its way, and wakes the run (the requeue is a safety net).
+        return Ok(Requeue::requeue(BEHIND_RECHECK));
+    }
     let runs: Api<HealRun> = Api::namespaced(ctx.client.clone(), &namespace);
     let mut result = behind_finalizer(&runs, run.clone(), &ctx).await;
     let adding = !run.finalizers().iter().any(|f| f == CLEANUP_FINALIZER) && run.meta().deletion_timestamp.is_none();
@@ -135,8 +140,8 @@ pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, 
                 result = behind_finalizer(&runs, Arc::new(held), &ctx).await;
             }
             // The patch tests the finalizers it extends: refused, the cached run was behind the
-            // API server (its Job's watch event came before the finalizer's). The run as it is
-            // now, read once, goes on.
+            // API server (a run woken by its Job before the cache had the finalizer's patch, in
+            // the moment before its first status write). The run as it is now, read once, goes on.
             Err(Error::Finalizer(error)) if is_stale_finalizers(error) => {
                 result = match runs.get(&run.name_any()).await {
                     Ok(now) => behind_finalizer(&runs, Arc::new(now), &ctx).await,
@@ -246,11 +251,6 @@ impl ClusterWorld {
 
     async fn reconcile(mut self) -> Result<Requeue, Error> {
         let run = self.run.clone();
-        if self.ctx.written.is_behind(&uid(&run), run.status.as_ref()) {
-            // The cache has the run from before this process's last status write: the watch
-            // event of that write is on its way, and wakes the run (this is the safety net).
-            return Ok(Requeue::requeue(BEHIND_RECHECK));
-        }
         let (id, name) = (self.id.clone(), self.name.clone());
         let heal = Run {
             id: &id,
