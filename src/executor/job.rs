@@ -12,10 +12,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures::FutureExt;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
@@ -784,10 +784,12 @@ pub struct JobCache {
     /// the Job, and must neither read the API server nor apply the Job again to learn that it
     /// runs. (Kubernetes' own controllers keep such "expectations" for the Pods they create.)
     launched: Arc<Mutex<HashMap<ObjectRef<Job>, Instant>>>,
+    /// Whether the Job store has been listed once (and so holds every Job, a moment behind).
+    listed: Arc<AtomicBool>,
 }
 
-/// How long a launched Job may stay unseen by the cache before it counts as not launched, and is
-/// applied again (a watch far behind, or a Job deleted at once).
+/// How long a launched Job may stay unseen by the cache before the API server is asked about it
+/// (a watch far behind, or a Job deleted at once).
 const UNSEEN_AFTER_LAUNCH: Duration = Duration::from_secs(30);
 
 /// What the caches know of one Job.
@@ -803,18 +805,29 @@ enum Cached {
 }
 
 impl JobCache {
+    /// The caches over `jobs` and `pods`, which count as complete once the Job store has been
+    /// listed (learnt by a task of the current Tokio runtime that waits for it).
     pub fn new(jobs: Store<Job>, pods: Store<Pod>) -> Self {
+        let listed = Arc::new(AtomicBool::new(false));
+        // Waited for by one task, not polled by each look: a store's readiness has one waker
+        // slot, which a poll from elsewhere would take from a task awaiting it.
+        let (store, flag) = (jobs.clone(), listed.clone());
+        tokio::spawn(async move {
+            if store.wait_until_ready().await.is_ok() {
+                flag.store(true, Ordering::Release);
+            }
+        });
         JobCache {
             jobs,
             pods,
             launched: Arc::default(),
+            listed,
         }
     }
 
     fn look(&self, job: &ObjectRef<Job>) -> Cached {
-        let mut launched = self.launched.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(found) = self.jobs.get(job) {
-            launched.remove(job);
+            self.launched.lock().unwrap_or_else(|e| e.into_inner()).remove(job);
             // By the Job's uid, not its name: a Pod left from an earlier Job of the same name
             // (one that expired and was launched again) is not this Job's.
             let Some(uid) = found.metadata.uid.as_deref() else {
@@ -825,20 +838,29 @@ impl JobCache {
                 .find(|p| p.owner_references().iter().any(|owner| owner.uid == uid));
             return Cached::Found(Box::new((Job::clone(&found), pod.map(|p| Pod::clone(&p)))));
         }
-        if launched.get(job).is_some_and(|at| at.elapsed() < UNSEEN_AFTER_LAUNCH) {
-            return Cached::JustLaunched;
-        }
-        // Listed once, the cache holds every Job the operator made (a watch a moment behind
-        // only makes an apply run again, which changes nothing).
-        match self.jobs.wait_until_ready().now_or_never() {
-            Some(Ok(())) => Cached::Absent,
-            _ => Cached::Unknown,
+        let launched_at = self
+            .launched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(job)
+            .copied();
+        match launched_at {
+            Some(at) if at.elapsed() < UNSEEN_AFTER_LAUNCH => Cached::JustLaunched,
+            // Created long ago and still not shown by the watch: the watch is the suspect, so
+            // the API server is asked (the safety net a lost watch event needs).
+            Some(_) => Cached::Unknown,
+            // Listed once, the cache holds every Job the operator made (a watch a moment behind
+            // only makes an apply run again, which changes nothing).
+            None if self.listed.load(Ordering::Acquire) => Cached::Absent,
+            None => Cached::Unknown,
         }
     }
 
     fn just_launched(&self, job: ObjectRef<Job>) {
         let mut launched = self.launched.lock().unwrap_or_else(|e| e.into_inner());
-        launched.retain(|_, at| at.elapsed() < UNSEEN_AFTER_LAUNCH);
+        // Entries the watch never confirmed are kept twice as long as they count, so that the
+        // API server is asked about them (above) before they are dropped.
+        launched.retain(|_, at| at.elapsed() < 2 * UNSEEN_AFTER_LAUNCH);
         launched.insert(job, Instant::now());
     }
 }
@@ -928,7 +950,12 @@ impl JobExecutor {
             // A Job the cache did not have yet, made by another version of kubeheal: its
             // template cannot change, and it is this request's Job all the same.
             Err(error) => match jobs.get_opt(&name).await? {
-                Some(_) => Ok(()),
+                Some(_) => {
+                    if let Some(cache) = &self.cache {
+                        cache.just_launched(ObjectRef::new(&name).within(ns));
+                    }
+                    Ok(())
+                }
                 None => Err(error),
             },
         }
@@ -937,8 +964,10 @@ impl JobExecutor {
     /// Whether the Job `name` has ended (`None` when there is no such Job): a cheap look that
     /// reads no Secret, for a controller that checks on a running Job often.
     pub async fn ended(&self, namespace: &str, name: &str, timeout: Duration) -> Result<Option<bool>, kube::Error> {
-        // The caches can be a moment behind, which only delays the answer: their next change
-        // wakes the run again, and `collect` reads the ending itself from the API server.
+        // The caches can be a moment behind: a Job just launched counts as running until its
+        // watch event, which wakes the run again; a Job the listed cache lacks counts as not
+        // launched, and applying it again changes nothing; `collect` reads the ending itself
+        // from the API server.
         let found = match self.cached(namespace, name) {
             Cached::Found(found) => Some(*found),
             Cached::JustLaunched => return Ok(Some(false)),
@@ -1508,8 +1537,8 @@ mod tests {
         let kept = keep_end(futures::io::Cursor::new(huge), 1024).await;
         assert!(kept.len() <= 1024 && kept.starts_with(b"line ") && kept.ends_with(b"line 49999\n"));
     }
-    #[test]
-    fn the_job_cache_knows_a_job_once_listed_and_a_launched_one_until_its_watch_event() {
+    #[tokio::test]
+    async fn the_job_cache_knows_a_job_once_listed_and_a_launched_one_until_its_watch_event() {
         use kube::runtime::{reflector, watcher};
         let (jobs, mut job_writer) = reflector::store::<Job>();
         let (pods, _) = reflector::store::<Pod>();
@@ -1519,7 +1548,13 @@ mod tests {
         assert!(matches!(cache.look(&key), Cached::Unknown));
         job_writer.apply_watcher_event(&watcher::Event::Init);
         job_writer.apply_watcher_event(&watcher::Event::InitDone);
-        // Listed, and not there: not launched.
+        // Listed (which the cache's own task learns), and not there: not launched.
+        for _ in 0..100 {
+            if cache.listed.load(Ordering::Acquire) {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
         assert!(matches!(cache.look(&key), Cached::Absent));
         // Created by this process: running, without a read, until the watch brings it...
         cache.just_launched(key.clone());
@@ -1534,14 +1569,14 @@ mod tests {
         job.metadata.uid = Some("j-1".into());
         job_writer.apply_watcher_event(&watcher::Event::Delete(job));
         assert!(matches!(cache.look(&key), Cached::Absent));
-        // A launch the watch never shows counts as none after a while: it is applied again.
+        // A launch the watch has not shown after a while is asked of the API server.
         let other = ObjectRef::new("calc-c1-0123abcd").within("team");
         cache
             .launched
             .lock()
             .unwrap()
             .insert(other.clone(), Instant::now() - UNSEEN_AFTER_LAUNCH);
-        assert!(matches!(cache.look(&other), Cached::Absent));
+        assert!(matches!(cache.look(&other), Cached::Unknown));
     }
 
     use crate::api::shared::GitSource;

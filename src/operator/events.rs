@@ -7,7 +7,7 @@
 //! the same worker, so they are posted in the order they were published; a full queue makes
 //! `publish` wait (an API server too slow for the Events slows the reconciles, it does not grow
 //! the operator's memory); and `flush` waits for everything queued before it, which the operator
-//! does before it lets go of the Lease.
+//! does (for a few seconds at most) before it lets go of the Lease.
 
 use std::hash::{Hash, Hasher};
 
@@ -64,6 +64,11 @@ impl EventQueue {
         if worker.send(Queued::Event(Box::new((event, object)))).await.is_err() {
             warn!("the Events queue has stopped; an event is lost");
         }
+    }
+
+    /// How many Events wait to be posted.
+    pub fn queued(&self) -> usize {
+        self.workers.iter().map(|w| w.max_capacity() - w.capacity()).sum()
     }
 
     /// Waits until every Event queued before this call has been posted (or has failed).

@@ -139,9 +139,9 @@ pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, 
                 held.finalizers_mut().push(CLEANUP_FINALIZER.into());
                 result = behind_finalizer(&runs, Arc::new(held), &ctx).await;
             }
-            // The patch tests the finalizers it extends: refused, the cached run was behind the
-            // API server (a run woken by its Job before the cache had the finalizer's patch, in
-            // the moment before its first status write). The run as it is now, read once, goes on.
+            // The patch tests the finalizers it extends: refused (422), the run's finalizers are
+            // not those of the cached copy (another client changed them) or the run is being
+            // deleted, when no finalizer may be added. The run as it is now, read once, goes on.
             Err(Error::Finalizer(error)) if is_stale_finalizers(error) => {
                 result = match runs.get(&run.name_any()).await {
                     Ok(now) => behind_finalizer(&runs, Arc::new(now), &ctx).await,
@@ -876,7 +876,8 @@ impl Effects for ClusterWorld {
                     &PatchParams::apply(FIELD_MANAGER).force(),
                     &Patch::Apply(&patch),
                 )
-                .await?;
+                .await
+                .inspect_err(|_| self.ctx.written.forget(&uid(&self.run)))?;
             self.ctx.written.record(&uid(&self.run), stored.status.as_ref());
         }
         if let Some(reason) = status.reason.filter(|_| is_terminal(status) && !is_terminal(previous)) {

@@ -374,16 +374,24 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         }
     };
     // On SIGTERM the reconciles in flight finish before the Lease is released. A replica that
-    // lost the Lease stops at once instead: another one already reconciles, and the steps it
-    // drops are found again from the status (every effect is idempotent).
+    // lost the Lease does not wait for its reconciles: another one already reconciles, and the
+    // steps it drops are found again from the status (every effect is idempotent).
     let drained = async {
         if !ended && !lost {
             controller.await;
         }
-        // The Events of the last steps are posted before another replica takes over (for a
-        // few seconds at most: an API server that does not answer must not hold the Lease).
-        let _ = tokio::time::timeout(EVENTS_FLUSH_LIMIT, ctx.events.flush()).await;
         ctx.metrics.set_leader(false);
+        // The Events of the steps taken are posted before the Lease is released, for a few
+        // seconds at most: an API server that does not answer must not hold the Lease.
+        if tokio::time::timeout(EVENTS_FLUSH_LIMIT, ctx.events.flush())
+            .await
+            .is_err()
+        {
+            warn!(
+                queued = ctx.events.queued(),
+                "stopping with Events not yet posted: the API server did not take them in time"
+            );
+        }
         if let Some(leadership) = leadership {
             leadership.release().await;
         }

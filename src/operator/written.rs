@@ -34,23 +34,23 @@ pub struct WrittenStatuses {
 impl WrittenStatuses {
     /// Records `stored`, the status the API server answered a write of run `uid` with.
     pub fn record(&self, uid: &str, stored: Option<&HealRunStatus>) {
+        let written = digest(stored);
         let mut by_uid = self.by_uid.lock().unwrap_or_else(|e| e.into_inner());
         if by_uid.len() > PRUNE_ABOVE {
             by_uid.retain(|_, (_, at)| at.elapsed() < FENCE);
         }
-        by_uid.insert(uid.to_owned(), (digest(stored), Instant::now()));
+        by_uid.insert(uid.to_owned(), (written, Instant::now()));
     }
 
     /// Whether `cached`, the status of run `uid` as the cache has it, is older than this
     /// process's write of a moment ago.
     pub fn is_behind(&self, uid: &str, cached: Option<&HealRunStatus>) -> bool {
-        let by_uid = self.by_uid.lock().unwrap_or_else(|e| e.into_inner());
-        by_uid
-            .get(uid)
-            .is_some_and(|(written, at)| at.elapsed() < FENCE && *written != digest(cached))
+        let recorded = self.by_uid.lock().unwrap_or_else(|e| e.into_inner()).get(uid).copied();
+        recorded.is_some_and(|(written, at)| at.elapsed() < FENCE && written != digest(cached))
     }
 
-    /// Drops run `uid` (deleted).
+    /// Drops run `uid`: deleted, or its last write failed (and may or may not have been stored,
+    /// so that the status the cache will show cannot be told from an older one).
     pub fn forget(&self, uid: &str) {
         self.by_uid.lock().unwrap_or_else(|e| e.into_inner()).remove(uid);
     }
