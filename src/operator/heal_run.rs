@@ -120,7 +120,11 @@ struct StoredAnswer {
 pub async fn reconcile(run: Arc<HealRun>, ctx: Arc<Context>) -> Result<Requeue, Error> {
     let started = Instant::now();
     let namespace = run.namespace().unwrap_or_else(|| "default".into());
-    if run.meta().deletion_timestamp.is_none() && ctx.written.is_behind(&uid(&run), run.status.as_ref()) {
+    if run.meta().deletion_timestamp.is_none()
+        && ctx
+            .written
+            .is_behind(&run.uid().unwrap_or_default(), run.status.as_ref())
+    {
         // The cache has the run from before this process's last status write: the watch event
         // of that write is on its way, and wakes the run (the requeue is a safety net).
         return Ok(Requeue::requeue(BEHIND_RECHECK));
@@ -176,7 +180,7 @@ async fn behind_finalizer(runs: &Api<HealRun>, run: Arc<HealRun>, ctx: &Arc<Cont
         match event {
             Finalizer::Apply(run) => ClusterWorld::new(run, ctx.clone()).reconcile().await,
             Finalizer::Cleanup(run) => {
-                ctx.written.forget(&uid(&run));
+                ctx.written.forget(&run.uid().unwrap_or_default());
                 ClusterWorld::new(run, ctx.clone()).remove_clone();
                 Ok(Requeue::await_change())
             }
@@ -187,12 +191,6 @@ async fn behind_finalizer(runs: &Api<HealRun>, run: Arc<HealRun>, ctx: &Arc<Cont
         finalizer::Error::ApplyFailed(inner) | finalizer::Error::CleanupFailed(inner) => inner,
         other => Error::Finalizer(Box::new(other)),
     })
-}
-
-/// The run's uid: what its written statuses are known by (a run deleted and created again under
-/// its name is another run).
-fn uid(run: &HealRun) -> String {
-    run.metadata.uid.clone().unwrap_or_default()
 }
 
 /// Whether adding the finalizer was refused because the run's finalizers were no longer those of
@@ -877,8 +875,10 @@ impl Effects for ClusterWorld {
                     &Patch::Apply(&patch),
                 )
                 .await
-                .inspect_err(|_| self.ctx.written.forget(&uid(&self.run)))?;
-            self.ctx.written.record(&uid(&self.run), stored.status.as_ref());
+                .inspect_err(|_| self.ctx.written.forget(&self.run.uid().unwrap_or_default()))?;
+            self.ctx
+                .written
+                .record(&self.run.uid().unwrap_or_default(), stored.status.as_ref());
         }
         if let Some(reason) = status.reason.filter(|_| is_terminal(status) && !is_terminal(previous)) {
             self.ctx.metrics.finished(reason_name(reason));

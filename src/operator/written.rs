@@ -25,7 +25,8 @@ pub const FENCE: Duration = Duration::from_secs(10);
 /// Above this many entries, those past the fence are dropped when one is recorded.
 const PRUNE_ABOVE: usize = 1024;
 
-/// The statuses written in the last [`FENCE`], by run uid.
+/// The statuses written in the last [`FENCE`], by run uid (a run deleted and created again under
+/// its name is another run).
 #[derive(Default)]
 pub struct WrittenStatuses {
     by_uid: Mutex<HashMap<String, (u64, Instant)>>,
