@@ -301,6 +301,17 @@ impl<'w> Parser<'w> {
         self.line_with(&text[start..], marks, special);
     }
 
+    /// Feeds a block of text that is not the log's own (a failure message inside a document),
+    /// split into lines as [`str::lines`] splits it, with one needle scan for the whole block
+    /// rather than every needle assumed on every line.
+    pub(crate) fn block(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        // `str::lines` yields no line after a final `\n`; a `\r` before it is cleaned off.
+        self.lines(text.strip_suffix('\n').unwrap_or(text));
+    }
+
     /// Feeds one raw line (without its `\n`).
     pub fn line(&mut self, raw: &str) {
         self.line_with(raw, Marks::ALL, true);
@@ -989,6 +1000,26 @@ mod tests {
         ) {
             let workspace = Workspace::new(root);
             prop_assert_eq!(parse(&log, &workspace), parse_offering_all(&log, &workspace));
+        }
+
+        /// A failure text fed as a block (one needle scan) gives what its lines fed one by one
+        /// (every needle assumed) give.
+        #[test]
+        fn a_block_gives_what_its_lines_give(
+            log in golden_soup(),
+            crlf in any::<bool>(),
+            end in prop_oneof![Just(""), Just("\n"), Just("\r"), Just("\n\n"), Just("\r\n")],
+        ) {
+            let mut text = if crlf { log.replace('\n', "\r\n") } else { log };
+            text.push_str(end);
+            let workspace = Workspace::new("/tmp/kubeheal-fixtures/mono");
+            let mut whole = Parser::new(&workspace);
+            whole.block(&text);
+            let mut one_by_one = Parser::new(&workspace);
+            for line in text.lines() {
+                one_by_one.line(line);
+            }
+            prop_assert_eq!(whole.finish(), one_by_one.finish());
         }
 
         #[test]

@@ -489,9 +489,7 @@ fn failure_text(text: &str, test: &str, pytest: bool, all: bool, sink: &mut Sink
     if pytest {
         parser.python.begin_pytest_block();
     }
-    for line in text.lines() {
-        parser.line(line);
-    }
+    parser.block(text);
     let found = parser.finish();
     let mut any = false;
     for r in found
@@ -541,9 +539,7 @@ impl JestSuite {
                 if suite.assertions == 0 && suite.failed {
                     // A test file that failed before any test ran (a syntax error, a failed import).
                     let mut parser = Parser::new(sink.workspace);
-                    for l in suite.message.as_deref().unwrap_or("").lines() {
-                        parser.line(l);
-                    }
+                    parser.block(suite.message.as_deref().unwrap_or(""));
                     for r in parser.finish().reports {
                         if !room(sink, start) {
                             break;
