@@ -45,7 +45,8 @@ enum Command {
         /// The build log; `-` or nothing reads standard input.
         file: Option<PathBuf>,
         /// Repository root as the build saw it, for making paths repository-relative
-        /// (default: the current directory).
+        /// (default: the current directory). When it is a folder here, its files resolve the
+        /// paths a tool run in a subfolder prints.
         #[arg(long)]
         workspace: Option<String>,
         /// `json`: a JSON array of bug reports with seed 001's field names; `text`: one line per
@@ -885,6 +886,49 @@ struct BugReportWire<'a> {
     confidence_score: Option<f64>,
 }
 
+/// Most files `kubeheal parse` lists in a workspace folder: past it (a home folder given by
+/// mistake) paths are made relative without being checked.
+const MAX_LISTED_FILES: usize = 100_000;
+
+/// Folders whose files are not the project's: a path into them is never the one a log means.
+fn is_dependency_folder(name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name.starts_with('.')
+        || matches!(
+            name.as_ref(),
+            "node_modules" | "venv" | "site-packages" | "target" | "__pycache__"
+        )
+}
+
+/// The workspace's files, repository-relative, for resolving the paths a tool run in a subfolder
+/// prints (`../pkg/a.py`, `test_a.py`): the folder's own files, no link followed, dependency
+/// folders left out. Read by walking the folder rather than asking Git, whose configuration in
+/// a checkout could make it run a command or read files elsewhere. Empty when the workspace is
+/// not a folder here (a log from elsewhere) or holds too many files.
+fn workspace_files(root: &std::path::Path) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut folders = vec![std::path::PathBuf::new()];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(root.join(&folder)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            // The entry's own type: a link is neither a folder nor a file here.
+            let Ok(kind) = entry.file_type() else { continue };
+            let name = folder.join(entry.file_name());
+            if kind.is_dir() && !is_dependency_folder(&entry.file_name()) {
+                folders.push(name);
+            } else if kind.is_file() {
+                if files.len() == MAX_LISTED_FILES {
+                    return Vec::new();
+                }
+                files.push(name.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    files
+}
+
 fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) -> Result<(), String> {
     use kubeheal::core::format as render;
     use kubeheal::parse::{self, Workspace};
@@ -894,7 +938,8 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
             .map(|d| d.display().to_string())
             .unwrap_or_default(),
     };
-    let workspace = Workspace::new(root);
+    let files = workspace_files(std::path::Path::new(&root));
+    let workspace = Workspace::new(root).with_files(files);
     // Streamed, so a log of gigabytes is parsed in constant memory. Read a MiB at a time, as the
     // parser bench does: with std's 8 KiB, thousands of lines of a large log fall across buffer
     // edges and take the parser's slower piece-by-piece path, and the reads cost as much again.

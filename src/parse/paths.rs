@@ -81,12 +81,39 @@ impl Workspace {
         } else {
             path
         };
-        let relative = normalise(&relative)?;
+        let Some(relative) = normalise(&relative) else {
+            // `../pkg/a.py`: printed by a tool run in a subfolder, relative to it. Which subfolder
+            // is not known, so the path names a file only when the listing holds the one it can be.
+            return self.above_its_folder(&relative);
+        };
         if self.files.is_empty() || self.files.binary_search(&relative).is_ok() {
             return Some(relative);
         }
         // A name the listing does not hold as is: a bare file name relative to a package folder.
         self.by_suffix(&relative).or(Some(relative))
+    }
+
+    /// The listed file that a path climbing above the folder it was printed in (`../pkg/a.py`)
+    /// names: what it names below the climb, found as [`Workspace::by_suffix`] finds a path from
+    /// a subfolder. `None` without a listing: nothing is guessed.
+    fn above_its_folder(&self, path: &str) -> Option<String> {
+        if self.files.is_empty() {
+            return None;
+        }
+        let mut parts: Vec<&str> = Vec::new();
+        for part in path.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                p => parts.push(p),
+            }
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        self.by_suffix(&parts.join("/"))
     }
 
     /// The listed file that `path` names: the same path; or the longest listed file that the
@@ -218,5 +245,12 @@ mod tests {
         );
         // Two files fit: not guessed (the path stays as printed, and is not a listed file).
         assert_eq!(ws.relative("tests/__init__.py").as_deref(), Some("tests/__init__.py"));
+        // Run in backend/tests/: `../ledger/fx.py` climbs out of it to a listed file.
+        assert_eq!(ws.relative("../ledger/fx.py").as_deref(), Some("backend/ledger/fx.py"));
+        assert_eq!(ws.relative("../../web/src/cart.js").as_deref(), Some("web/src/cart.js"));
+        // Climbing to a file the listing does not hold, or to one of two: nothing.
+        assert_eq!(ws.relative("../ledger/missing.py"), None);
+        assert_eq!(ws.relative("../tests/__init__.py"), None);
+        assert_eq!(ws.relative("../.."), None);
     }
 }

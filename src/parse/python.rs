@@ -32,7 +32,10 @@ static ANY_EXCEPTION: LazyLock<Regex> =
 static INLINE_SYNTAX: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(SyntaxError|IndentationError|TabError): (.*) \(([^()\s]+\.py), line (\d+)\)$").expect("regex")
 });
-static SECTION_HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^_{2,} (.+?) _{2,}$").expect("regex"));
+/// A failure's header in a pytest section: the title centred in `_`s, down to one on each side
+/// when the test's name is long (`_ test_roundtrip[http://example.com:8080/...] _`). The rule
+/// between a traceback's frames, `_ _ _ _ ...`, is made of `_` and spaces alone: it is none.
+static SECTION_HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^_+ (.+?) _+$").expect("regex"));
 static VERBOSE_OUTCOME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: \(.*\))?(?:\s+\[\s*\d+%\])?$").expect("regex")
 });
@@ -67,6 +70,9 @@ struct Block {
     test_is_final: bool,
     frames: Vec<Frame>,
     exception: Option<(String, String)>,
+    /// A failed assertion as `--tb=short` shows it, `E   assert 1 == 2` with no exception line
+    /// after it (pytest takes "AssertionError: " off): the exception when no other is named.
+    assertion: Option<String>,
     /// The source line shown under the last frame.
     source: Option<String>,
     awaiting_source: bool,
@@ -161,6 +167,7 @@ impl Python {
         if self.section == Section::Pytest
             && first == b'_'
             && let Some(c) = SECTION_HEADER.captures(line)
+            && !c[1].bytes().all(|b| b == b'_' || b == b' ')
         {
             self.flush(sink);
             self.section_has_headers = true;
@@ -277,14 +284,15 @@ impl Python {
             return;
         }
 
-        // pytest --tb=line: one line per failure, `path:N: ExcName: message`, no headers.
+        // pytest --tb=line: one line per failure, `path:N: ExcName: message`, no headers; a failed
+        // assertion's line is `path:N: assert ...` (pytest takes "AssertionError: " off).
         // Anything else (another tool's traceback after a cut-short pytest log) is read as usual.
         if self.section == Section::Pytest
             && !self.section_has_headers
             && first != b' '
             && !from_e_line
             && let Some((file, n, rest)) = split_location(line)
-            && let (true, Some((kind, message))) = (file.ends_with(".py"), exception(rest, true))
+            && let (true, Some((kind, message))) = (file.ends_with(".py"), tb_line_failure(rest))
         {
             if self.anonymous.len() < super::MAX_REPORTS {
                 let message = message.unwrap_or("").to_owned();
@@ -314,6 +322,11 @@ impl Python {
             if block.ends_at_exception && !from_e_line {
                 self.flush(sink);
             }
+            return;
+        }
+
+        if from_e_line && block.exception.is_none() && block.assertion.is_none() && body.starts_with("assert ") {
+            block.assertion = Some(body.trim_end().to_owned());
             return;
         }
 
@@ -421,7 +434,11 @@ impl Python {
         let Some(block) = self.block.take() else {
             return;
         };
-        let Some((kind, message)) = block.exception.as_ref() else {
+        let assertion = block
+            .assertion
+            .as_ref()
+            .map(|message| ("AssertionError".to_owned(), message.clone()));
+        let Some((kind, message)) = block.exception.as_ref().or(assertion.as_ref()) else {
             return;
         };
         // The deepest frame in the project; for a SyntaxError the frame that names its location.
@@ -521,6 +538,15 @@ fn node_id<'a>(short: &str, mut ids: impl Iterator<Item = &'a str>) -> Option<St
 
 /// An exception line, `Name` or `Name: message`: any class name where one must stand, else only
 /// the usual names. Returns the name and the message.
+/// What a `--tb=line` failure line says after its location: an exception and its message, or a
+/// failed assertion as pytest shortens it (`assert 1 == 2`: "AssertionError: " taken off).
+fn tb_line_failure(rest: &str) -> Option<(&str, Option<&str>)> {
+    if rest.starts_with("assert ") {
+        return Some(("AssertionError", Some(rest)));
+    }
+    exception(rest, true)
+}
+
 fn exception(text: &str, must_be: bool) -> Option<(&str, Option<&str>)> {
     // A name is ASCII in nearly every log: it is read without a regex, as ANY_EXCEPTION and
     // EXCEPTION read it; a name with other characters (`\w` is Unicode) goes to them.

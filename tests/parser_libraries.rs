@@ -1,0 +1,110 @@
+//! The parser on pytest's logs of real libraries with injected bugs (`tests/fixtures/library_logs`):
+//! every bug is reported at the place it is fixed, or at the place the log shows instead, with its
+//! type; and every report points at one of those places.
+
+mod parser_fixtures;
+
+use std::collections::BTreeSet;
+
+use kubeheal::api::shared::BugReport;
+use kubeheal::parse::{Workspace, parse};
+use parser_fixtures::fixtures;
+use serde_json::Value;
+
+fn type_name(report: &BugReport) -> String {
+    serde_json::to_value(report.error_type)
+        .expect("a bug type")
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[test]
+fn every_injected_bug_is_reported_where_a_developer_looks_and_nowhere_else() {
+    let dir = fixtures().join("library_logs");
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).expect("expected.json"))
+            .expect("expected.json is JSON");
+    let logs = expected["logs"].as_object().expect("the logs");
+    assert!(logs.len() >= 5, "only {} logs", logs.len());
+    let mut problems = Vec::new();
+    for (log, project) in logs {
+        let project = project.as_str().expect("a project name");
+        let spec = &expected["projects"][project];
+        let files: Vec<String> = std::fs::read_to_string(dir.join(format!("{project}.files")))
+            .expect("the project's file list")
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let workspace = Workspace::new(spec["root"].as_str().expect("a root")).with_files(files);
+        let text =
+            String::from_utf8_lossy(&std::fs::read(dir.join(format!("{log}.log"))).expect("the log")).into_owned();
+        let parsed = parse(&text, &workspace);
+
+        let mut places = BTreeSet::new();
+        for bug in spec["bugs"].as_array().expect("the bugs") {
+            let place = |p: &Value| {
+                (
+                    p[0].as_str().expect("a file").to_owned(),
+                    p[1].as_u64().expect("a line") as u32,
+                )
+            };
+            let mut at = vec![(
+                bug["file"].as_str().expect("a file").to_owned(),
+                bug["line"].as_u64().expect("a line") as u32,
+            )];
+            at.extend(bug["alt"].as_array().expect("alt").iter().map(place));
+            places.extend(at.iter().cloned());
+            let kind = bug["type"].as_str().expect("a type");
+            let reported = parsed
+                .reports
+                .iter()
+                .any(|r| at.contains(&(r.file_path.clone(), r.line_number)) && type_name(r) == kind);
+            if !reported {
+                problems.push(format!("{log}: {} ({kind} at {at:?}) is not reported", bug["id"]));
+            }
+        }
+        for r in &parsed.reports {
+            if !places.contains(&(r.file_path.clone(), r.line_number)) {
+                problems.push(format!(
+                    "{log}: a report at {}:{} ({}: {}) points at no bug",
+                    r.file_path,
+                    r.line_number,
+                    type_name(r),
+                    r.message
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// `kubeheal parse --workspace DIR` resolves the paths of a log printed in a subfolder against
+/// the folder's files, as the heal loop resolves them against the repository's.
+#[test]
+fn the_parse_command_resolves_a_subfolder_log_against_the_workspace_folder() {
+    let dir = fixtures().join("library_logs");
+    let workspace = tempfile::tempdir().expect("a temporary folder");
+    for file in std::fs::read_to_string(dir.join("boltons.files")).expect("the file list").lines() {
+        let path = workspace.path().join(file);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("a folder");
+        std::fs::write(&path, "").expect("a file");
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubeheal"))
+        .args(["parse", "--format", "text", "--workspace"])
+        .arg(workspace.path())
+        .arg(dir.join("boltons-subdir-short.log"))
+        .output()
+        .expect("kubeheal runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Printed from tests/ as `../boltons/dictutils.py:857` and `test_strutils.py:84`.
+    for place in [
+        "boltons/dictutils.py line 857",
+        "boltons/urlutils.py line 314",
+        "tests/test_strutils.py line 84",
+    ] {
+        assert!(text.contains(place), "no report at {place}:\n{text}");
+    }
+    assert!(!text.contains("error in test_"), "a path left relative to tests/:\n{text}");
+}
