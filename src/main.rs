@@ -933,6 +933,11 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
     use kubeheal::core::format as render;
     use kubeheal::parse::{self, Workspace};
     let root = match workspace {
+        // A folder here is where the build ran: the absolute paths in its log start with its
+        // absolute path, even when it is given relative (`--workspace ./app`).
+        Some(w) if std::path::Path::new(&w).is_dir() => {
+            std::path::absolute(&w).map(|d| d.display().to_string()).unwrap_or(w)
+        }
         Some(w) => w,
         None => std::env::current_dir()
             .map(|d| d.display().to_string())

@@ -85,7 +85,10 @@ fn every_injected_bug_is_reported_where_a_developer_looks_and_nowhere_else() {
 fn the_parse_command_resolves_a_subfolder_log_against_the_workspace_folder() {
     let dir = fixtures().join("library_logs");
     let workspace = tempfile::tempdir().expect("a temporary folder");
-    for file in std::fs::read_to_string(dir.join("boltons.files")).expect("the file list").lines() {
+    for file in std::fs::read_to_string(dir.join("boltons.files"))
+        .expect("the file list")
+        .lines()
+    {
         let path = workspace.path().join(file);
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("a folder");
         std::fs::write(&path, "").expect("a file");
@@ -106,5 +109,39 @@ fn the_parse_command_resolves_a_subfolder_log_against_the_workspace_folder() {
     ] {
         assert!(text.contains(place), "no report at {place}:\n{text}");
     }
-    assert!(!text.contains("error in test_"), "a path left relative to tests/:\n{text}");
+    assert!(
+        !text.contains("error in test_"),
+        "a path left relative to tests/:\n{text}"
+    );
+}
+
+/// A workspace given relative to the current folder stands for its absolute path: the absolute
+/// paths a tool printed there are made relative to it, not matched by their longest listed
+/// ending (`app/pkg/calc.py` inside `app/` is another file).
+#[test]
+fn a_relative_workspace_folder_takes_the_absolute_paths_under_it() {
+    let parent = tempfile::tempdir().expect("a temporary folder");
+    let app = parent.path().join("app");
+    for file in ["pkg/calc.py", "app/pkg/calc.py"] {
+        std::fs::create_dir_all(app.join(file).parent().expect("a parent")).expect("a folder");
+        std::fs::write(app.join(file), "").expect("a file");
+    }
+    let log = parent.path().join("build.log");
+    std::fs::write(
+        &log,
+        format!(
+            "Traceback (most recent call last):\n  File \"{}\", line 3, in add\n    return a + b\nTypeError: unsupported operand type(s) for +: 'int' and 'str'\n",
+            app.join("pkg/calc.py").display()
+        ),
+    )
+    .expect("the log");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubeheal"))
+        .current_dir(parent.path())
+        .args(["parse", "--format", "text", "--workspace", "app"])
+        .arg(&log)
+        .output()
+        .expect("kubeheal runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.starts_with("TYPE_ERROR error in pkg/calc.py line 3"), "{text}");
 }
