@@ -100,20 +100,7 @@ impl Workspace {
         if self.files.is_empty() {
             return None;
         }
-        let mut parts: Vec<&str> = Vec::new();
-        for part in path.split('/') {
-            match part {
-                "" | "." => {}
-                ".." => {
-                    parts.pop();
-                }
-                p => parts.push(p),
-            }
-        }
-        if parts.is_empty() {
-            return None;
-        }
-        self.by_suffix(&parts.join("/"))
+        self.by_suffix(&segments(path, Climb::Past)?)
     }
 
     /// The listed file that `path` names: the same path; or the longest listed file that the
@@ -165,12 +152,29 @@ fn percent_decode(uri: &str) -> Option<String> {
 
 /// Removes `./` and `.` segments and resolves `..` inside the path; `None` if it leaves the root.
 fn normalise(path: &str) -> Option<String> {
+    segments(path, Climb::Within)
+}
+
+/// What a `..` that climbs above the path's own start means.
+#[derive(Clone, Copy, PartialEq)]
+enum Climb {
+    /// Nothing: the path leaves the folder it was printed in.
+    Within,
+    /// The climb is dropped: what is below it is what the path names.
+    Past,
+}
+
+/// `path` with `.` and `..` resolved and `/`s single, or `None` when nothing is left (or, climbing
+/// [`Climb::Within`], when a `..` climbs above the start).
+fn segments(path: &str, climb: Climb) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
     for part in path.split('/') {
         match part {
             "" | "." => {}
             ".." => {
-                parts.pop()?;
+                if parts.pop().is_none() && climb == Climb::Within {
+                    return None;
+                }
             }
             p => parts.push(p),
         }

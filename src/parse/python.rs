@@ -536,8 +536,6 @@ fn node_id<'a>(short: &str, mut ids: impl Iterator<Item = &'a str>) -> Option<St
     ids.find(|id| id.ends_with(&suffix) || *id == wanted).map(str::to_owned)
 }
 
-/// An exception line, `Name` or `Name: message`: any class name where one must stand, else only
-/// the usual names. Returns the name and the message.
 /// What a `--tb=line` failure line says after its location: an exception and its message, or a
 /// failed assertion as pytest shortens it (`assert 1 == 2`: "AssertionError: " taken off).
 fn tb_line_failure(rest: &str) -> Option<(&str, Option<&str>)> {
@@ -547,6 +545,8 @@ fn tb_line_failure(rest: &str) -> Option<(&str, Option<&str>)> {
     exception(rest, true)
 }
 
+/// An exception line, `Name` or `Name: message`: any class name where one must stand, else only
+/// the usual names. Returns the name and the message.
 fn exception(text: &str, must_be: bool) -> Option<(&str, Option<&str>)> {
     // A name is ASCII in nearly every log: it is read without a regex, as ANY_EXCEPTION and
     // EXCEPTION read it; a name with other characters (`\w` is Unicode) goes to them.
