@@ -886,9 +886,9 @@ struct BugReportWire<'a> {
     confidence_score: Option<f64>,
 }
 
-/// Most files `kubeheal parse` lists in a workspace folder: past it (a home folder given by
-/// mistake) paths are made relative without being checked.
-const MAX_LISTED_FILES: usize = 100_000;
+/// Most entries (files and folders) `kubeheal parse` reads in a workspace folder: past it (a home
+/// folder given by mistake, a tree of empty folders) paths are made relative without being checked.
+const MAX_LISTED_ENTRIES: usize = 100_000;
 
 /// Folders whose files are not the project's: a path into them is never the one a log means.
 fn is_dependency_folder(name: &std::ffi::OsStr) -> bool {
@@ -904,24 +904,26 @@ fn is_dependency_folder(name: &std::ffi::OsStr) -> bool {
 /// prints (`../pkg/a.py`, `test_a.py`): the folder's own files, no link followed, dependency
 /// folders left out. Read by walking the folder rather than asking Git, whose configuration in
 /// a checkout could make it run a command or read files elsewhere. Empty when the workspace is
-/// not a folder here (a log from elsewhere) or holds too many files.
+/// not a folder here (a log from elsewhere) or holds too many entries.
 fn workspace_files(root: &std::path::Path) -> Vec<String> {
     let mut files = Vec::new();
     let mut folders = vec![std::path::PathBuf::new()];
+    let mut read = 0;
     while let Some(folder) = folders.pop() {
         let Ok(entries) = std::fs::read_dir(root.join(&folder)) else {
             continue;
         };
         for entry in entries.flatten() {
+            read += 1;
+            if read > MAX_LISTED_ENTRIES {
+                return Vec::new();
+            }
             // The entry's own type: a link is neither a folder nor a file here.
             let Ok(kind) = entry.file_type() else { continue };
             let name = folder.join(entry.file_name());
             if kind.is_dir() && !is_dependency_folder(&entry.file_name()) {
                 folders.push(name);
             } else if kind.is_file() {
-                if files.len() == MAX_LISTED_FILES {
-                    return Vec::new();
-                }
                 files.push(name.to_string_lossy().replace('\\', "/"));
             }
         }

@@ -874,11 +874,10 @@ impl Effects for ClusterWorld {
                     &PatchParams::apply(FIELD_MANAGER).force(),
                     &Patch::Apply(&patch),
                 )
-                .await
-                .inspect_err(|_| self.ctx.written.forget(&self.run.uid().unwrap_or_default()))?;
-            self.ctx
-                .written
-                .record(&self.run.uid().unwrap_or_default(), stored.status.as_ref());
+                .await;
+            let uid = self.run.uid().unwrap_or_default();
+            let stored = stored.inspect_err(|_| self.ctx.written.forget(&uid))?;
+            self.ctx.written.record(&uid, stored.status.as_ref());
         }
         if let Some(reason) = status.reason.filter(|_| is_terminal(status) && !is_terminal(previous)) {
             self.ctx.metrics.finished(reason_name(reason));
