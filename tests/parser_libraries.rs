@@ -1,10 +1,11 @@
 //! The parser on pytest's logs of real libraries with injected bugs (`tests/fixtures/library_logs`):
 //! every bug is reported at the place it is fixed, or at the place the log shows instead, with its
-//! type; and every report points at one of those places.
+//! type; every report points at one of those places, with that place's bug's type; and every test
+//! a report names is named by its pytest node id.
 
 mod parser_fixtures;
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 
 use kubeheal::api::shared::BugReport;
 use kubeheal::parse::{Workspace, parse};
@@ -41,7 +42,8 @@ fn every_injected_bug_is_reported_where_a_developer_looks_and_nowhere_else() {
             String::from_utf8_lossy(&std::fs::read(dir.join(format!("{log}.log"))).expect("the log")).into_owned();
         let parsed = parse(&text, &workspace);
 
-        let mut places = BTreeSet::new();
+        // Each place, with the type of the bug shown there.
+        let mut places = BTreeMap::new();
         for bug in spec["bugs"].as_array().expect("the bugs") {
             let place = |p: &Value| {
                 (
@@ -54,8 +56,8 @@ fn every_injected_bug_is_reported_where_a_developer_looks_and_nowhere_else() {
                 bug["line"].as_u64().expect("a line") as u32,
             )];
             at.extend(bug["alt"].as_array().expect("alt").iter().map(place));
-            places.extend(at.iter().cloned());
             let kind = bug["type"].as_str().expect("a type");
+            places.extend(at.iter().map(|place| (place.clone(), kind)));
             let reported = parsed
                 .reports
                 .iter()
@@ -65,13 +67,20 @@ fn every_injected_bug_is_reported_where_a_developer_looks_and_nowhere_else() {
             }
         }
         for r in &parsed.reports {
-            if !places.contains(&(r.file_path.clone(), r.line_number)) {
+            let what = format!("{}:{} ({}: {})", r.file_path, r.line_number, type_name(r), r.message);
+            match places.get(&(r.file_path.clone(), r.line_number)) {
+                None => problems.push(format!("{log}: a report at {what} points at no bug")),
+                Some(kind) if *kind != type_name(r) => {
+                    problems.push(format!("{log}: the report at {what} is not typed {kind}"))
+                }
+                Some(_) => {}
+            }
+            // A test is named as pytest names it to be run again: `path::name[params]`.
+            if let Some(test) = &r.test_name
+                && !test.contains("::")
+            {
                 problems.push(format!(
-                    "{log}: a report at {}:{} ({}: {}) points at no bug",
-                    r.file_path,
-                    r.line_number,
-                    type_name(r),
-                    r.message
+                    "{log}: the report at {what} names the test {test:?}, not its node id"
                 ));
             }
         }

@@ -62,6 +62,10 @@ pub struct ParseOutput {
     pub summary: SuiteSummary,
     /// Infrastructure failures seen in the log (out of memory, DNS, disk full, ...), sorted.
     pub infra: Vec<InfraKind>,
+    /// Findings past the bounds ([`MAX_REPORTS`], [`MAX_LINT_REPORTS`], a document's
+    /// [`MAX_DOCUMENT_REPORTS`]) that were left out: at least this many (a finding left out is
+    /// not compared with the others, so one said twice counts twice).
+    pub left_out: usize,
 }
 
 impl ParseOutput {
@@ -590,6 +594,8 @@ pub(crate) struct Sink<'w> {
     infra: Vec<InfraKind>,
     /// How many of the reports rank as [`Rank::Warning`].
     warnings: usize,
+    /// Findings left out past the bounds ([`ParseOutput::left_out`]).
+    pub left_out: usize,
     /// The needles the text the formats now read may hold.
     marks: Marks,
 }
@@ -604,6 +610,7 @@ impl<'w> Sink<'w> {
             summary: SuiteSummary::default(),
             infra: Vec::new(),
             warnings: 0,
+            left_out: 0,
             marks: Marks::ALL,
         }
     }
@@ -645,6 +652,7 @@ impl<'w> Sink<'w> {
             }
         }
         if self.reports.len() >= MAX_REPORTS || (f.rank == Rank::Warning && self.warnings >= MAX_LINT_REPORTS) {
+            self.left_out += 1;
             return None;
         }
         if f.rank == Rank::Warning {
@@ -720,6 +728,7 @@ impl<'w> Sink<'w> {
             tests,
             summary: self.summary,
             infra: self.infra,
+            left_out: self.left_out,
         }
     }
 }
@@ -1050,5 +1059,35 @@ mod tests {
                 regex_pair(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+)(?: - (.*))?$", &line)
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod bounds {
+    use super::*;
+
+    /// Findings past the bounds are counted, not silently dropped, and what breaks the build
+    /// after a long lint report is still kept.
+    #[test]
+    fn findings_past_the_bounds_are_counted() {
+        let workspace = Workspace::new("/w");
+        let mut log: String = (1..=150)
+            .map(|n| format!("/w/app/m.py:{n}:1: E501 line too long ({n} > 79 characters)\n"))
+            .collect();
+        log.push_str("Traceback (most recent call last):\n  File \"/w/app/m.py\", line 3, in f\n    x()\nTypeError: 'int' object is not callable\n");
+        let parsed = parse(&log, &workspace);
+        assert_eq!(parsed.reports.len(), MAX_LINT_REPORTS + 1);
+        assert_eq!(parsed.reports[0].error_type, ErrorType::TypeError);
+        assert_eq!(parsed.left_out, 150 - MAX_LINT_REPORTS);
+
+        // As `ruff check --output-format=json` prints it: pretty, each finding indented.
+        let items: Vec<serde_json::Value> = (1..=150)
+            .map(|n| serde_json::json!({"code": "E501", "message": "Line too long", "filename": "/w/app/m.py", "location": {"row": n, "column": 1}}))
+            .collect();
+        let array = serde_json::to_string_pretty(&items).expect("JSON");
+        let parsed = parse(&format!("{array}\n"), &workspace);
+        assert_eq!(parsed.reports.len(), MAX_DOCUMENT_REPORTS);
+        assert_eq!(parsed.left_out, 150 - MAX_DOCUMENT_REPORTS);
+        assert_eq!(parse("/w/app/m.py:1:1: E501 line too long\n", &workspace).left_out, 0);
     }
 }

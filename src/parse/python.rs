@@ -78,6 +78,10 @@ struct Block {
     awaiting_source: bool,
     /// A plain traceback ends at its exception line; pytest and unittest blocks at the next header.
     ends_at_exception: bool,
+    /// A traceback pytest printed as an exception's text (`E     File "...", line 32`, a cause
+    /// shown before a chained error): only its first line has the `E`, the rest, its exception
+    /// line too, are indented by four spaces.
+    nested: bool,
 }
 
 /// Most frames one block keeps (a RecursionError prints a thousand).
@@ -98,6 +102,9 @@ pub(crate) struct Python {
     /// Python said the next traceback is chained to the last one ("During handling of the above
     /// exception"): it belongs to the same test.
     chained: bool,
+    /// What a doctest example raised, from its `UNEXPECTED EXCEPTION: TypeError('...')` line,
+    /// until the `--tb=line` failure line that names only doctest's `UnexpectedException`.
+    doctest_raised: Option<(String, String)>,
 }
 
 impl Python {
@@ -171,10 +178,7 @@ impl Python {
         {
             self.flush(sink);
             self.section_has_headers = true;
-            let name = c[1].to_owned();
-            let test = name
-                .strip_prefix("ERROR collecting ")
-                .map_or(Some(name.clone()), |_| None);
+            let test = section_test(&c[1]);
             self.block = Some(Block {
                 test,
                 ..Block::default()
@@ -279,6 +283,7 @@ impl Python {
                     syntax_location: function.is_none(),
                 });
             }
+            block.nested |= from_e_line;
             block.source = None;
             block.awaiting_source = true;
             return;
@@ -287,18 +292,28 @@ impl Python {
         // pytest --tb=line: one line per failure, `path:N: ExcName: message`, no headers; a failed
         // assertion's line is `path:N: assert ...` (pytest takes "AssertionError: " off).
         // Anything else (another tool's traceback after a cut-short pytest log) is read as usual.
-        if self.section == Section::Pytest
-            && !self.section_has_headers
-            && first != b' '
-            && !from_e_line
-            && let Some((file, n, rest)) = split_location(line)
-            && let (true, Some((kind, message))) = (file.ends_with(".py"), tb_line_failure(rest))
-        {
-            if self.anonymous.len() < super::MAX_REPORTS {
-                let message = message.unwrap_or("").to_owned();
-                self.anonymous.push((file.to_owned(), n, kind.to_owned(), message));
+        if self.section == Section::Pytest && !self.section_has_headers && first != b' ' && !from_e_line {
+            if first == b'U'
+                && let Some(raised) = doctest_unexpected(line)
+            {
+                self.doctest_raised = Some(raised);
+                return;
             }
-            return;
+            if let Some((file, n, rest)) = split_location(line)
+                && let (true, Some((kind, message))) = (file.ends_with(".py"), tb_line_failure(rest))
+            {
+                // A doctest's failure names doctest's wrapper; what the example raised was said
+                // on its `UNEXPECTED EXCEPTION:` line.
+                let raised = self.doctest_raised.take().filter(|_| kind == "UnexpectedException");
+                let (kind, message) = match raised {
+                    Some(raised) => raised,
+                    None => (kind.to_owned(), message.unwrap_or("").to_owned()),
+                };
+                if self.anonymous.len() < super::MAX_REPORTS {
+                    self.anonymous.push((file.to_owned(), n, kind, message));
+                }
+                return;
+            }
         }
 
         let Some(block) = self.block.as_mut() else {
@@ -314,9 +329,10 @@ impl Python {
         // Where an exception must stand — an `E` line, or right after a traceback's last frame and
         // its source line — any class name is one; elsewhere only the usual names are.
         let must_be_exception = from_e_line || (!block.frames.is_empty() && block.source.is_some());
-        if let Some((kind, message)) = exception(body.trim_end(), must_be_exception)
-            && (from_e_line || !line.starts_with(' '))
+        let nested_line = block.nested && line.starts_with("    ");
+        if (from_e_line || !line.starts_with(' ') || nested_line)
             && block.exception.is_none()
+            && let Some((kind, message)) = exception(body.trim(), must_be_exception)
         {
             block.exception = Some((kind.to_owned(), message.unwrap_or("").to_owned()));
             if block.ends_at_exception && !from_e_line {
@@ -527,13 +543,46 @@ fn file_frame(body: &str) -> Option<(&str, &str, Option<&str>)> {
     (digits > 0).then_some((file, n, function))
 }
 
+/// The test a pytest section's header names, as a short name: `test_x` for `ERROR at setup of
+/// test_x` (a fixture's error), none for `ERROR collecting path` (no test ran).
+fn section_test(title: &str) -> Option<String> {
+    if title.starts_with("ERROR collecting ") {
+        return None;
+    }
+    let name = ["ERROR at setup of ", "ERROR at teardown of "]
+        .iter()
+        .find_map(|prefix| title.strip_prefix(prefix))
+        .unwrap_or(title);
+    Some(name.to_owned())
+}
+
 /// The first of the run's test ids (sorted) that pytest's short test name `short` stands for:
-/// `Class.test[1.5-x]` is `path::Class::test[1.5-x]` (dots outside the parameter brackets).
+/// `Class.test[1.5-x]` is `path::Class::test[1.5-x]` (dots outside the parameter brackets), and
+/// a doctest's `[doctest] pkg.mod.func` is `path::pkg.mod.func` (its dots are the object's).
 fn node_id<'a>(short: &str, mut ids: impl Iterator<Item = &'a str>) -> Option<String> {
-    let (name, params) = short.split_at(short.find('[').unwrap_or(short.len()));
-    let wanted = format!("{}{params}", name.replace('.', "::"));
+    let wanted = match short.strip_prefix("[doctest] ") {
+        Some(object) => object.to_owned(),
+        None => {
+            let (name, params) = short.split_at(short.find('[').unwrap_or(short.len()));
+            format!("{}{params}", name.replace('.', "::"))
+        }
+    };
     let suffix = format!("::{wanted}");
     ids.find(|id| id.ends_with(&suffix) || *id == wanted).map(str::to_owned)
+}
+
+/// doctest's `UNEXPECTED EXCEPTION: TypeError("unsupported operand ...")` (the exception's
+/// repr): the exception's name and its message, when the repr holds one string.
+fn doctest_unexpected(line: &str) -> Option<(String, String)> {
+    let repr = line.strip_prefix("UNEXPECTED EXCEPTION: ")?.trim_end();
+    let (kind, args) = repr.split_once('(')?;
+    let args = args.strip_suffix(')')?;
+    exception(kind, true).filter(|(name, message)| name.len() == kind.len() && message.is_none())?;
+    let message = [('"', '"'), ('\'', '\'')]
+        .iter()
+        .find_map(|&(open, close)| args.strip_prefix(open)?.strip_suffix(close))
+        .unwrap_or(args);
+    Some((kind.to_owned(), message.to_owned()))
 }
 
 /// What a `--tb=line` failure line says after its location: an exception and its message, or a
@@ -606,15 +655,34 @@ pub(crate) fn summary_outcome(line: &str) -> Option<(&str, &str)> {
     if !matches!(word, "PASSED" | "FAILED" | "ERROR" | "XFAIL" | "XPASS") {
         return None;
     }
-    let (name, tail) = split_word(rest);
+    let (name, tail) = split_node_id(rest);
     let ends_right = tail.is_empty() || tail.strip_prefix(" - ").is_some_and(|m| !m.contains('\n'));
     (!name.is_empty() && ends_right).then_some((word, name))
+}
+
+/// The pytest node id `text` starts with, and the rest: an id ends at its first space unless that
+/// space is inside its parameters (`test_date[input10-Mar 02 2009]`), where it ends at the `]`
+/// that the line's end, ` - ` or another space follows.
+fn split_node_id(text: &str) -> (&str, &str) {
+    let (name, tail) = split_word(text);
+    if tail.is_empty() || !name.contains('[') || name.ends_with(']') {
+        return (name, tail);
+    }
+    let close = if text.ends_with(']') && !has(text, "] ") {
+        Some(text.len() - 1)
+    } else {
+        text.find("] ")
+    };
+    match close {
+        Some(close) => text.split_at(close + 1),
+        None => (name, tail),
+    }
 }
 
 /// pytest `-v`: `path::test[params] PASSED   [ 42%]`, read without a regex (the common case in
 /// a long log of passing tests).
 fn verbose_outcome(line: &str) -> Option<(&str, TestOutcome)> {
-    let (id, rest) = line.split_once(' ')?;
+    let (id, rest) = split_node_id(line);
     if !has(id, "::") {
         return None;
     }

@@ -276,11 +276,12 @@ impl Structured {
         let unread = match &mut doc.reading {
             Reading::JsonArray(stream) => {
                 let status = stream.feed(text, &mut |piece| {
-                    if let Piece::Value(Tag::Item, item) = piece
-                        && room(sink, start)
-                        && let Ok(item) = serde_json::from_str::<Value>(item)
-                    {
-                        array_item(&item, start, sink);
+                    if let Piece::Value(Tag::Item, item) = piece {
+                        if !room(sink, start) {
+                            sink.left_out += 1;
+                        } else if let Ok(item) = serde_json::from_str::<Value>(item) {
+                            array_item(&item, start, sink);
+                        }
                     }
                     committed |= matches!(piece, Piece::Value(..) | Piece::Oversize(_));
                 });
@@ -386,8 +387,9 @@ fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
     if let Some(messages) = item.get("messages").and_then(Value::as_array) {
         // eslint: one element per file, with its messages.
         let file = str_of(item, "filePath");
-        for m in messages {
+        for (i, m) in messages.iter().enumerate() {
             if !room(sink, start) {
+                sink.left_out += messages.len() - i;
                 break;
             }
             let fatal = m.get("fatal") == Some(&Value::Bool(true));
@@ -875,7 +877,11 @@ fn finish_case(c: Case, pytest: bool, suite: Option<&str>, start: usize, sink: &
     }
     sink.summary.runner_summary_seen = true;
     sink.test(&name, outcome);
-    if !matches!(outcome, TestOutcome::Failed | TestOutcome::Error) || !room(sink, start) {
+    if !matches!(outcome, TestOutcome::Failed | TestOutcome::Error) {
+        return;
+    }
+    if !room(sink, start) {
+        sink.left_out += 1;
         return;
     }
     let text = c.text.text();
@@ -901,8 +907,12 @@ fn finish_case(c: Case, pytest: bool, suite: Option<&str>, start: usize, sink: &
 /// whose failure lists every error. Returns `true` when the case was one of these.
 fn lint_case(c: &Case, suite: Option<&str>, start: usize, sink: &mut Sink<'_>) -> bool {
     if suite == Some("mypy") {
-        if matches!(c.outcome, Some(TestOutcome::Failed | TestOutcome::Error)) && room(sink, start) {
-            failure_text(&c.text.text(), "", false, true, sink);
+        if matches!(c.outcome, Some(TestOutcome::Failed | TestOutcome::Error)) {
+            if room(sink, start) {
+                failure_text(&c.text.text(), "", false, true, sink);
+            } else {
+                sink.left_out += 1;
+            }
         }
         return true;
     }
@@ -919,6 +929,8 @@ fn lint_case(c: &Case, suite: Option<&str>, start: usize, sink: &mut Sink<'_>) -
         let text = c.text.text();
         let message = text.lines().next().unwrap_or("");
         lint_item(file, line, code, message, sink);
+    } else {
+        sink.left_out += 1;
     }
     true
 }
@@ -998,8 +1010,21 @@ fn mypy_json(line: &str, sink: &mut Sink<'_>) {
 
 /// The test's name in its runner's own notation: a pytest node id, or the case name.
 fn test_name(c: &Case, pytest: bool) -> String {
-    if !pytest || c.classname.is_empty() {
+    if !pytest {
         return c.name.clone();
+    }
+    if c.classname.is_empty() {
+        // A module that failed to be collected: pytest writes its dotted name, `tests.test_x`;
+        // its node id is its path.
+        let module = c.name.split('.').all(|s| {
+            s.starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
+                && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        });
+        return if module && !c.name.is_empty() {
+            format!("{}.py", c.name.replace('.', "/"))
+        } else {
+            c.name.clone()
+        };
     }
     if let Some(file) = &c.file {
         return format!("{file}::{}", c.name);
