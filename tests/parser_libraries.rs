@@ -1,7 +1,7 @@
-//! The parser on pytest's logs of real libraries with injected bugs (`tests/fixtures/library_logs`):
+//! The parser on the logs of real libraries with injected bugs (`tests/fixtures/library_logs`):
 //! every bug is reported at the place it is fixed, or at the place the log shows instead, with its
 //! type; every report points at one of those places, with that place's bug's type; and every test
-//! a report names is named by its pytest node id.
+//! a pytest report names is named by its node id.
 
 mod parser_fixtures;
 
@@ -76,7 +76,8 @@ fn every_injected_bug_is_reported_where_a_developer_looks_and_nowhere_else() {
                 Some(_) => {}
             }
             // A test is named as pytest names it to be run again: `path::name[params]`.
-            if let Some(test) = &r.test_name
+            if spec["test_names"] == "pytest"
+                && let Some(test) = &r.test_name
                 && !test.contains("::")
             {
                 problems.push(format!(

@@ -28,12 +28,24 @@ struct Event {
     output: Option<String>,
 }
 
+/// A panic whose goroutine stack is being read.
+struct Panic {
+    message: String,
+    /// The frame in the project it was raised at, as far as the stack has been read.
+    site: Option<(String, u32)>,
+    /// A `panic(...)` function line was read and no project frame since: the first project frame
+    /// under it called `panic` (or what did). A panic that a deferred function recovered and
+    /// raised again (`[recovered, repanicked]`) shows one such line per `panic` call, the first
+    /// one raised lowest: its site is under the last one.
+    under_panic_call: bool,
+}
+
 #[derive(Default)]
 pub(crate) struct Go {
     /// The test whose output the following lines are.
     current_test: Option<String>,
-    /// A panic's message, waiting for its first frame in the project.
-    panic: Option<String>,
+    /// A panic, until its stack ends.
+    panic: Option<Panic>,
     packages_with_tests: u32,
     packages_without_tests: u32,
 }
@@ -47,12 +59,14 @@ impl Go {
         };
         let line = look.line;
         match first {
-            b'{' => line.starts_with("{\"Time\":") || line.starts_with("{\"Action\":"),
+            // Inside a panic's stack, every line: its function lines and its end matter.
+            _ if self.panic.is_some() => true,
+            b'{' => is_event(line),
             b'p' => line.starts_with("panic: "),
             b'=' => line.starts_with("=== "),
             b'o' | b'F' | b'?' => true,
             b'-' => line.starts_with("--- ") || look.may_hold(Needle::GoFile),
-            b'\t' => self.panic.is_some(),
+            b'\t' => false,
             // A subtest's `    --- FAIL: TestX/sub (0.00s)`.
             b' ' => look.trimmed().starts_with("--- ") || look.may_hold(Needle::GoFile),
             _ => look.may_hold(Needle::GoFile),
@@ -60,7 +74,7 @@ impl Go {
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
-        if line.starts_with("{\"Time\":") || line.starts_with("{\"Action\":") {
+        if is_event(line) {
             self.json_event(line, sink);
             return;
         }
@@ -72,9 +86,12 @@ impl Go {
             return;
         };
         match (event.action.as_str(), event.test.as_deref()) {
-            ("output", test) => {
+            // A package's compiler and vet output (Go 1.24 on) is `build-output`.
+            ("output" | "build-output", test) => {
                 if let Some(output) = event.output {
-                    if test.is_some() {
+                    if test.is_some() && test != self.current_test.as_deref() {
+                        // Another test's output: a panic read so far was the last test's.
+                        self.end_panic(sink);
                         self.current_test = test.map(str::to_owned);
                     }
                     // The output is decoded from JSON: not the text the scan of the line saw.
@@ -98,29 +115,40 @@ impl Go {
             return;
         };
         if let Some(message) = line.strip_prefix("panic: ") {
-            self.panic = Some(message.trim_end_matches(" [recovered]").to_owned());
+            self.end_panic(sink);
+            self.panic = Some(Panic {
+                message: message.trim_end_matches(" [recovered]").to_owned(),
+                site: None,
+                under_panic_call: false,
+            });
             return;
         }
-        if first == b'\t' {
-            if self.panic.is_some() {
+        if let Some(panic) = self.panic.as_mut() {
+            if first == b'\t' {
                 // A goroutine frame: `\t/abs/path/file.go:15 +0x1d`.
                 let location = line.trim().split(' ').next().unwrap_or("");
                 if let Some((file, n, _)) = split_location(location)
                     && file.ends_with(".go")
                     && sink.workspace.relative(file).is_some()
                 {
-                    let message = self.panic.take().unwrap_or_default();
-                    sink.report(Finding {
-                        file,
-                        line: n,
-                        error_type: ErrorType::Logic,
-                        message: Cow::Owned(format!("panic: {message}")),
-                        test: self.current_test.as_deref(),
-                        confidence: 0.9,
-                        rank: Rank::Error,
-                    });
+                    if panic.site.is_none() || panic.under_panic_call {
+                        panic.site = Some((file.to_owned(), n));
+                    }
+                    panic.under_panic_call = false;
                 }
+                return;
             }
+            if line.starts_with("panic(") {
+                panic.under_panic_call = true;
+                return;
+            }
+            if line.starts_with("goroutine ") || line.starts_with("created by ") || is_function_line(line) {
+                return;
+            }
+            // The stack is over: this line is read as any other.
+            self.end_panic(sink);
+        }
+        if first == b'\t' {
             return;
         }
         match first {
@@ -195,11 +223,48 @@ impl Go {
         }
     }
 
+    /// Reports the panic whose stack has ended, at the frame it was raised at.
+    fn end_panic(&mut self, sink: &mut Sink<'_>) {
+        let Some(Panic {
+            message,
+            site: Some((file, line)),
+            ..
+        }) = self.panic.take()
+        else {
+            return;
+        };
+        sink.report(Finding {
+            file: &file,
+            line,
+            error_type: ErrorType::Logic,
+            message: Cow::Owned(format!("panic: {message}")),
+            test: self.current_test.as_deref(),
+            confidence: 0.9,
+            rank: Rank::Error,
+        });
+    }
+
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
+        self.end_panic(sink);
         if self.packages_without_tests > 0 && self.packages_with_tests == 0 {
             sink.infra(InfraKind::NoTestsCollected);
         }
     }
+}
+
+/// A `go test -json` event: `{"Time":...}`, or without a time `{"Action":...}`, or a package's
+/// build output `{"ImportPath":...,"Action":"build-output",...}`.
+fn is_event(line: &str) -> bool {
+    line.starts_with("{\"Time\":") || line.starts_with("{\"Action\":") || line.starts_with("{\"ImportPath\":")
+}
+
+/// A goroutine stack's function line, `pkg/path.Func(0x1, ...)` or `main.main()`: a name without
+/// spaces, then its arguments.
+fn is_function_line(line: &str) -> bool {
+    line.ends_with(')')
+        && line
+            .find('(')
+            .is_some_and(|open| open > 0 && !line[..open].contains(' '))
 }
 
 /// `=== RUN   TestX/sub` (or CONT, PAUSE): the test's name, as `^=== (?:RUN|CONT|PAUSE)\s+(\S+)`

@@ -965,9 +965,18 @@ fn cargo_message(line: &str, sink: &mut Sink<'_>) {
     let Some(spans) = message.get("spans").and_then(Value::as_array) else {
         return;
     };
-    let Some(span) = spans
-        .iter()
-        .find(|s| s["is_primary"] == Value::Bool(true))
+    // An error can have several primary spans (a mismatched delimiter: the `}` and the `(` it
+    // leaves unclosed); the first in the file is where rustc's own text points (`-->`).
+    let primary = |s: &&Value| s["is_primary"] == Value::Bool(true);
+    let first_primary = spans.iter().find(primary);
+    let Some(span) = first_primary
+        .and_then(|first| {
+            spans
+                .iter()
+                .filter(primary)
+                .filter(|s| s["file_name"] == first["file_name"])
+                .min_by_key(|s| (u32_of(s, "line_start"), u32_of(s, "column_start")))
+        })
         .or(spans.first())
     else {
         return;
