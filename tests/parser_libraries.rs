@@ -155,3 +155,25 @@ fn a_relative_workspace_folder_takes_the_absolute_paths_under_it() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.starts_with("TYPE_ERROR error in pkg/calc.py line 3"), "{text}");
 }
+
+/// Findings past the bounds are not dropped silently: `kubeheal parse` keeps standard output for
+/// the reports and says on standard error how many it left out.
+#[test]
+fn the_parse_command_says_how_many_findings_it_left_out() {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let log = dir.path().join("flake8.log");
+    let findings: String = (1..=130)
+        .map(|n| format!("app/m.py:{n}:80: E501 line too long (90 > 79 characters)\n"))
+        .collect();
+    std::fs::write(&log, findings).expect("the log");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubeheal"))
+        .args(["parse", "--workspace", "/w"])
+        .arg(&log)
+        .output()
+        .expect("kubeheal runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let reports: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("a JSON array on standard output");
+    assert_eq!(reports.len(), 100);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("30 more finding(s) left out"), "{said}");
+}

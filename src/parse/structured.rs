@@ -946,12 +946,14 @@ fn u32_of(v: &Value, key: &str) -> u32 {
 }
 
 fn cargo_message(line: &str, sink: &mut Sink<'_>) {
+    // cargo writes `reason` first: an artifact's or a build script's record (most of a build's
+    // records, and long) is not parsed.
+    if !line.starts_with("{\"reason\":\"compiler-message\"") {
+        return;
+    }
     let Ok(v) = serde_json::from_str::<Value>(line) else {
         return;
     };
-    if str_of(&v, "reason") != "compiler-message" {
-        return;
-    }
     let message = &v["message"];
     let level = str_of(message, "level");
     if level != "error" && level != "warning" {
