@@ -4,7 +4,7 @@
 //! the run end, or from what the log says) stops the loop before any healer is asked.
 
 use crate::api::heal_run::Observation;
-use crate::api::shared::{ErrorClass, RunEnvelope, RunStatus, wire_name};
+use crate::api::shared::{BugReport, ErrorClass, RunEnvelope, RunStatus, wire_name};
 use crate::core::heal_run::Outcome;
 use crate::parse::{ParseOutput, TestOutcome, Verdict};
 
@@ -17,7 +17,7 @@ pub const MAX_FAILING: usize = 50;
 pub fn judge(envelope: &RunEnvelope, parsed: &ParseOutput) -> (Observation, Outcome) {
     let observation = Observation {
         envelope: envelope.clone(),
-        bug_reports: parsed.reports.iter().take(MAX_REPORTS).cloned().collect(),
+        bug_reports: kept_reports(&parsed.reports),
         failing_tests: parsed.failing_tests().into_iter().take(MAX_FAILING).collect(),
         tests_ran: tests_that_ran(parsed),
         endpoint_calls: Vec::new(),
@@ -49,6 +49,17 @@ pub fn judge(envelope: &RunEnvelope, parsed: &ParseOutput) -> (Observation, Outc
         },
     };
     (observation, outcome)
+}
+
+/// The reports a status keeps: the first at each place (file, line, type) before any repeat, in
+/// the parser's order. One bug that fails sixty tests is one place to look at; its sixty reports
+/// (one per test) must not hide the next bug's.
+fn kept_reports(reports: &[BugReport]) -> Vec<BugReport> {
+    let mut seen = std::collections::HashSet::new();
+    let (first, repeats): (Vec<&BugReport>, Vec<&BugReport>) = reports
+        .iter()
+        .partition(|r| seen.insert((r.file_path.as_str(), r.line_number, r.error_type)));
+    first.into_iter().chain(repeats).take(MAX_REPORTS).cloned().collect()
 }
 
 /// Tests that ran to a pass or a failure. Errors do not count: a collection error (a module that
@@ -122,6 +133,36 @@ mod tests {
         assert_eq!(outcome, Outcome::Failed);
         assert_eq!(observation.failing_tests, vec!["test_calc.py::test_add"]);
         assert_eq!(observation.tests_ran, 3);
+    }
+
+    /// pytest `--tb=line`: one bug failing thirty tests, then another bug.
+    #[test]
+    fn a_bug_that_fails_many_tests_does_not_hide_the_next() {
+        let mut log =
+            String::from("=================================== FAILURES ===================================\n");
+        for n in 0..30 {
+            log.push_str(&format!("/w/calc.py:7: TypeError: unsupported operand ({n})\n"));
+        }
+        log.push_str("/w/fmt.py:3: KeyError: 'x'\n");
+        // The summary names each failure, so each is its own test's report.
+        log.push_str("=========================== short test summary info ============================\n");
+        for n in 0..30 {
+            log.push_str(&format!(
+                "FAILED test_calc.py::test_add[{n}] - TypeError: unsupported operand ({n})\n"
+            ));
+        }
+        log.push_str("FAILED test_fmt.py::test_fmt - KeyError: 'x'\n");
+        let parsed = parse(&log, &Workspace::new("/w"));
+        assert_eq!(parsed.reports.len(), 31);
+        let (observation, _) = judge(&envelope(1, None), &parsed);
+        assert_eq!(observation.bug_reports.len(), MAX_REPORTS);
+        let places: Vec<(&str, u32)> = observation
+            .bug_reports
+            .iter()
+            .take(2)
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(places, [("calc.py", 7), ("fmt.py", 3)]);
     }
 
     #[test]

@@ -18,6 +18,13 @@ static TSC_PRETTY: LazyLock<Regex> =
 static ESLINT_ROW: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\s+(\d+):(\d+)\s+(error|warning)\s+(.+?)(?:\s{2,}(@?[\w/-]+))?\s*$").expect("regex")
 });
+/// eslint's `compact` formatter: `/abs/a.js: line 3, col 7, Error - message (rule)`.
+static ESLINT_COMPACT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\S+?): line (\d+), col \d+, (?:Error|Warning) - (.*?)(?: \(([@\w/-]+)\))?$").expect("regex")
+});
+/// eslint's `unix` formatter: `/abs/a.js:3:7: message [Error/rule]` (`[Error]` for a parse failure).
+static ESLINT_UNIX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(\S+?):(\d+):\d+: (.*) \[(?:Error|Warning)(?:/([@\w/-]+))?\]$").expect("regex"));
 static FRAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s+at (?:.*? \()?(?:file://)?([^()\s]+?):(\d+):(\d+)\)?$").expect("regex"));
 static JS_ERROR: LazyLock<Regex> = LazyLock::new(|| {
@@ -89,6 +96,7 @@ impl Js {
         (!look.indented()
             && (last.is_ascii_digit()
                 || matches!(last, b's' | b'x' | b'e')
+                || matches!(last, b')' | b']') && look.colon.is_some()
                 || is_ascii_space(last)
                 || last >= 0x80
                 || look.may_hold(Needle::TsCode)))
@@ -113,21 +121,12 @@ impl Js {
         self.node_header = header.map(|(f, n, age)| (f, n, age + 1));
 
         if first != b' ' && first != b'\t' {
-            let tsc = sink.may_hold(Needle::TsCode) && TS_CODE.find(line.as_bytes()).is_some();
-            if let Some(c) = tsc
-                .then(|| TSC_CLASSIC.captures(line).or_else(|| TSC_PRETTY.captures(line)))
-                .flatten()
-            {
-                let (error_type, rank) = ts_type(&c[5], &c[4]);
-                sink.report(Finding {
-                    file: &c[1],
-                    line: c[2].parse().unwrap_or(1),
-                    error_type,
-                    message: Cow::Owned(format!("{} {}: {}", &c[4], &c[5], &c[6])),
-                    test: None,
-                    confidence: 0.95,
-                    rank,
-                });
+            if let Some(finding) = sink.may_hold(Needle::TsCode).then(|| tsc_diagnostic(line)).flatten() {
+                sink.report(finding);
+                return;
+            }
+            if let Some(finding) = eslint_one_line(line) {
+                sink.report(finding);
                 return;
             }
             // eslint stylish: a line that is only a path to a source file starts its rows.
@@ -226,9 +225,35 @@ impl Js {
             return;
         }
 
+        // A suite that failed to run on a type error: ts-jest prints tsc's diagnostic, indented.
+        if sink.may_hold(Needle::TsCode)
+            && let Some(finding) = tsc_diagnostic(trimmed)
+        {
+            if sink.workspace.relative(finding.file).is_some() {
+                sink.report(finding);
+                // The suite's failure is this diagnostic: nothing more to report for it.
+                self.failure = None;
+            }
+            return;
+        }
+        // A suite that failed to run on a syntax error Node found itself: jest prints Node's
+        // `file:line` header, the source line and the error, indented under `Details:`.
+        if let Some((file, n)) = node_header(trimmed)
+            && sink.workspace.relative(file).is_some()
+        {
+            self.node_header = Some((file.to_owned(), n, 0));
+            return;
+        }
         let Some(failure) = self.failure.as_mut() else {
             return;
         };
+        if trimmed.starts_with("SyntaxError: ")
+            && let Some((file, n, _)) = self.node_header.take()
+        {
+            failure.location = Some((file, n));
+            failure.message = Some(trimmed.to_owned());
+            return;
+        }
         if failure.message.is_none() && !trimmed.is_empty() {
             // A suite that failed to run on a syntax error in the code under test: Babel names
             // the file and line; the frames are all in the transformer.
@@ -275,6 +300,46 @@ impl Js {
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.flush(sink);
     }
+}
+
+/// A tsc diagnostic, classic (`src/a.ts(3,7): error TS2322: ...`) or pretty (`src/a.ts:3:7 -
+/// error TS2322: ...`).
+fn tsc_diagnostic(line: &str) -> Option<Finding<'_>> {
+    TS_CODE.find(line.as_bytes())?;
+    let c = TSC_CLASSIC.captures(line).or_else(|| TSC_PRETTY.captures(line))?;
+    let (error_type, rank) = ts_type(c.get(5)?.as_str(), c.get(4)?.as_str());
+    Some(Finding {
+        file: c.get(1)?.as_str(),
+        line: c[2].parse().unwrap_or(1),
+        error_type,
+        message: Cow::Owned(format!("{} {}: {}", &c[4], &c[5], &c[6])),
+        test: None,
+        confidence: 0.95,
+        rank,
+    })
+}
+
+/// A finding of eslint's one-line formatters, `compact` and `unix`, whose path is a JS/TS
+/// source's.
+fn eslint_one_line(line: &str) -> Option<Finding<'_>> {
+    let (path, _) = line.split_once(':')?;
+    if !JS_EXTENSIONS.iter().any(|e| path.ends_with(e)) {
+        return None;
+    }
+    let c = if line.ends_with(']') {
+        ESLINT_UNIX.captures(line)?
+    } else {
+        ESLINT_COMPACT.captures(line)?
+    };
+    let rule = c.get(4).map_or("", |m| m.as_str());
+    Some(eslint_finding(
+        c.get(1)?.as_str(),
+        c[2].parse().unwrap_or(1),
+        c.get(3)?.as_str(),
+        rule,
+        false,
+        0.95,
+    ))
 }
 
 /// A stack frame, `    at fn (/abs/file.js:12:5)` or `    at /abs/file.js:12:5`: the file and

@@ -2,7 +2,7 @@
 //! only — no LLM, no I/O, no clock, no hash-order iteration.
 //!
 //! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps). Each
-//! format family (`python`, `rust`, `go`, `js`, `lint`, `structured`) keeps a little state and
+//! format family (`python`, `rust`, `go`, `js`, `lint`, `tap`, `structured`) keeps a little state and
 //! hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
 //! keeps the output bounded and ordered, and records test outcomes and infrastructure signatures
 //! ([`outcome`]). A structured document (a JSON array, a jest report, JUnit XML) is read as it
@@ -23,6 +23,7 @@ pub mod paths;
 mod python;
 mod rust;
 mod structured;
+mod tap;
 mod xml_stream;
 
 use std::collections::{BTreeMap, HashMap};
@@ -252,6 +253,7 @@ pub struct Parser<'w> {
     go: go::Go,
     js: js::Js,
     lint: lint::Lint,
+    tap: tap::Tap,
     structured: structured::Structured,
     /// A line arriving in pieces: its first bytes, until they are enough to clean it.
     partial: String,
@@ -273,6 +275,7 @@ impl<'w> Parser<'w> {
             go: go::Go::default(),
             js: js::Js::default(),
             lint: lint::Lint::default(),
+            tap: tap::Tap::default(),
             structured: structured::Structured::default(),
             partial: String::new(),
             in_rest: false,
@@ -527,6 +530,9 @@ impl<'w> Parser<'w> {
         if self.offered(self.lint.wants(&look)) {
             self.lint.line(line, &mut self.sink);
         }
+        if self.offered(self.tap.wants(&look)) {
+            self.tap.line(line, &mut self.sink);
+        }
     }
 
     /// Whether a format that `wants` the line or not is handed it.
@@ -547,6 +553,7 @@ impl<'w> Parser<'w> {
         self.rust.finish(&mut self.sink);
         self.go.finish(&mut self.sink);
         self.js.finish(&mut self.sink);
+        self.tap.finish(&mut self.sink);
         self.sink.finish()
     }
 }

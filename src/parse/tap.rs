@@ -1,0 +1,317 @@
+//! TAP, the Test Anything Protocol: tape's and `node --test`'s output (and any TAP producer's).
+//! `ok N name` and `not ok N name` are test outcomes; a failure's YAML block (`---` to `...`)
+//! says where it failed: tape's `at:` (the assertion in the test), the frames of its `stack:`
+//! (where a thrown error began), node's `location:` (the test itself).
+
+use std::borrow::Cow;
+
+use super::js::{js_type, node_frame};
+use super::look::Look;
+use super::{Finding, Rank, Sink, TestOutcome};
+
+/// A failure being read: its test, and what its YAML block said so far.
+#[derive(Default)]
+struct Failure {
+    test: String,
+    /// What the `not ok` line says: tape's assertion (`should be strictly equal`), or the test.
+    assertion: String,
+    /// tape's and node's `expected:` and `actual:`, when on one line.
+    expected: Option<String>,
+    actual: Option<String>,
+    in_yaml: bool,
+    /// tape's `at:`: the assertion that failed.
+    at: Option<(String, u32)>,
+    /// The first frame of `stack:` in the project.
+    stack: Option<(String, u32)>,
+    /// node's `location:`: where the test is.
+    location: Option<(String, u32)>,
+    /// tape's `operator:`; `error` when the test threw.
+    operator: Option<String>,
+    /// node's `name:` and `error:` (the error's class and first line).
+    name: Option<String>,
+    error: Option<String>,
+}
+
+#[derive(Default)]
+pub(crate) struct Tap {
+    /// A `TAP version` line or an outcome was seen: `# name` comments are then tape's test names.
+    seen: bool,
+    /// tape's last `# name` comment: the test its assertions belong to.
+    comment: Option<String>,
+    failure: Option<Failure>,
+}
+
+impl Tap {
+    /// Whether [`Tap::line`] can do anything with the line: inside a failure every line may be
+    /// its YAML or end it; otherwise only a TAP header, an outcome, or (once TAP was seen) a
+    /// comment.
+    pub fn wants(&self, look: &Look<'_>) -> bool {
+        if self.failure.is_some() {
+            return true;
+        }
+        match look.first {
+            Some(b'T') => look.line.starts_with("TAP version "),
+            Some(b'o' | b'n') => outcome(look.line).is_some(),
+            Some(b'#') => self.seen,
+            // node's subtests are indented by four spaces a level.
+            Some(b' ') => {
+                matches!(look.trimmed().as_bytes().first(), Some(b'o' | b'n')) && outcome(look.trimmed()).is_some()
+            }
+            _ => false,
+        }
+    }
+
+    pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        if line.starts_with("TAP version ") {
+            self.seen = true;
+            return;
+        }
+        let trimmed = line.trim_start();
+        if let Some((passed, name)) = outcome(trimmed) {
+            self.flush(sink);
+            self.seen = true;
+            let (name, directive) = match name.split_once(" # ") {
+                Some((name, directive)) => (name, directive.to_ascii_uppercase()),
+                None => (name, String::new()),
+            };
+            // tape names an assertion; its test is the `# name` comment above it.
+            let test = match (name.strip_prefix("- "), &self.comment) {
+                (Some(name), _) => name.to_owned(),
+                (None, Some(comment)) => comment.clone(),
+                (None, None) => name.to_owned(),
+            };
+            let outcome = if directive.starts_with("SKIP") {
+                TestOutcome::Skipped
+            } else if passed || directive.starts_with("TODO") {
+                TestOutcome::Passed
+            } else {
+                TestOutcome::Failed
+            };
+            if !test.is_empty() {
+                sink.test(&test, outcome);
+            }
+            if outcome == TestOutcome::Failed {
+                self.failure = Some(Failure {
+                    test,
+                    assertion: name.trim_start_matches("- ").to_owned(),
+                    ..Failure::default()
+                });
+            }
+            return;
+        }
+        if let Some(comment) = line.strip_prefix("# ") {
+            self.flush(sink);
+            // `# Subtest: name` (node) announces what its outcome line names again; tape's
+            // summary (`# tests 3`, `# pass 2`, `# fail 1`, `# ok`) names no test.
+            let summary = ["tests ", "pass ", "fail ", "skip ", "todo ", "ok", "Subtest: "]
+                .iter()
+                .any(|w| comment.starts_with(w));
+            if !summary {
+                self.comment = Some(comment.trim().to_owned());
+            }
+            return;
+        }
+        let Some(failure) = self.failure.as_mut() else {
+            return;
+        };
+        if !failure.in_yaml {
+            if trimmed == "---" {
+                failure.in_yaml = true;
+            } else if !trimmed.is_empty() {
+                // No YAML block: the failure said no place.
+                self.failure = None;
+            }
+            return;
+        }
+        if trimmed == "..." {
+            self.flush(sink);
+            return;
+        }
+        if let Some(at) = trimmed.strip_prefix("at: ") {
+            failure.at = frame(at, sink);
+        } else if let Some(location) = trimmed.strip_prefix("location: ") {
+            failure.location = frame(location.trim_matches('\''), sink);
+        } else if let Some(operator) = trimmed.strip_prefix("operator: ") {
+            failure.operator = Some(operator.trim_matches('\'').to_owned());
+        } else if let Some(expected) = trimmed.strip_prefix("expected: ") {
+            failure.expected = Some(expected.trim().to_owned());
+        } else if let Some(actual) = trimmed.strip_prefix("actual: ") {
+            failure.actual = Some(actual.trim().to_owned());
+        } else if let Some(name) = trimmed.strip_prefix("name: ") {
+            failure.name = Some(name.trim_matches('\'').to_owned());
+        } else if let Some(error) = trimmed.strip_prefix("error: ") {
+            let error = error.trim_matches(|c| c == '\'' || c == '"');
+            if !error.starts_with('|') && !error.starts_with('>') {
+                failure.error = Some(error.to_owned());
+            }
+        } else if failure.stack.is_none() {
+            // A line of `stack: |-`: tape's `at fn (path:12:5)`, node's `fn (file:///path:12:5)`.
+            failure.stack = frame(trimmed.strip_prefix("at ").unwrap_or(trimmed), sink);
+        }
+    }
+
+    /// Reports the failure read so far: an assertion at tape's `at:`; a thrown error where its
+    /// stack first enters the project; else where the test is.
+    fn flush(&mut self, sink: &mut Sink<'_>) {
+        let Some(failure) = self.failure.take() else {
+            return;
+        };
+        let threw = failure.operator.as_deref() == Some("error")
+            || failure.name.as_deref().is_some_and(|n| n != "AssertionError");
+        let place = if threw {
+            failure.stack.or(failure.at)
+        } else {
+            failure.at.or(failure.stack)
+        }
+        .or(failure.location);
+        let Some((file, line)) = place else {
+            return;
+        };
+        let mut message = match (&failure.name, &failure.error) {
+            (Some(name), Some(error)) => format!("{name}: {error}"),
+            (Some(name), None) => format!("{name}: {}", failure.assertion),
+            _ => format!("not ok: {}", failure.assertion),
+        };
+        if let (Some(expected), Some(actual)) = (&failure.expected, &failure.actual)
+            && !threw
+        {
+            message.push_str(&format!(" (expected {expected}, actual {actual})"));
+        }
+        sink.report(Finding {
+            file: &file,
+            line,
+            error_type: js_type(&message),
+            message: Cow::Owned(message),
+            test: Some(&failure.test),
+            confidence: 0.85,
+            rank: Rank::Error,
+        });
+    }
+
+    pub fn finish(&mut self, sink: &mut Sink<'_>) {
+        self.flush(sink);
+    }
+}
+
+/// `ok 3 name` or `not ok 3 name` (the number may stand alone): whether it passed, and the name.
+fn outcome(line: &str) -> Option<(bool, &str)> {
+    let (passed, rest) = match line.strip_prefix("ok ") {
+        Some(rest) => (true, rest),
+        None => (false, line.strip_prefix("not ok ")?),
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    Some((passed, rest[digits..].trim()))
+}
+
+/// A place in the project from a frame's text: `fn (/abs/a.js:12:5)`, `/abs/a.js:12:5`,
+/// `file:///abs/a.js:12:5`.
+fn frame(text: &str, sink: &Sink<'_>) -> Option<(String, u32)> {
+    let as_frame = format!("  at {}", text.trim());
+    let (file, line) = node_frame(&as_frame)?;
+    sink.workspace.relative(file)?;
+    Some((file.to_owned(), line.parse().unwrap_or(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::shared::ErrorType;
+    use crate::parse::{TestOutcome, Workspace, parse};
+
+    /// `node --test` (Node 20.20.2) on a failing assertion and a TypeError in the code under test:
+    /// its output when it is not a terminal, TAP.
+    const NODE_TEST: &str = r#"TAP version 13
+# Subtest: totals prices
+not ok 1 - totals prices
+  ---
+  duration_ms: 2.344028
+  location: '/w/test/m.test.js:4:1'
+  failureType: 'testCodeFailure'
+  error: |-
+    Expected values to be strictly equal:
+    
+    3 !== 4
+    
+  code: 'ERR_ASSERTION'
+  name: 'AssertionError'
+  expected: 4
+  actual: 3
+  operator: 'strictEqual'
+  stack: |-
+    TestContext.<anonymous> (/w/test/m.test.js:5:10)
+    Test.runInAsyncScope (node:async_hooks:206:9)
+    Test.run (node:internal/test_runner/test:796:25)
+    Test.processPendingSubtests (node:internal/test_runner/test:526:18)
+    node:internal/test_runner/harness:255:12
+    node:internal/process/task_queues:140:7
+    AsyncResource.runInAsyncScope (node:async_hooks:206:9)
+    AsyncResource.runMicrotask (node:internal/process/task_queues:137:8)
+  ...
+# Subtest: first name
+not ok 2 - first name
+  ---
+  duration_ms: 0.19901
+  location: '/w/test/m.test.js:7:1'
+  failureType: 'testCodeFailure'
+  error: "Cannot read properties of undefined (reading 'toUpperCase')"
+  code: 'ERR_TEST_FAILURE'
+  name: 'TypeError'
+  stack: |-
+    first (/w/lib/m.js:5:21)
+    TestContext.<anonymous> (/w/test/m.test.js:8:22)
+    Test.runInAsyncScope (node:async_hooks:206:9)
+    Test.run (node:internal/test_runner/test:796:25)
+    Test.processPendingSubtests (node:internal/test_runner/test:526:18)
+    Test.postRun (node:internal/test_runner/test:889:19)
+    Test.run (node:internal/test_runner/test:835:12)
+    async Test.processPendingSubtests (node:internal/test_runner/test:526:7)
+  ...
+# Subtest: passes
+ok 3 - passes
+  ---
+  duration_ms: 0.201629
+  ...
+1..3
+# tests 3
+# suites 0
+# pass 1
+# fail 2
+# cancelled 0
+# skipped 0
+# todo 0
+# duration_ms 141.443906
+"#;
+
+    #[test]
+    fn node_test_failures_are_placed_at_the_assertion_and_where_the_error_began() {
+        let parsed = parse(NODE_TEST, &Workspace::new("/w"));
+        let places: Vec<(&str, u32, ErrorType)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(
+            places,
+            [
+                ("test/m.test.js", 5, ErrorType::Logic),
+                ("lib/m.js", 5, ErrorType::TypeError)
+            ]
+        );
+        assert_eq!(parsed.reports[0].test_name.as_deref(), Some("totals prices"));
+        assert_eq!(
+            parsed.reports[1].message,
+            "TypeError: Cannot read properties of undefined (reading 'toUpperCase')"
+        );
+        let outcomes: Vec<(&str, TestOutcome)> = parsed.tests.iter().map(|t| (t.name.as_str(), t.outcome)).collect();
+        assert_eq!(
+            outcomes,
+            [
+                ("first name", TestOutcome::Failed),
+                ("passes", TestOutcome::Passed),
+                ("totals prices", TestOutcome::Failed)
+            ]
+        );
+    }
+}
