@@ -80,7 +80,7 @@ fn every_injected_bug_is_reported_where_a_developer_looks_and_nowhere_else() {
                 .unwrap_or_default();
             any_line.extend(files.iter().map(|&f| (f.to_owned(), kind)));
             let id = bug["id"].as_str().expect("an id");
-            let required = bug["optional"] != true && shown.as_ref().is_none_or(|shown| shown.contains(&id));
+            let required = shown.as_ref().is_none_or(|shown| shown.contains(&id));
             let reported = parsed.reports.iter().any(|r| {
                 (at.contains(&(r.file_path.clone(), r.line_number)) || files.contains(&r.file_path.as_str()))
                     && type_name(r) == kind

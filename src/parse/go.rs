@@ -38,7 +38,17 @@ struct Panic {
     /// raised again (`[recovered, repanicked]`) shows one such line per `panic` call, the first
     /// one raised lowest: its site is under the last one.
     under_panic_call: bool,
+    /// The `goroutine N [running]:` line was read. Before it come the message's other lines and
+    /// the runtime's (`[signal SIGSEGV: segmentation violation ...]`); after it, the stack,
+    /// which the first line of another kind ends.
+    in_stack: bool,
+    /// Lines read before the stack: a `panic:` line with no stack after it is given up.
+    lines_before_stack: u32,
 }
+
+/// Most lines between a `panic:` line and its goroutine's stack (a message over several lines,
+/// the runtime's signal line).
+const MAX_LINES_BEFORE_STACK: u32 = 32;
 
 #[derive(Default)]
 pub(crate) struct Go {
@@ -66,6 +76,7 @@ impl Go {
             b'=' => line.starts_with("=== "),
             b'o' | b'F' | b'?' => true,
             b'-' => line.starts_with("--- ") || look.may_hold(Needle::GoFile),
+            // A goroutine frame matters only inside a panic's stack, taken above.
             b'\t' => false,
             // A subtest's `    --- FAIL: TestX/sub (0.00s)`.
             b' ' => look.trimmed().starts_with("--- ") || look.may_hold(Needle::GoFile),
@@ -120,6 +131,8 @@ impl Go {
                 message: message.trim_end_matches(" [recovered]").to_owned(),
                 site: None,
                 under_panic_call: false,
+                in_stack: false,
+                lines_before_stack: 0,
             });
             return;
         }
@@ -142,11 +155,23 @@ impl Go {
                 panic.under_panic_call = true;
                 return;
             }
-            if line.starts_with("goroutine ") || line.starts_with("created by ") || is_function_line(line) {
+            if line.starts_with("goroutine ") {
+                panic.in_stack = true;
                 return;
             }
-            // The stack is over: this line is read as any other.
-            self.end_panic(sink);
+            if !panic.in_stack {
+                panic.lines_before_stack += 1;
+                if panic.lines_before_stack <= MAX_LINES_BEFORE_STACK {
+                    return;
+                }
+                // No stack came: the panic said no place.
+                self.panic = None;
+            } else if line.starts_with("created by ") || is_function_line(line) {
+                return;
+            } else {
+                // The stack is over: this line is read as any other.
+                self.end_panic(sink);
+            }
         }
         if first == b'\t' {
             return;
@@ -333,4 +358,75 @@ fn go_type(message: &str) -> (ErrorType, Rank) {
         return (ErrorType::TypeError, Rank::Error);
     }
     (ErrorType::Linting, Rank::Warning)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::{Workspace, parse};
+
+    /// `go test ./...` (Go 1.26.8) on a nil pointer dereferenced in the code under test: the
+    /// runtime's signal line stands between the panic and its stack.
+    const NIL_DEREFERENCE: &str = r#"--- FAIL: TestTotal (0.00s)
+panic: runtime error: invalid memory address or nil pointer dereference [recovered, repanicked]
+[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x52e515]
+
+goroutine 6 [running]:
+testing.tRunner.func1.2({0x55a740, 0x6cae60})
+	/usr/local/go/src/testing/testing.go:1974 +0x232
+testing.tRunner.func1()
+	/usr/local/go/src/testing/testing.go:1977 +0x349
+panic({0x55a740?, 0x6cae60?})
+	/usr/local/go/src/runtime/panic.go:860 +0x13a
+example.com/shop.(*Cart).Total(...)
+	/w/cart.go:10
+example.com/shop.TestTotal(0x2ee82d0246c8?)
+	/w/cart_test.go:7 +0x35
+testing.tRunner(0x2ee82d0246c8, 0x592e28)
+	/usr/local/go/src/testing/testing.go:2036 +0xea
+created by testing.(*T).Run in goroutine 1
+	/usr/local/go/src/testing/testing.go:2101 +0x4c5
+FAIL	example.com/shop	0.005s
+FAIL
+"#;
+
+    /// The same run, `go test -json ./...`.
+    const NIL_DEREFERENCE_JSON: &str = r#"{"Time":"2026-11-26T00:23:36.953734959Z","Action":"start","Package":"example.com/shop"}
+{"Time":"2026-11-26T00:23:36.956587111Z","Action":"run","Package":"example.com/shop","Test":"TestTotal"}
+{"Time":"2026-11-26T00:23:36.956605519Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"=== RUN   TestTotal\n"}
+{"Time":"2026-11-26T00:23:36.95663388Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"--- FAIL: TestTotal (0.00s)\n"}
+{"Time":"2026-11-26T00:23:36.95887605Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"panic: runtime error: invalid memory address or nil pointer dereference [recovered, repanicked]\n"}
+{"Time":"2026-11-26T00:23:36.958895217Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x52e515]\n"}
+{"Time":"2026-11-26T00:23:36.958898944Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"\n"}
+{"Time":"2026-11-26T00:23:36.958901305Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"goroutine 18 [running]:\n"}
+{"Time":"2026-11-26T00:23:36.958905445Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"testing.tRunner.func1.2({0x55a740, 0x6cae60})\n"}
+{"Time":"2026-11-26T00:23:36.958908244Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"\t/usr/local/go/src/testing/testing.go:1974 +0x232\n"}
+{"Time":"2026-11-26T00:23:36.958912798Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"testing.tRunner.func1()\n"}
+{"Time":"2026-11-26T00:23:36.958914725Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"\t/usr/local/go/src/testing/testing.go:1977 +0x349\n"}
+{"Time":"2026-11-26T00:23:36.958916819Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"panic({0x55a740?, 0x6cae60?})\n"}
+{"Time":"2026-11-26T00:23:36.958919431Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"\t/usr/local/go/src/runtime/panic.go:860 +0x13a\n"}
+{"Time":"2026-11-26T00:23:36.958921722Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"example.com/shop.(*Cart).Total(...)\n"}
+{"Time":"2026-11-26T00:23:36.95892374Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"\t/w/cart.go:10\n"}
+{"Time":"2026-11-26T00:23:36.958926012Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"example.com/shop.TestTotal(0x1f35afba0488?)\n"}
+{"Time":"2026-11-26T00:23:36.958927972Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"\t/w/cart_test.go:7 +0x35\n"}
+{"Time":"2026-11-26T00:23:36.958929901Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"testing.tRunner(0x1f35afba0488, 0x592e28)\n"}
+{"Time":"2026-11-26T00:23:36.95893166Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"\t/usr/local/go/src/testing/testing.go:2036 +0xea\n"}
+{"Time":"2026-11-26T00:23:36.958933667Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"created by testing.(*T).Run in goroutine 1\n"}
+{"Time":"2026-11-26T00:23:36.958935398Z","Action":"output","Package":"example.com/shop","Test":"TestTotal","Output":"\t/usr/local/go/src/testing/testing.go:2101 +0x4c5\n"}
+{"Time":"2026-11-26T00:23:36.959248229Z","Action":"fail","Package":"example.com/shop","Test":"TestTotal","Elapsed":0}
+{"Time":"2026-11-26T00:23:36.959255553Z","Action":"output","Package":"example.com/shop","Output":"FAIL\texample.com/shop\t0.004s\n"}
+{"Time":"2026-11-26T00:23:36.959262254Z","Action":"fail","Package":"example.com/shop","Elapsed":0.006}
+"#;
+
+    #[test]
+    fn a_nil_dereference_is_placed_where_the_pointer_was_followed() {
+        for log in [NIL_DEREFERENCE, NIL_DEREFERENCE_JSON] {
+            let parsed = parse(log, &Workspace::new("/w"));
+            let places: Vec<(&str, u32, Option<&str>)> = parsed
+                .reports
+                .iter()
+                .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+                .collect();
+            assert_eq!(places, [("cart.go", 10, Some("TestTotal"))], "{log}");
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! TypeScript and JavaScript: tsc (classic `file(line,col)` and pretty `file:line:col -`), eslint's
-//! stylish format, jest failure blocks (`● Suite › test`) with their stack frames, and Node stack
+//! stylish, compact and unix formats, jest failure blocks (`● Suite › test`, with what ts-jest,
+//! Babel, SWC or Node said when a suite failed to run) with their stack frames, and Node stack
 //! traces. eslint's and jest's JSON formats and jest-junit XML are read in `structured`.
 
 use std::borrow::Cow;
@@ -77,7 +78,8 @@ impl Js {
     /// every line counts, as it does after an error's frames (the first other line ends it).
     /// An error waiting for its frames wants them and what ends it; otherwise a line counts only
     /// if it may start something: a Node header (ends in a digit), an eslint file (ends like a
-    /// source file's name, or in whitespace), a tsc diagnostic, an error, or jest's `●`.
+    /// source file's name, or in whitespace), an eslint `compact` or `unix` finding (a source
+    /// file's path before the first colon), a tsc diagnostic, an error, or jest's `●`.
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.node_header.is_some()
             || self.eslint_file.is_some()
@@ -96,7 +98,8 @@ impl Js {
         (!look.indented()
             && (last.is_ascii_digit()
                 || matches!(last, b's' | b'x' | b'e')
-                || matches!(last, b')' | b']') && look.colon.is_some()
+                // eslint `compact` and `unix`: a JS/TS path before the first colon.
+                || look.colon.is_some_and(|c| is_js_path(&look.line[..c]))
                 || is_ascii_space(last)
                 || last >= 0x80
                 || look.may_hold(Needle::TsCode)))
@@ -319,11 +322,17 @@ fn tsc_diagnostic(line: &str) -> Option<Finding<'_>> {
     })
 }
 
+/// Whether `path` names a JS/TS source by its extension (each ends in s, x or e: one byte rules
+/// out most text).
+fn is_js_path(path: &str) -> bool {
+    matches!(path.as_bytes().last(), Some(b's' | b'x' | b'e')) && JS_EXTENSIONS.iter().any(|e| path.ends_with(e))
+}
+
 /// A finding of eslint's one-line formatters, `compact` and `unix`, whose path is a JS/TS
 /// source's.
 fn eslint_one_line(line: &str) -> Option<Finding<'_>> {
     let (path, _) = line.split_once(':')?;
-    if !JS_EXTENSIONS.iter().any(|e| path.ends_with(e)) {
+    if !is_js_path(path) {
         return None;
     }
     let c = if line.ends_with(']') {
@@ -356,7 +365,11 @@ pub(crate) fn node_frame(line: &str) -> Option<(&str, &str)> {
     if rest.len() == line.len() {
         return None;
     }
-    let rest = rest.strip_prefix("at ")?;
+    frame_place(rest.strip_prefix("at ")?)
+}
+
+/// What follows a frame's `at ` (ASCII): `fn (path:12:5)` or `path:12:5`, the path and the line.
+pub(crate) fn frame_place(rest: &str) -> Option<(&str, &str)> {
     let called = rest.rfind(" (").and_then(|i| frame_location(&rest[i + 2..]));
     called.or_else(|| frame_location(rest))
 }

@@ -63,9 +63,11 @@ pub struct ParseOutput {
     pub summary: SuiteSummary,
     /// Infrastructure failures seen in the log (out of memory, DNS, disk full, ...), sorted.
     pub infra: Vec<InfraKind>,
-    /// Findings past the bounds ([`MAX_REPORTS`], [`MAX_LINT_REPORTS`], a document's
-    /// [`MAX_DOCUMENT_REPORTS`]) that were left out: at least this many (a finding left out is
-    /// not compared with the others, so one said twice counts twice).
+    /// How much was left out past the bounds ([`MAX_REPORTS`], [`MAX_LINT_REPORTS`], a
+    /// document's [`MAX_DOCUMENT_REPORTS`]): each finding read and not kept (one said twice counts
+    /// twice: it is not compared with the others), and each element of a report document past its
+    /// bound, unread (an eslint file's element may hold several findings, or none). A jest
+    /// report's failures past its bound are not counted.
     pub left_out: usize,
 }
 

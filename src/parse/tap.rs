@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use super::js::{js_type, node_frame};
+use super::js::{frame_place, js_type, node_frame};
 use super::look::Look;
 use super::{Finding, Rank, Sink, TestOutcome};
 
@@ -30,7 +30,15 @@ struct Failure {
     /// node's `name:` and `error:` (the error's class and first line).
     name: Option<String>,
     error: Option<String>,
+    /// node's `failureType: 'subtestsFailed'`: a parent whose subtests failed, each reported.
+    subtests_failed: bool,
+    /// Lines of the YAML block read: a block that never closes (a job killed mid-block) is
+    /// given up after [`MAX_YAML_LINES`].
+    yaml_lines: u32,
 }
+
+/// Most lines of a failure's YAML block (tape's stack is a dozen).
+const MAX_YAML_LINES: u32 = 200;
 
 #[derive(Default)]
 pub(crate) struct Tap {
@@ -101,12 +109,9 @@ impl Tap {
         }
         if let Some(comment) = line.strip_prefix("# ") {
             self.flush(sink);
-            // `# Subtest: name` (node) announces what its outcome line names again; tape's
-            // summary (`# tests 3`, `# pass 2`, `# fail 1`, `# ok`) names no test.
-            let summary = ["tests ", "pass ", "fail ", "skip ", "todo ", "ok", "Subtest: "]
-                .iter()
-                .any(|w| comment.starts_with(w));
-            if !summary {
+            // `# Subtest: name` (node) announces what its outcome line names again; the
+            // summaries (`# tests 3`, `# fail 1`, `# ok`, node's `# duration_ms 141.4`) name no test.
+            if !comment.starts_with("Subtest: ") && !is_summary(comment) {
                 self.comment = Some(comment.trim().to_owned());
             }
             return;
@@ -127,6 +132,11 @@ impl Tap {
             self.flush(sink);
             return;
         }
+        failure.yaml_lines += 1;
+        if failure.yaml_lines > MAX_YAML_LINES {
+            self.flush(sink);
+            return;
+        }
         if let Some(at) = trimmed.strip_prefix("at: ") {
             failure.at = frame(at, sink);
         } else if let Some(location) = trimmed.strip_prefix("location: ") {
@@ -134,9 +144,11 @@ impl Tap {
         } else if let Some(operator) = trimmed.strip_prefix("operator: ") {
             failure.operator = Some(operator.trim_matches('\'').to_owned());
         } else if let Some(expected) = trimmed.strip_prefix("expected: ") {
-            failure.expected = Some(expected.trim().to_owned());
+            failure.expected = one_line_value(expected);
         } else if let Some(actual) = trimmed.strip_prefix("actual: ") {
-            failure.actual = Some(actual.trim().to_owned());
+            failure.actual = one_line_value(actual);
+        } else if let Some(kind) = trimmed.strip_prefix("failureType: ") {
+            failure.subtests_failed = kind.trim_matches('\'') == "subtestsFailed";
         } else if let Some(name) = trimmed.strip_prefix("name: ") {
             failure.name = Some(name.trim_matches('\'').to_owned());
         } else if let Some(error) = trimmed.strip_prefix("error: ") {
@@ -156,6 +168,9 @@ impl Tap {
         let Some(failure) = self.failure.take() else {
             return;
         };
+        if failure.subtests_failed {
+            return;
+        }
         let threw = failure.operator.as_deref() == Some("error")
             || failure.name.as_deref().is_some_and(|n| n != "AssertionError");
         let place = if threw {
@@ -170,6 +185,8 @@ impl Tap {
         let mut message = match (&failure.name, &failure.error) {
             (Some(name), Some(error)) => format!("{name}: {error}"),
             (Some(name), None) => format!("{name}: {}", failure.assertion),
+            // tape names a thrown error by its text: `not ok 3 TypeError: x is not a function`.
+            (None, _) if threw => failure.assertion.clone(),
             _ => format!("not ok: {}", failure.assertion),
         };
         if let (Some(expected), Some(actual)) = (&failure.expected, &failure.actual)
@@ -206,11 +223,45 @@ fn outcome(line: &str) -> Option<(bool, &str)> {
     Some((passed, rest[digits..].trim()))
 }
 
+/// A TAP summary comment: a count (`tests 3`, `pass 2`, node's `duration_ms 141.4`) or tape's `ok`.
+fn is_summary(comment: &str) -> bool {
+    const COUNTS: &[&str] = &[
+        "tests",
+        "suites",
+        "pass",
+        "fail",
+        "skip",
+        "skipped",
+        "todo",
+        "cancelled",
+        "duration_ms",
+    ];
+    comment == "ok"
+        || comment.split_once(' ').is_some_and(|(word, n)| {
+            // tape pads its counts: `# pass  1`.
+            let n = n.trim();
+            COUNTS.contains(&word) && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        })
+}
+
+/// A YAML value on its own line; `|-` or `>` begins a block of lines, which is not kept.
+fn one_line_value(value: &str) -> Option<String> {
+    let value = value.trim();
+    (!value.starts_with('|') && !value.starts_with('>')).then(|| value.to_owned())
+}
+
 /// A place in the project from a frame's text: `fn (/abs/a.js:12:5)`, `/abs/a.js:12:5`,
 /// `file:///abs/a.js:12:5`.
 fn frame(text: &str, sink: &Sink<'_>) -> Option<(String, u32)> {
-    let as_frame = format!("  at {}", text.trim());
-    let (file, line) = node_frame(&as_frame)?;
+    let text = text.trim();
+    if !text.is_ascii() {
+        // A path with other characters: the frame reader's regex knows them.
+        let as_frame = format!("  at {text}");
+        let (file, line) = node_frame(&as_frame)?;
+        sink.workspace.relative(file)?;
+        return Some((file.to_owned(), line.parse().unwrap_or(1)));
+    }
+    let (file, line) = frame_place(text)?;
     sink.workspace.relative(file)?;
     Some((file.to_owned(), line.parse().unwrap_or(1)))
 }
@@ -283,6 +334,110 @@ ok 3 - passes
 # todo 0
 # duration_ms 141.443906
 "#;
+
+    /// tape 5.10.2 on a test that throws (`operator: error`), named with a summary's word.
+    const TAPE_THROWS: &str = r#"TAP version 13
+# fail on null input
+not ok 1 TypeError: Cannot read properties of undefined (reading 'toUpperCase')
+  ---
+    operator: error
+    stack: |-
+      TypeError: Cannot read properties of undefined (reading 'toUpperCase')
+          at first (/w/lib/m.js:2:21)
+          at Test.<anonymous> (/w/test/tape.js:4:11)
+          at Test.run (/work/heldout4/base/node_modules/tape/lib/test.js:151:28)
+          at Immediate.next (/work/heldout4/base/node_modules/tape/lib/results.js:175:7)
+          at process.processImmediate (node:internal/timers:483:21)
+  ...
+# second
+ok 2 should be strictly equal
+
+1..2
+# tests 2
+# pass  1
+# fail  1
+
+"#;
+
+    /// `node --test` on a failing test inside a `describe`: its parent fails too.
+    const NODE_TEST_NESTED: &str = r#"TAP version 13
+# Subtest: first
+    # Subtest: uppercases
+    not ok 1 - uppercases
+      ---
+      duration_ms: 2.108617
+      location: '/w/test/nested.test.js:5:3'
+      failureType: 'testCodeFailure'
+      error: |-
+        Expected values to be strictly equal:
+        
+        'A' !== 'B'
+        
+      code: 'ERR_ASSERTION'
+      name: 'AssertionError'
+      expected: 'B'
+      actual: 'A'
+      operator: 'strictEqual'
+      stack: |-
+        TestContext.<anonymous> (/w/test/nested.test.js:5:35)
+        Test.runInAsyncScope (node:async_hooks:206:9)
+        Test.run (node:internal/test_runner/test:796:25)
+        Test.start (node:internal/test_runner/test:702:17)
+        node:internal/test_runner/test:1133:71
+        node:internal/per_context/primordials:482:82
+        new Promise (<anonymous>)
+        new SafePromise (node:internal/per_context/primordials:450:29)
+        node:internal/per_context/primordials:482:9
+        Array.map (<anonymous>)
+      ...
+    # Subtest: works
+    ok 2 - works
+      ---
+      duration_ms: 0.163334
+      ...
+    1..2
+not ok 1 - first
+  ---
+  duration_ms: 3.271928
+  type: 'suite'
+  location: '/w/test/nested.test.js:4:1'
+  failureType: 'subtestsFailed'
+  error: '1 subtest failed'
+  code: 'ERR_TEST_FAILURE'
+  ...
+1..1
+# tests 2
+# suites 1
+# pass 1
+# fail 1
+# cancelled 0
+# skipped 0
+# todo 0
+# duration_ms 107.901043
+"#;
+
+    #[test]
+    fn a_test_that_throws_is_placed_where_the_error_began_and_typed_by_it() {
+        let parsed = parse(TAPE_THROWS, &Workspace::new("/w"));
+        assert_eq!(parsed.reports.len(), 1, "{:?}", parsed.reports);
+        let report = &parsed.reports[0];
+        assert_eq!((report.file_path.as_str(), report.line_number), ("lib/m.js", 2));
+        assert_eq!(report.error_type, ErrorType::TypeError);
+        assert_eq!(report.test_name.as_deref(), Some("fail on null input"));
+        let second = parsed.tests.iter().find(|t| t.name == "second").map(|t| t.outcome);
+        assert_eq!(second, Some(TestOutcome::Passed));
+    }
+
+    #[test]
+    fn a_parent_whose_subtests_failed_is_not_a_place() {
+        let parsed = parse(NODE_TEST_NESTED, &Workspace::new("/w"));
+        let places: Vec<(&str, u32)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(places, [("test/nested.test.js", 5)]);
+    }
 
     #[test]
     fn node_test_failures_are_placed_at_the_assertion_and_where_the_error_began() {
