@@ -5,7 +5,7 @@
 
 mod parser_fixtures;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use kubeheal::api::shared::BugReport;
 use kubeheal::parse::{Workspace, parse};
@@ -202,4 +202,48 @@ fn the_parse_command_says_how_many_findings_it_left_out() {
     assert_eq!(reports.len(), 100);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("30 more finding(s) left out"), "{said}");
+}
+
+/// A library log after any other (a CI job that runs one tool after another) gives every report it
+/// gives alone: what a format keeps across lines (a Go panic's stack, a TAP failure's YAML, jest's
+/// Node header, a traceback nested in pytest's `E` line) ends where the other tool's output does.
+#[test]
+fn a_library_log_after_another_gives_what_it_gives_alone() {
+    let dir = fixtures().join("library_logs");
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).expect("expected.json"))
+            .expect("expected.json is JSON");
+    let logs: Vec<(String, Workspace)> = expected["logs"]
+        .as_object()
+        .expect("the logs")
+        .iter()
+        .map(|(log, shows)| {
+            let project = shows.as_str().or_else(|| shows["project"].as_str()).expect("a project");
+            let files: Vec<String> = std::fs::read_to_string(dir.join(format!("{project}.files")))
+                .expect("the project's file list")
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            let root = expected["projects"][project]["root"].as_str().expect("a root");
+            let text =
+                String::from_utf8_lossy(&std::fs::read(dir.join(format!("{log}.log"))).expect("the log")).into_owned();
+            (text, Workspace::new(root).with_files(files))
+        })
+        .collect();
+    let place = |r: &BugReport| (r.file_path.clone(), r.line_number, type_name(r));
+    let mut lost = Vec::new();
+    for (i, (second, workspace)) in logs.iter().enumerate() {
+        let alone: BTreeSet<_> = parse(second, workspace).reports.iter().map(place).collect();
+        for (j, (first, _)) in logs.iter().enumerate() {
+            let both: BTreeSet<_> = parse(&format!("{first}\n{second}"), workspace)
+                .reports
+                .iter()
+                .map(place)
+                .collect();
+            if let Some(missing) = alone.difference(&both).next() {
+                lost.push(format!("log {i} after log {j}: {missing:?} lost"));
+            }
+        }
+    }
+    assert!(lost.is_empty(), "{}", lost.join("\n"));
 }
