@@ -20,41 +20,65 @@ fn type_name(report: &BugReport) -> String {
         .to_owned()
 }
 
-#[test]
-fn every_injected_bug_is_reported_where_a_developer_looks_and_nowhere_else() {
+/// One log of `expected.json`, read with its project's workspace.
+struct LibraryLog {
+    name: String,
+    text: String,
+    workspace: Workspace,
+    /// The project's entry: its root and its bugs.
+    project: Value,
+    /// The bugs the log shows, when it names them (an eslint log shows no failing test); else all.
+    shown: Option<Vec<String>>,
+}
+
+fn library_logs() -> Vec<LibraryLog> {
     let dir = fixtures().join("library_logs");
     let expected: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).expect("expected.json"))
             .expect("expected.json is JSON");
     let logs = expected["logs"].as_object().expect("the logs");
     assert!(logs.len() >= 5, "only {} logs", logs.len());
+    logs.iter()
+        .map(|(name, shows)| {
+            // `"project"`, or `{"project", "bugs"}` for a log that names the bugs it shows.
+            let project = shows
+                .as_str()
+                .or_else(|| shows["project"].as_str())
+                .expect("a project name");
+            let shown = shows["bugs"]
+                .as_array()
+                .map(|bugs| bugs.iter().map(|b| b.as_str().expect("a bug id").to_owned()).collect());
+            let spec = expected["projects"][project].clone();
+            let files: Vec<String> = std::fs::read_to_string(dir.join(format!("{project}.files")))
+                .expect("the project's file list")
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            let workspace = Workspace::new(spec["root"].as_str().expect("a root")).with_files(files);
+            let text =
+                String::from_utf8_lossy(&std::fs::read(dir.join(format!("{name}.log"))).expect("the log")).into_owned();
+            LibraryLog {
+                name: name.clone(),
+                text,
+                workspace,
+                project: spec,
+                shown,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn every_injected_bug_is_reported_where_a_developer_looks_and_nowhere_else() {
     let mut problems = Vec::new();
-    for (log, shows) in logs {
-        // A log shows every bug of its project, or (`{"project", "bugs"}`) the ones it names: an
-        // eslint log shows no failing test.
-        let (project, shown): (&str, Option<Vec<&str>>) = match shows.as_str() {
-            Some(project) => (project, None),
-            None => (
-                shows["project"].as_str().expect("a project name"),
-                Some(
-                    shows["bugs"]
-                        .as_array()
-                        .expect("the bugs shown")
-                        .iter()
-                        .map(|b| b.as_str().expect("a bug id"))
-                        .collect(),
-                ),
-            ),
-        };
-        let spec = &expected["projects"][project];
-        let files: Vec<String> = std::fs::read_to_string(dir.join(format!("{project}.files")))
-            .expect("the project's file list")
-            .lines()
-            .map(str::to_owned)
-            .collect();
-        let workspace = Workspace::new(spec["root"].as_str().expect("a root")).with_files(files);
-        let text =
-            String::from_utf8_lossy(&std::fs::read(dir.join(format!("{log}.log"))).expect("the log")).into_owned();
+    for LibraryLog {
+        name: log,
+        text,
+        workspace,
+        project: spec,
+        shown,
+    } in library_logs()
+    {
         let parsed = parse(&text, &workspace);
 
         // Each place, with the type of the bug shown there; files any line of which is a place.
@@ -80,7 +104,7 @@ fn every_injected_bug_is_reported_where_a_developer_looks_and_nowhere_else() {
                 .unwrap_or_default();
             any_line.extend(files.iter().map(|&f| (f.to_owned(), kind)));
             let id = bug["id"].as_str().expect("an id");
-            let required = shown.as_ref().is_none_or(|shown| shown.contains(&id));
+            let required = shown.as_ref().is_none_or(|shown| shown.iter().any(|s| s == id));
             let reported = parsed.reports.iter().any(|r| {
                 (at.contains(&(r.file_path.clone(), r.line_number)) || files.contains(&r.file_path.as_str()))
                     && type_name(r) == kind
@@ -209,39 +233,23 @@ fn the_parse_command_says_how_many_findings_it_left_out() {
 /// Node header, a traceback nested in pytest's `E` line) ends where the other tool's output does.
 #[test]
 fn a_library_log_after_another_gives_what_it_gives_alone() {
-    let dir = fixtures().join("library_logs");
-    let expected: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).expect("expected.json"))
-            .expect("expected.json is JSON");
-    let logs: Vec<(String, Workspace)> = expected["logs"]
-        .as_object()
-        .expect("the logs")
-        .iter()
-        .map(|(log, shows)| {
-            let project = shows.as_str().or_else(|| shows["project"].as_str()).expect("a project");
-            let files: Vec<String> = std::fs::read_to_string(dir.join(format!("{project}.files")))
-                .expect("the project's file list")
-                .lines()
-                .map(str::to_owned)
-                .collect();
-            let root = expected["projects"][project]["root"].as_str().expect("a root");
-            let text =
-                String::from_utf8_lossy(&std::fs::read(dir.join(format!("{log}.log"))).expect("the log")).into_owned();
-            (text, Workspace::new(root).with_files(files))
-        })
-        .collect();
+    let logs = library_logs();
     let place = |r: &BugReport| (r.file_path.clone(), r.line_number, type_name(r));
     let mut lost = Vec::new();
-    for (i, (second, workspace)) in logs.iter().enumerate() {
-        let alone: BTreeSet<_> = parse(second, workspace).reports.iter().map(place).collect();
-        for (j, (first, _)) in logs.iter().enumerate() {
-            let both: BTreeSet<_> = parse(&format!("{first}\n{second}"), workspace)
+    for second in &logs {
+        let alone: BTreeSet<_> = parse(&second.text, &second.workspace)
+            .reports
+            .iter()
+            .map(place)
+            .collect();
+        for first in &logs {
+            let both: BTreeSet<_> = parse(&format!("{}\n{}", first.text, second.text), &second.workspace)
                 .reports
                 .iter()
                 .map(place)
                 .collect();
             if let Some(missing) = alone.difference(&both).next() {
-                lost.push(format!("log {i} after log {j}: {missing:?} lost"));
+                lost.push(format!("{} after {}: {missing:?} lost", second.name, first.name));
             }
         }
     }
