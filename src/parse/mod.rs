@@ -604,7 +604,7 @@ pub(crate) struct Sink<'w> {
     /// How many of the reports rank as [`Rank::Warning`].
     warnings: usize,
     /// Findings left out past the bounds ([`ParseOutput::left_out`]).
-    pub left_out: usize,
+    left_out: usize,
     /// The needles the text the formats now read may hold.
     marks: Marks,
 }
@@ -678,6 +678,11 @@ impl<'w> Sink<'w> {
         self.index.entry(key).or_default().push(self.reports.len());
         self.reports.push((f.rank, report));
         Some(self.reports.len() - 1)
+    }
+
+    /// Counts findings a document's bound left out unread ([`ParseOutput::left_out`]).
+    pub fn leave_out(&mut self, findings: usize) {
+        self.left_out += findings;
     }
 
     /// Names the test of an earlier report (used when the name comes later in the log).

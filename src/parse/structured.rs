@@ -278,7 +278,7 @@ impl Structured {
                 let status = stream.feed(text, &mut |piece| {
                     if let Piece::Value(Tag::Item, item) = piece {
                         if !room(sink, start) {
-                            sink.left_out += 1;
+                            sink.leave_out(1);
                         } else if let Ok(item) = serde_json::from_str::<Value>(item) {
                             array_item(&item, start, sink);
                         }
@@ -389,7 +389,7 @@ fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
         let file = str_of(item, "filePath");
         for (i, m) in messages.iter().enumerate() {
             if !room(sink, start) {
-                sink.left_out += messages.len() - i;
+                sink.leave_out(messages.len() - i);
                 break;
             }
             let fatal = m.get("fatal") == Some(&Value::Bool(true));
@@ -881,7 +881,7 @@ fn finish_case(c: Case, pytest: bool, suite: Option<&str>, start: usize, sink: &
         return;
     }
     if !room(sink, start) {
-        sink.left_out += 1;
+        sink.leave_out(1);
         return;
     }
     let text = c.text.text();
@@ -911,7 +911,7 @@ fn lint_case(c: &Case, suite: Option<&str>, start: usize, sink: &mut Sink<'_>) -
             if room(sink, start) {
                 failure_text(&c.text.text(), "", false, true, sink);
             } else {
-                sink.left_out += 1;
+                sink.leave_out(1);
             }
         }
         return true;
@@ -930,7 +930,7 @@ fn lint_case(c: &Case, suite: Option<&str>, start: usize, sink: &mut Sink<'_>) -
         let message = text.lines().next().unwrap_or("");
         lint_item(file, line, code, message, sink);
     } else {
-        sink.left_out += 1;
+        sink.leave_out(1);
     }
     true
 }
