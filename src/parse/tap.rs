@@ -53,10 +53,20 @@ impl Tap {
     /// Whether [`Tap::line`] can do anything with the line: inside a failure every line may be
     /// its YAML or end it; otherwise only a TAP header, an outcome, or (once TAP was seen) a
     /// comment.
+    #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.failure.is_some() {
             return true;
         }
+        // Most lines of a long log start with none of these: ruled out by one byte, inline.
+        match look.first {
+            Some(b'T' | b'o' | b'n') => self.may_start(look),
+            Some(b'#' | b' ') => self.seen && self.may_start(look),
+            _ => false,
+        }
+    }
+
+    fn may_start(&self, look: &Look<'_>) -> bool {
         match look.first {
             Some(b'T') => look.line.starts_with("TAP version "),
             Some(b'o' | b'n') => outcome(look.line).is_some(),
