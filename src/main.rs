@@ -988,10 +988,11 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
     if parsed.left_out > 0 {
         // On standard error, so that the reports on standard output stay seed 001's array.
         eprintln!(
-            "kubeheal: {} more finding(s) left out: one log gives at most {} reports, {} of them lint findings, and at most {} from one report document",
+            "kubeheal: {} more finding(s) left out: one log gives at most {} reports, {} of them lint findings, {} at one place and {} from one report document",
             parsed.left_out,
             parse::MAX_REPORTS,
             parse::MAX_LINT_REPORTS,
+            parse::MAX_REPORTS_PER_PLACE,
             parse::MAX_DOCUMENT_REPORTS
         );
     }

@@ -153,9 +153,10 @@ mod tests {
         }
         log.push_str("FAILED test_fmt.py::test_fmt - KeyError: 'x'\n");
         let parsed = parse(&log, &Workspace::new("/w"));
-        assert_eq!(parsed.reports.len(), 31);
+        // The parser keeps a few of one place's tests; the status takes the next bug first.
+        assert_eq!(parsed.reports.len(), crate::parse::MAX_REPORTS_PER_PLACE + 1);
         let (observation, _) = judge(&envelope(1, None), &parsed);
-        assert_eq!(observation.bug_reports.len(), MAX_REPORTS);
+        assert_eq!(observation.bug_reports.len(), parsed.reports.len().min(MAX_REPORTS));
         let places: Vec<(&str, u32)> = observation
             .bug_reports
             .iter()

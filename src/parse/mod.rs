@@ -44,6 +44,10 @@ pub const MAX_REPORTS: usize = 200;
 /// what breaks the build or the tests, so that a linter's long report before them (a CI job that
 /// lints, then tests) cannot crowd them out.
 pub const MAX_LINT_REPORTS: usize = MAX_REPORTS / 2;
+/// Most reports kept at one place (file, line and type), each naming another test that failed
+/// there: a bug that fails a whole parametrised suite would otherwise fill [`MAX_REPORTS`] with
+/// one place and hide the bugs reported after it. A few tests are enough to show how it fails.
+pub const MAX_REPORTS_PER_PLACE: usize = 10;
 /// Most test outcomes one log keeps.
 pub const MAX_TESTS: usize = 20_000;
 /// Longest message kept in a report.
@@ -63,8 +67,9 @@ pub struct ParseOutput {
     pub summary: SuiteSummary,
     /// Infrastructure failures seen in the log (out of memory, DNS, disk full, ...), sorted.
     pub infra: Vec<InfraKind>,
-    /// How much was left out past the bounds ([`MAX_REPORTS`], [`MAX_LINT_REPORTS`], a
-    /// document's [`MAX_DOCUMENT_REPORTS`]): each finding read and not kept (one said twice counts
+    /// How much was left out past the bounds ([`MAX_REPORTS`], [`MAX_LINT_REPORTS`],
+    /// [`MAX_REPORTS_PER_PLACE`], a document's [`MAX_DOCUMENT_REPORTS`]): each finding read and
+    /// not kept (one said twice counts
     /// twice: it is not compared with the others), and each element of a report document past its
     /// bound, unread (an eslint file's element may hold several findings, or none). A jest
     /// report's failures past its bound are not counted.
@@ -659,6 +664,10 @@ impl<'w> Sink<'w> {
                 }
                 return Some(i);
             }
+            if existing.len() >= MAX_REPORTS_PER_PLACE {
+                self.left_out += 1;
+                return None;
+            }
         }
         if self.reports.len() >= MAX_REPORTS || (f.rank == Rank::Warning && self.warnings >= MAX_LINT_REPORTS) {
             self.left_out += 1;
@@ -1103,5 +1112,30 @@ mod bounds {
         assert_eq!(parsed.reports.len(), MAX_DOCUMENT_REPORTS);
         assert_eq!(parsed.left_out, 150 - MAX_DOCUMENT_REPORTS);
         assert_eq!(parse("/w/app/m.py:1:1: E501 line too long\n", &workspace).left_out, 0);
+    }
+
+    /// One bug failing more tests than a log gives reports is kept at a few of them, and the bug
+    /// after it is reported (as pytest's `--tb=short` prints each failure).
+    #[test]
+    fn a_place_keeps_a_few_tests_and_leaves_room_for_the_next_bug() {
+        let workspace = Workspace::new("/w");
+        let failure = |test: &str, line: u32, error: &str| {
+            format!(
+                "____ {test} ____\ntests/test_m.py:9: in {test}\n    f()\napp/m.py:{line}: in f\n    x()\nE   {error}\n"
+            )
+        };
+        let mut log = String::from("=== FAILURES ===\n");
+        for n in 0..MAX_REPORTS + 50 {
+            log.push_str(&failure(
+                &format!("test_a_{n}"),
+                3,
+                "TypeError: 'int' object is not callable",
+            ));
+        }
+        log.push_str(&failure("test_b", 7, "KeyError: 'k'"));
+        let parsed = parse(&log, &workspace);
+        let at = |line: u32| parsed.reports.iter().filter(|r| r.line_number == line).count();
+        assert_eq!((at(3), at(7)), (MAX_REPORTS_PER_PLACE, 1), "{:#?}", parsed.reports);
+        assert_eq!(parsed.left_out, MAX_REPORTS + 50 - MAX_REPORTS_PER_PLACE);
     }
 }

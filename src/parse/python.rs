@@ -95,10 +95,13 @@ pub(crate) struct Python {
     section_has_headers: bool,
     /// Reports whose pytest short test name must become a node id.
     pending_names: Vec<(usize, String)>,
-    /// `--tb=line` failures (file, line, exception, message) in log order, reported at the end
-    /// with the names of the short test summary, which lists the failures in the same order.
-    anonymous: Vec<(String, u32, String, String)>,
+    /// `--tb=line` failures, reported at the end with the names of the short test summary, which
+    /// lists the failures in the same order.
+    tb_line: TbLineFailures,
+    /// The short test summary's failed tests in log order (the first [`super::MAX_TESTS`]), and
+    /// how many it listed.
     summary_failed: Vec<String>,
+    summary_failed_count: usize,
     /// Python said the next traceback is chained to the last one ("During handling of the above
     /// exception"): it belongs to the same test.
     chained: bool,
@@ -309,9 +312,7 @@ impl Python {
                     Some(raised) => raised,
                     None => (kind.to_owned(), message.unwrap_or("").to_owned()),
                 };
-                if self.anonymous.len() < super::MAX_REPORTS {
-                    self.anonymous.push((file.to_owned(), n, kind, message));
-                }
+                self.tb_line.push(file, n, kind, message);
                 return;
             }
         }
@@ -404,7 +405,10 @@ impl Python {
                 _ => TestOutcome::Error,
             };
             if outcome == TestOutcome::Failed {
-                self.summary_failed.push(name.to_owned());
+                self.summary_failed_count += 1;
+                if self.summary_failed.len() < super::MAX_TESTS {
+                    self.summary_failed.push(name.to_owned());
+                }
             }
             sink.test(name, outcome);
             return;
@@ -508,14 +512,94 @@ impl Python {
             let id = resolved[&short].as_deref().unwrap_or(&short);
             sink.set_test(report, id);
         }
-        let named = self.anonymous.len() == self.summary_failed.len();
-        for (i, (file, line, kind, message)) in std::mem::take(&mut self.anonymous).iter().enumerate() {
-            let test = if named {
-                self.summary_failed.get(i).map(String::as_str)
-            } else {
-                None
+        // The i-th failure is the summary's i-th only when both list every failure.
+        let names = (self.tb_line.count == self.summary_failed_count).then_some(&self.summary_failed[..]);
+        std::mem::take(&mut self.tb_line).report(names, sink);
+    }
+}
+
+/// pytest `--tb=line`'s failures, in constant memory whatever their number: the places they
+/// were raised at, each once, and which place each failure was raised at, in log order. A bug
+/// that fails thousands of parametrised tests is one place; a bug after it is another, and is
+/// reported even when the failures before it are past the bounds.
+#[derive(Default)]
+struct TbLineFailures {
+    /// Each place (file, line, exception) once, with the message of its first failure and how
+    /// many failures it had: at most [`super::MAX_REPORTS`].
+    places: Vec<TbLinePlace>,
+    /// The place of each failure in log order (the first [`super::MAX_TESTS`]; [`u16::MAX`] for a
+    /// place past the bound), with its own message while its place has had fewer than
+    /// [`super::MAX_REPORTS_PER_PLACE`] failures (the sink keeps no more at one place).
+    order: Vec<(u16, Option<String>)>,
+    /// How many failures there were.
+    count: usize,
+}
+
+struct TbLinePlace {
+    file: String,
+    line: u32,
+    kind: String,
+    first_message: String,
+    failures: usize,
+}
+
+impl TbLineFailures {
+    fn push(&mut self, file: &str, line: u32, kind: String, message: String) {
+        self.count += 1;
+        let at = match self
+            .places
+            .iter()
+            .position(|p| p.line == line && p.file == file && p.kind == kind)
+        {
+            Some(at) => at,
+            None if self.places.len() < super::MAX_REPORTS => {
+                self.places.push(TbLinePlace {
+                    file: file.to_owned(),
+                    line,
+                    kind,
+                    first_message: message.clone(),
+                    failures: 0,
+                });
+                self.places.len() - 1
+            }
+            None => {
+                if self.order.len() < super::MAX_TESTS {
+                    self.order.push((u16::MAX, None));
+                }
+                return;
+            }
+        };
+        let place = &mut self.places[at];
+        place.failures += 1;
+        if self.order.len() < super::MAX_TESTS {
+            let own = (place.failures <= super::MAX_REPORTS_PER_PLACE).then_some(message);
+            self.order.push((at as u16, own));
+        }
+    }
+
+    /// Reports each failure at its place, named after the test `names` gives it by its index;
+    /// then each place whose failures all came past the bound on the order, unnamed.
+    fn report(self, names: Option<&[String]>, sink: &mut Sink<'_>) {
+        let mut reported = vec![false; self.places.len()];
+        for (i, (at, own)) in self.order.iter().enumerate() {
+            let Some(place) = self.places.get(usize::from(*at)) else {
+                sink.leave_out(1);
+                continue;
             };
-            sink.report(python_finding(file, *line, kind, message, test));
+            reported[usize::from(*at)] = true;
+            let test = names.and_then(|names| names.get(i)).map(String::as_str);
+            let message = own.as_deref().unwrap_or(&place.first_message);
+            sink.report(python_finding(&place.file, place.line, &place.kind, message, test));
+        }
+        sink.leave_out(self.count - self.order.len());
+        for (place, _) in self.places.iter().zip(reported).filter(|(_, reported)| !reported) {
+            sink.report(python_finding(
+                &place.file,
+                place.line,
+                &place.kind,
+                &place.first_message,
+                None,
+            ));
         }
     }
 }
