@@ -108,6 +108,10 @@ pub(crate) struct Python {
     /// What a doctest example raised, from its `UNEXPECTED EXCEPTION: TypeError('...')` line,
     /// until the `--tb=line` failure line that names only doctest's `UnexpectedException`.
     doctest_raised: Option<(String, String)>,
+    /// Under `--tb=line`, the deepest project frame of the traceback doctest printed after its
+    /// `UNEXPECTED EXCEPTION:` line: where the example's exception was raised, which the failure
+    /// line (the example's own line) does not say.
+    doctest_place: Option<(String, u32)>,
 }
 
 impl Python {
@@ -303,16 +307,21 @@ impl Python {
                 return;
             }
             if let Some((file, n, rest)) = split_location(line)
-                && let (true, Some((kind, message))) = (file.ends_with(".py"), tb_line_failure(rest))
+                && let (true, Some((kind, message))) =
+                    (file.ends_with(".py") || doctest_failure(rest), tb_line_failure(rest))
             {
                 // A doctest's failure names doctest's wrapper; what the example raised was said
-                // on its `UNEXPECTED EXCEPTION:` line.
+                // on its `UNEXPECTED EXCEPTION:` line, and where, by the traceback after it.
                 let raised = self.doctest_raised.take().filter(|_| kind == "UnexpectedException");
+                let place = self.doctest_place.take().filter(|_| raised.is_some());
                 let (kind, message) = match raised {
                     Some(raised) => raised,
                     None => (kind.to_owned(), message.unwrap_or("").to_owned()),
                 };
-                self.tb_line.push(file, n, kind, message);
+                match &place {
+                    Some((file, n)) => self.tb_line.push(file, *n, kind, message),
+                    None => self.tb_line.push(file, n, kind, message),
+                }
                 return;
             }
         }
@@ -352,9 +361,13 @@ impl Python {
             && !from_e_line
             && first != b' '
             && let Some((file, n, rest)) = split_location(line)
-            && file.ends_with(".py")
+            && (file.ends_with(".py") || doctest_failure(rest))
         {
-            if block.frames.len() < MAX_FRAMES {
+            // A doctest example that raised: the example's line is the place only when the
+            // traceback doctest printed holds no frame of the project's (which is deeper).
+            let raised_in_project = rest.trim_end() == "UnexpectedException"
+                && block.frames.iter().any(|f| sink.workspace.relative(&f.file).is_some());
+            if block.frames.len() < MAX_FRAMES && !raised_in_project {
                 block.frames.push(Frame {
                     file: file.to_owned(),
                     line: n,
@@ -481,6 +494,12 @@ impl Python {
         let Some(frame) = frame else {
             return;
         };
+        if self.doctest_raised.is_some() && self.section == Section::Pytest && !self.section_has_headers {
+            // The traceback doctest printed under `--tb=line`: its place goes to the failure line
+            // that follows, which names the test.
+            self.doctest_place = Some((frame.file.clone(), frame.line));
+            return;
+        }
         let test = block.test.as_deref();
         let finding = python_finding(&frame.file, frame.line, kind, message, test);
         if let Some(i) = sink.report(finding)
@@ -667,6 +686,13 @@ fn doctest_unexpected(line: &str) -> Option<(String, String)> {
         .find_map(|&(open, close)| args.strip_prefix(open)?.strip_suffix(close))
         .unwrap_or(args);
     Some((kind.to_owned(), message.to_owned()))
+}
+
+/// pytest's doctest failures, `path:N: DocTestFailure` and `path:N: UnexpectedException`, name
+/// the failing example's line: in a text file too (`--doctest-glob`, `test*.txt` by default),
+/// where no other place is given.
+fn doctest_failure(rest: &str) -> bool {
+    matches!(rest.trim_end(), "DocTestFailure" | "UnexpectedException")
 }
 
 /// What a `--tb=line` failure line says after its location: an exception and its message, or a

@@ -1040,6 +1040,15 @@ fn test_name(c: &Case, pytest: bool) -> String {
     if let Some(file) = &c.file {
         return format!("{file}::{}", c.name);
     }
+    // A doctest file (`--doctest-glob`): pytest names its item after the file, `usage.txt`, and
+    // takes only `.py` off the classname, so the classname is the path, `docs.usage.txt`.
+    if c.name.contains('.')
+        && !c.name.contains('[')
+        && let Some(folder) = c.classname.strip_suffix(c.name.as_str())
+        && (folder.is_empty() || folder.ends_with('.'))
+    {
+        return format!("{}{}::{}", folder.replace('.', "/"), c.name, c.name);
+    }
     // `tests.test_x.TestClass` → `tests/test_x.py::TestClass::name`: segments that start with an
     // upper-case letter are classes.
     let segments: Vec<&str> = c.classname.split('.').collect();
