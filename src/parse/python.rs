@@ -112,6 +112,8 @@ pub(crate) struct Python {
     /// `UNEXPECTED EXCEPTION:` line: where the example's exception was raised, which the failure
     /// line (the example's own line) does not say.
     doctest_place: Option<(String, u32)>,
+    /// What a doctest example printed and what it should have, for the failure line after them.
+    doctest_output: DoctestOutput,
 }
 
 impl Python {
@@ -296,6 +298,10 @@ impl Python {
             return;
         }
 
+        if self.section == Section::Pytest && !from_e_line && self.doctest_output.line(line) {
+            return;
+        }
+
         // pytest --tb=line: one line per failure, `path:N: ExcName: message`, no headers; a failed
         // assertion's line is `path:N: assert ...` (pytest takes "AssertionError: " off).
         // Anything else (another tool's traceback after a cut-short pytest log) is read as usual.
@@ -316,6 +322,7 @@ impl Python {
                 let place = self.doctest_place.take().filter(|_| raised.is_some());
                 let (kind, message) = match raised {
                     Some(raised) => raised,
+                    None if kind == "DocTestFailure" => (kind.to_owned(), self.doctest_output.take()),
                     None => (kind.to_owned(), message.unwrap_or("").to_owned()),
                 };
                 match &place {
@@ -377,7 +384,11 @@ impl Python {
             if block.exception.is_none()
                 && let Some((kind, message)) = exception(rest, true)
             {
-                block.exception = Some((kind.to_owned(), message.unwrap_or("").to_owned()));
+                let message = match message {
+                    None if kind == "DocTestFailure" => self.doctest_output.take(),
+                    _ => message.unwrap_or("").to_owned(),
+                };
+                block.exception = Some((kind.to_owned(), message));
             }
             block.awaiting_source = rest.starts_with("in ");
         }
@@ -686,6 +697,73 @@ fn doctest_unexpected(line: &str) -> Option<(String, String)> {
         .find_map(|&(open, close)| args.strip_prefix(open)?.strip_suffix(close))
         .unwrap_or(args);
     Some((kind.to_owned(), message.to_owned()))
+}
+
+/// doctest's report of an example whose output was wrong: `Expected:` and `Got:` (or `Expected
+/// nothing`, `Got nothing`), each followed by the output indented by four spaces. The failure line
+/// after it says only `DocTestFailure`; this is what failed.
+#[derive(Default)]
+struct DoctestOutput {
+    reading: Option<DoctestPart>,
+    expected: String,
+    got: String,
+}
+
+#[derive(Clone, Copy)]
+enum DoctestPart {
+    Expected,
+    Got,
+}
+
+/// Most bytes kept of each of a doctest's expected and actual outputs.
+const MAX_DOCTEST_OUTPUT: usize = 300;
+
+impl DoctestOutput {
+    /// Reads a line of the report; whether it was one.
+    fn line(&mut self, line: &str) -> bool {
+        match line.trim_end() {
+            "Expected:" | "Expected nothing" => {
+                self.expected.clear();
+                self.got.clear();
+                self.reading = line.ends_with(':').then_some(DoctestPart::Expected);
+                true
+            }
+            "Got:" | "Got nothing" => {
+                self.reading = line.ends_with(':').then_some(DoctestPart::Got);
+                true
+            }
+            _ => match (self.reading, line.strip_prefix("    ")) {
+                (Some(part), Some(output)) => {
+                    let text = match part {
+                        DoctestPart::Expected => &mut self.expected,
+                        DoctestPart::Got => &mut self.got,
+                    };
+                    if text.len() < MAX_DOCTEST_OUTPUT {
+                        if !text.is_empty() {
+                            text.push(' ');
+                        }
+                        text.push_str(super::truncate_bytes(output.trim(), MAX_DOCTEST_OUTPUT - text.len()));
+                    }
+                    true
+                }
+                _ => {
+                    self.reading = None;
+                    false
+                }
+            },
+        }
+    }
+
+    /// `expected 9.5, got 8.25`, once; empty when no report was read.
+    fn take(&mut self) -> String {
+        self.reading = None;
+        let (expected, got) = (std::mem::take(&mut self.expected), std::mem::take(&mut self.got));
+        if expected.is_empty() && got.is_empty() {
+            return String::new();
+        }
+        let nothing = |s: String| if s.is_empty() { "nothing".to_owned() } else { s };
+        format!("expected {}, got {}", nothing(expected), nothing(got))
+    }
 }
 
 /// pytest's doctest failures, `path:N: DocTestFailure` and `path:N: UnexpectedException`, name
@@ -1096,6 +1174,47 @@ mod tests {
             EXCEPTION.captures(text)
         }?;
         Some((c.get(1)?.as_str(), c.get(2).map(|m| m.as_str())))
+    }
+
+    /// pytest 9.2's output for two doctests whose output was wrong, one printing where nothing
+    /// was expected and one printing nothing where `3` was.
+    #[test]
+    fn a_doctest_failure_says_what_was_expected_and_what_came() {
+        let log = "\
+=================================== FAILURES ===================================
+________________________________ [doctest] m.f _________________________________
+002 
+003     >>> print(5)
+Expected nothing
+Got:
+    5
+
+/tmp/dt2/m.py:3: DocTestFailure
+________________________________ [doctest] n.g _________________________________
+002 
+003     >>> None
+Expected:
+    3
+Got nothing
+
+/tmp/dt2/n.py:3: DocTestFailure
+=========================== short test summary info ============================
+FAILED m.py::m.f
+FAILED n.py::n.g
+";
+        let parsed = super::super::parse(log, &super::super::Workspace::new("/tmp/dt2"));
+        let messages: Vec<(&str, u32, &str)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.message.as_str()))
+            .collect();
+        assert_eq!(
+            messages,
+            [
+                ("m.py", 3, "DocTestFailure: expected nothing, got 5"),
+                ("n.py", 3, "DocTestFailure: expected 3, got nothing"),
+            ]
+        );
     }
 
     proptest! {
