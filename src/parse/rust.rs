@@ -48,12 +48,24 @@ struct Unplaced {
 /// project's frame is near the top).
 const MAX_BACKTRACE_LINES: u32 = 400;
 
+/// A doctest whose output follows, from its header in `cargo test`'s failures
+/// (`---- src/lib.rs - hamming (line 77) stdout ----`): rustdoc compiles the example as a file of
+/// its own, so a panic in it names the source file with the example's own line numbers
+/// (`panicked at src/lib.rs:7:1`). The example starts at the header's line: that is the place.
+struct Doctest {
+    /// The doctest's name, as `cargo test` lists it.
+    name: String,
+    file: String,
+    line: u32,
+}
+
 #[derive(Default)]
 pub(crate) struct Rust {
     header: Option<Header>,
     /// A panic waiting for its message on the next line.
     panic: Option<(String, String, u32)>,
     unplaced: Option<Unplaced>,
+    doctest: Option<Doctest>,
 }
 
 impl Rust {
@@ -72,6 +84,7 @@ impl Rust {
             b'e' | b'w' => line.starts_with("error") || line.starts_with("warning"),
             b'A'..=b'Z' | b'i' => ruff_code_prefix(line),
             b't' => line.starts_with("test ") || line.starts_with("thread '"),
+            b'-' => line.starts_with("---- "),
             b' ' => self.header.is_some(),
             _ => false,
         }
@@ -100,8 +113,12 @@ impl Rust {
                 return;
             }
         }
-        if let Some((test, file, n)) = self.panic.take() {
+        if let Some((mut test, file, mut n)) = self.panic.take() {
             let message = format!("panicked: {}", line.trim());
+            if let Some(doctest) = self.doctest.as_ref().filter(|d| d.file == file) {
+                n = doctest.line;
+                test.clone_from(&doctest.name);
+            }
             if sink.workspace.relative(&file).is_none() {
                 sink.test(&test, TestOutcome::Failed);
                 self.unplaced = Some(Unplaced {
@@ -159,8 +176,9 @@ impl Rust {
                     emit_header(&header, file, n, sink);
                 }
             }
+            b'-' => self.doctest = doctest_header(line),
             b't' if line.starts_with("test ") => {
-                if let Some((name, word)) = test_line(line) {
+                if let Some((name, word)) = test_line(line).or_else(|| doctest_line(line)) {
                     let outcome = match word {
                         "ok" => TestOutcome::Passed,
                         "FAILED" => TestOutcome::Failed,
@@ -213,6 +231,38 @@ pub(crate) fn test_line(line: &str) -> Option<(&str, &str)> {
     let rest = rest.strip_prefix(" ... ")?;
     let word = ["ok", "FAILED", "ignored"].into_iter().find(|w| rest.starts_with(w))?;
     (!name.is_empty()).then_some((name, word))
+}
+
+/// A doctest's outcome, `test src/lib.rs - hamming (line 77) ... ok` (its name holds spaces):
+/// the name and the outcome word.
+fn doctest_line(line: &str) -> Option<(&str, &str)> {
+    let body = line.strip_prefix("test ")?;
+    let end = super::find_short(body, ") ... ")? + 1;
+    let (name, rest) = (&body[..end], &body[end + ") ... ".len() - 1..]);
+    doctest_name(name)?;
+    let word = ["ok", "FAILED", "ignored"].into_iter().find(|w| rest.starts_with(w))?;
+    Some((name, word))
+}
+
+/// The file and the line of a doctest's name, `src/lib.rs - hamming (line 77)` (`fnv/lib.rs -
+/// (line 51)` for a crate's own documentation).
+fn doctest_name(name: &str) -> Option<(&str, u32)> {
+    let (file, item) = name.split_once(" - ")?;
+    let n = item.rsplit_once("(line ")?.1.strip_suffix(')')?;
+    (!file.is_empty() && !file.contains(' ') && n.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| Some((file, n.parse().ok()?)))
+        .flatten()
+}
+
+/// The doctest a `---- name stdout ----` header of `cargo test`'s failures opens, if it is one.
+fn doctest_header(line: &str) -> Option<Doctest> {
+    let name = line.strip_prefix("---- ")?.strip_suffix(" stdout ----")?;
+    let (file, line) = doctest_name(name)?;
+    Some(Doctest {
+        name: name.to_owned(),
+        file: file.to_owned(),
+        line,
+    })
 }
 
 /// `F401 `, `I001 `, `invalid-syntax:`: the start of a ruff diagnostic, checked without a regex.
@@ -292,5 +342,60 @@ pub(crate) fn lint_type_for_syntax_message(code: &str, message: &str) -> ErrorTy
         ErrorType::Indentation
     } else {
         ErrorType::Syntax
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{TestOutcome, Workspace, parse};
+
+    /// `cargo test`'s doctests (strsim 0.11.1 and fnv 1.0.7 from crates.io, one with a bug): their
+    /// outcomes are counted under their names, and a panic in an example is reported at the
+    /// example, not at the line rustdoc's own numbering gives it.
+    #[test]
+    fn a_doctest_is_named_and_its_panic_placed_at_its_example() {
+        let log = "\
+   Doc-tests fnv
+
+running 2 tests
+test fnv/lib.rs - (line 51) ... ok
+
+   Doc-tests strsim
+
+running 2 tests
+test strsim/src/lib.rs - jaro (line 180) ... ok
+test strsim/src/lib.rs - hamming (line 77) ... FAILED
+
+failures:
+
+---- strsim/src/lib.rs - hamming (line 77) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (23024) panicked at strsim/src/lib.rs:7:1:
+assertion `left == right` failed
+  left: Ok(3)
+ right: Ok(4)
+";
+        let parsed = parse(log, &Workspace::new("/w"));
+        let tests: Vec<(&str, TestOutcome)> = parsed.tests.iter().map(|t| (t.name.as_str(), t.outcome)).collect();
+        assert_eq!(
+            tests,
+            [
+                ("fnv/lib.rs - (line 51)", TestOutcome::Passed),
+                ("strsim/src/lib.rs - hamming (line 77)", TestOutcome::Failed),
+                ("strsim/src/lib.rs - jaro (line 180)", TestOutcome::Passed),
+            ]
+        );
+        let places: Vec<(&str, u32, Option<&str>)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        assert_eq!(
+            places,
+            [("strsim/src/lib.rs", 77, Some("strsim/src/lib.rs - hamming (line 77)"))]
+        );
     }
 }
