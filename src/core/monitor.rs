@@ -135,35 +135,39 @@ mod tests {
         assert_eq!(observation.tests_ran, 3);
     }
 
-    /// pytest `--tb=line`: one bug failing thirty tests, then another bug.
+    /// pytest `--tb=line`: three bugs failing ten tests each, then another bug. The parser keeps
+    /// all 31 reports; the status's 20 take each place once before any repeat.
     #[test]
     fn a_bug_that_fails_many_tests_does_not_hide_the_next() {
         let mut log =
             String::from("=================================== FAILURES ===================================\n");
-        for n in 0..30 {
-            log.push_str(&format!("/w/calc.py:7: TypeError: unsupported operand ({n})\n"));
+        for line in [7, 8, 9] {
+            for n in 0..10 {
+                log.push_str(&format!("/w/calc.py:{line}: TypeError: unsupported operand ({n})\n"));
+            }
         }
         log.push_str("/w/fmt.py:3: KeyError: 'x'\n");
         // The summary names each failure, so each is its own test's report.
         log.push_str("=========================== short test summary info ============================\n");
-        for n in 0..30 {
-            log.push_str(&format!(
-                "FAILED test_calc.py::test_add[{n}] - TypeError: unsupported operand ({n})\n"
-            ));
+        for line in [7, 8, 9] {
+            for n in 0..10 {
+                log.push_str(&format!(
+                    "FAILED test_calc.py::test_op_{line}[{n}] - TypeError: unsupported operand ({n})\n"
+                ));
+            }
         }
         log.push_str("FAILED test_fmt.py::test_fmt - KeyError: 'x'\n");
         let parsed = parse(&log, &Workspace::new("/w"));
-        // The parser keeps a few of one place's tests; the status takes the next bug first.
-        assert_eq!(parsed.reports.len(), crate::parse::MAX_REPORTS_PER_PLACE + 1);
+        assert_eq!(parsed.reports.len(), 31);
         let (observation, _) = judge(&envelope(1, None), &parsed);
-        assert_eq!(observation.bug_reports.len(), parsed.reports.len().min(MAX_REPORTS));
+        assert_eq!(observation.bug_reports.len(), MAX_REPORTS);
         let places: Vec<(&str, u32)> = observation
             .bug_reports
             .iter()
-            .take(2)
+            .take(4)
             .map(|r| (r.file_path.as_str(), r.line_number))
             .collect();
-        assert_eq!(places, [("calc.py", 7), ("fmt.py", 3)]);
+        assert_eq!(places, [("calc.py", 7), ("calc.py", 8), ("calc.py", 9), ("fmt.py", 3)]);
     }
 
     #[test]

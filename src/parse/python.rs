@@ -111,7 +111,9 @@ pub(crate) struct Python {
     /// Under `--tb=line`, the deepest project frame of the traceback doctest printed after its
     /// `UNEXPECTED EXCEPTION:` line: where the example's exception was raised, which the failure
     /// line (the example's own line) does not say.
-    doctest_place: Option<(String, u32)>,
+    /// Reported unnamed if no failure line takes it (a log cut short, a path the line cannot
+    /// be read from): the traceback itself shows the bug.
+    doctest_place: Option<DoctestPlace>,
     /// What a doctest example printed and what it should have, for the failure line after them.
     doctest_output: DoctestOutput,
 }
@@ -160,6 +162,8 @@ impl Python {
 
         if first == b'=' && line.len() > 10 && line.ends_with('=') {
             self.flush(sink);
+            self.report_doctest_place(sink);
+            self.doctest_raised = None;
             let title = line.trim_matches('=').trim();
             self.section = if title == "FAILURES" || title == "ERRORS" {
                 self.section_has_headers = false;
@@ -309,6 +313,9 @@ impl Python {
             if first == b'U'
                 && let Some(raised) = doctest_unexpected(line)
             {
+                // Where the last example raised is no answer for this one: its failure line never
+                // came, so it is reported as its traceback showed it.
+                self.report_doctest_place(sink);
                 self.doctest_raised = Some(raised);
                 return;
             }
@@ -319,7 +326,11 @@ impl Python {
                 // A doctest's failure names doctest's wrapper; what the example raised was said
                 // on its `UNEXPECTED EXCEPTION:` line, and where, by the traceback after it.
                 let raised = self.doctest_raised.take().filter(|_| kind == "UnexpectedException");
-                let place = self.doctest_place.take().filter(|_| raised.is_some());
+                let place = self
+                    .doctest_place
+                    .take()
+                    .filter(|_| raised.is_some())
+                    .map(|p| (p.file, p.line));
                 let (kind, message) = match raised {
                     Some(raised) => raised,
                     None if kind == "DocTestFailure" => (kind.to_owned(), self.doctest_output.take()),
@@ -475,6 +486,9 @@ impl Python {
     }
 
     fn flush(&mut self, sink: &mut Sink<'_>) {
+        // A block's end (a header, a rule, another traceback): doctest's report of a wrong output
+        // read before it belongs to no failure after it.
+        self.doctest_output = DoctestOutput::default();
         let Some(block) = self.block.take() else {
             return;
         };
@@ -508,7 +522,13 @@ impl Python {
         if self.doctest_raised.is_some() && self.section == Section::Pytest && !self.section_has_headers {
             // The traceback doctest printed under `--tb=line`: its place goes to the failure line
             // that follows, which names the test.
-            self.doctest_place = Some((frame.file.clone(), frame.line));
+            self.report_doctest_place(sink);
+            self.doctest_place = Some(DoctestPlace {
+                file: frame.file.clone(),
+                line: frame.line,
+                kind: kind.clone(),
+                message: message.clone(),
+            });
             return;
         }
         let test = block.test.as_deref();
@@ -521,8 +541,16 @@ impl Python {
         }
     }
 
+    /// A doctest's traceback kept for a failure line that did not come: reported as it is.
+    fn report_doctest_place(&mut self, sink: &mut Sink<'_>) {
+        if let Some(p) = self.doctest_place.take() {
+            sink.report(python_finding(&p.file, p.line, &p.kind, &p.message, None));
+        }
+    }
+
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.flush(sink);
+        self.report_doctest_place(sink);
         // pytest names tests in section headers by their short name; the node id comes from the
         // outcome lines. Prefer an id whose file appears in the report.
         // A long log names the same short names again and again (a suite run in several jobs):
@@ -587,7 +615,7 @@ impl TbLineFailures {
                     file: file.to_owned(),
                     line,
                     kind,
-                    first_message: message.clone(),
+                    first_message: super::truncate(&message, super::MAX_MESSAGE),
                     failures: 0,
                 });
                 self.places.len() - 1
@@ -602,7 +630,8 @@ impl TbLineFailures {
         let place = &mut self.places[at];
         place.failures += 1;
         if self.order.len() < super::MAX_TESTS {
-            let own = (place.failures <= super::MAX_REPORTS_PER_PLACE).then_some(message);
+            let own =
+                (place.failures <= super::MAX_REPORTS_PER_PLACE).then(|| super::truncate(&message, super::MAX_MESSAGE));
             self.order.push((at as u16, own));
         }
     }
@@ -621,7 +650,9 @@ impl TbLineFailures {
             let message = own.as_deref().unwrap_or(&place.first_message);
             sink.report(python_finding(&place.file, place.line, &place.kind, message, test));
         }
-        sink.leave_out(self.count - self.order.len());
+        // The failures past the bound on the order, less one for each place reported below (each
+        // holds at least one of them).
+        let mut past_the_order = self.count - self.order.len();
         for (place, _) in self.places.iter().zip(reported).filter(|(_, reported)| !reported) {
             sink.report(python_finding(
                 &place.file,
@@ -630,7 +661,9 @@ impl TbLineFailures {
                 &place.first_message,
                 None,
             ));
+            past_the_order -= 1;
         }
+        sink.leave_out(past_the_order);
     }
 }
 
@@ -699,12 +732,23 @@ fn doctest_unexpected(line: &str) -> Option<(String, String)> {
     Some((kind.to_owned(), message.to_owned()))
 }
 
+/// Where a doctest example's exception was raised, from the traceback doctest printed.
+struct DoctestPlace {
+    file: String,
+    line: u32,
+    kind: String,
+    message: String,
+}
+
 /// doctest's report of an example whose output was wrong: `Expected:` and `Got:` (or `Expected
 /// nothing`, `Got nothing`), each followed by the output indented by four spaces. The failure line
 /// after it says only `DocTestFailure`; this is what failed.
 #[derive(Default)]
 struct DoctestOutput {
     reading: Option<DoctestPart>,
+    /// `Expected` was read: only then is a `Got` doctest's (a source line after a stray `Got:`
+    /// is not output).
+    seen_expected: bool,
     expected: String,
     got: String,
 }
@@ -721,15 +765,23 @@ const MAX_DOCTEST_OUTPUT: usize = 300;
 impl DoctestOutput {
     /// Reads a line of the report; whether it was one.
     fn line(&mut self, line: &str) -> bool {
-        match line.trim_end() {
+        // A header or a rule (`____ test ____`, `---- Captured stdout ----`, `====`) starts
+        // something else: what was read before it is no doctest's report of what follows.
+        if line.starts_with("___") || line.starts_with("---") || line.starts_with("===") {
+            *self = DoctestOutput::default();
+            return false;
+        }
+        let trimmed = line.trim_end();
+        match trimmed {
             "Expected:" | "Expected nothing" => {
                 self.expected.clear();
                 self.got.clear();
-                self.reading = line.ends_with(':').then_some(DoctestPart::Expected);
+                self.seen_expected = true;
+                self.reading = trimmed.ends_with(':').then_some(DoctestPart::Expected);
                 true
             }
-            "Got:" | "Got nothing" => {
-                self.reading = line.ends_with(':').then_some(DoctestPart::Got);
+            "Got:" | "Got nothing" if self.seen_expected => {
+                self.reading = trimmed.ends_with(':').then_some(DoctestPart::Got);
                 true
             }
             _ => match (self.reading, line.strip_prefix("    ")) {
@@ -757,6 +809,7 @@ impl DoctestOutput {
     /// `expected 9.5, got 8.25`, once; empty when no report was read.
     fn take(&mut self) -> String {
         self.reading = None;
+        self.seen_expected = false;
         let (expected, got) = (std::mem::take(&mut self.expected), std::mem::take(&mut self.got));
         if expected.is_empty() && got.is_empty() {
             return String::new();
@@ -1213,6 +1266,49 @@ FAILED n.py::n.g
             [
                 ("m.py", 3, "DocTestFailure: expected nothing, got 5"),
                 ("n.py", 3, "DocTestFailure: expected 3, got nothing"),
+            ]
+        );
+    }
+
+    /// Under `--tb=line`, a doctest's traceback whose failure line never comes (the run was cut
+    /// short) is still reported, and where it raised is not taken for the next doctest's place.
+    #[test]
+    fn a_doctest_traceback_without_its_failure_line_is_reported_alone() {
+        let log = "\
+=================================== FAILURES ===================================
+022     >>> label(7.0)
+UNEXPECTED EXCEPTION: TypeError('can only concatenate str (not \"float\") to str')
+Traceback (most recent call last):
+  File \"/usr/lib/python3.11/doctest.py\", line 1353, in __run
+    exec(compile(example.source, filename, \"single\",
+  File \"<doctest shipping.rates.label[0]>\", line 1, in <module>
+  File \"/w/shipping/rates.py\", line 25, in label
+    return \"EUR \" + price
+TypeError: can only concatenate str (not \"float\") to str
+=========================== short test summary info ============================
+=================================== FAILURES ===================================
+003     >>> {}['k']
+UNEXPECTED EXCEPTION: KeyError('k')
+Traceback (most recent call last):
+  File \"/usr/lib/python3.11/doctest.py\", line 1353, in __run
+    exec(compile(example.source, filename, \"single\",
+  File \"<doctest shipping.util.f[0]>\", line 1, in <module>
+KeyError: 'k'
+/w/shipping/util.py:3: UnexpectedException
+=========================== short test summary info ============================
+FAILED shipping/util.py::shipping.util.f
+";
+        let parsed = super::super::parse(log, &super::super::Workspace::new("/w"));
+        let places: Vec<(&str, u32, Option<&str>)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        assert_eq!(
+            places,
+            [
+                ("shipping/rates.py", 25, None),
+                ("shipping/util.py", 3, Some("shipping/util.py::shipping.util.f")),
             ]
         );
     }

@@ -49,9 +49,12 @@ struct Unplaced {
 const MAX_BACKTRACE_LINES: u32 = 400;
 
 /// A doctest whose output follows, from its header in `cargo test`'s failures
-/// (`---- src/lib.rs - hamming (line 77) stdout ----`): rustdoc compiles the example as a file of
-/// its own, so a panic in it names the source file with the example's own line numbers
-/// (`panicked at src/lib.rs:7:1`). The example starts at the header's line: that is the place.
+/// (`---- src/lib.rs - hamming (line 77) stdout ----`). rustdoc compiles the example into a
+/// program of its own, so a panic in the example's code names the source file with the line of
+/// that program (`panicked at src/lib.rs:7:1` for an assertion on the example's third line), a
+/// small number; a panic in the library's code the example calls names its real line. A line
+/// before the example (the header's line) is taken for the program's and the example is the
+/// place; a line after it is the library's own (the item a doc comment documents follows it).
 struct Doctest {
     /// The doctest's name, as `cargo test` lists it.
     name: String,
@@ -116,7 +119,9 @@ impl Rust {
         if let Some((mut test, file, mut n)) = self.panic.take() {
             let message = format!("panicked: {}", line.trim());
             if let Some(doctest) = self.doctest.as_ref().filter(|d| d.file == file) {
-                n = doctest.line;
+                if n < doctest.line {
+                    n = doctest.line;
+                }
                 test.clone_from(&doctest.name);
             }
             if sink.workspace.relative(&file).is_none() {
@@ -177,6 +182,8 @@ impl Rust {
                 }
             }
             b'-' => self.doctest = doctest_header(line),
+            // A test binary's summary ends its failures: a panic after it is not the doctest's.
+            b't' if line.starts_with("test result: ") => self.doctest = None,
             b't' if line.starts_with("test ") => {
                 if let Some((name, word)) = test_line(line).or_else(|| doctest_line(line)) {
                     let outcome = match word {
@@ -233,22 +240,26 @@ pub(crate) fn test_line(line: &str) -> Option<(&str, &str)> {
     (!name.is_empty()).then_some((name, word))
 }
 
-/// A doctest's outcome, `test src/lib.rs - hamming (line 77) ... ok` (its name holds spaces):
-/// the name and the outcome word.
+/// A doctest's outcome, `test src/lib.rs - hamming (line 77) ... ok` (its name holds spaces,
+/// and may end in a mode: `- compile fail`, `- should panic`): the name and the outcome word.
 fn doctest_line(line: &str) -> Option<(&str, &str)> {
     let body = line.strip_prefix("test ")?;
-    let end = super::find_short(body, ") ... ")? + 1;
-    let (name, rest) = (&body[..end], &body[end + ") ... ".len() - 1..]);
+    let end = super::find_short(body, " ... ")?;
+    let (name, rest) = (&body[..end], &body[end + " ... ".len()..]);
     doctest_name(name)?;
     let word = ["ok", "FAILED", "ignored"].into_iter().find(|w| rest.starts_with(w))?;
     Some((name, word))
 }
 
 /// The file and the line of a doctest's name, `src/lib.rs - hamming (line 77)` (`fnv/lib.rs -
-/// (line 51)` for a crate's own documentation).
+/// (line 51)` for a crate's own documentation, `... (line 5) - compile fail` with a mode).
 fn doctest_name(name: &str) -> Option<(&str, u32)> {
     let (file, item) = name.split_once(" - ")?;
-    let n = item.rsplit_once("(line ")?.1.strip_suffix(')')?;
+    let (_, after) = item.rsplit_once("(line ")?;
+    let (n, mode) = after.split_once(')')?;
+    if !(mode.is_empty() || mode.starts_with(" - ")) {
+        return None;
+    }
     (!file.is_empty() && !file.contains(' ') && n.bytes().all(|b| b.is_ascii_digit()))
         .then(|| Some((file, n.parse().ok()?)))
         .flatten()
@@ -396,6 +407,62 @@ assertion `left == right` failed
         assert_eq!(
             places,
             [("strsim/src/lib.rs", 77, Some("strsim/src/lib.rs - hamming (line 77)"))]
+        );
+    }
+    /// A panic in the library's code under a doctest keeps its line (it follows the example);
+    /// the doctest's failure ends at its binary's summary; a doctest with a mode is counted.
+    #[test]
+    fn a_doctest_leaves_a_library_panic_and_what_follows_it_alone() {
+        let log = "\
+test src/lib.rs - osa_distance (line 295) ... FAILED
+test src/lib.rs - parse (line 40) - compile fail ... ok
+test src/lib.rs - spawn (line 60) - should panic ... FAILED
+
+failures:
+
+---- src/lib.rs - osa_distance (line 295) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (23097) panicked at src/lib.rs:316:27:
+index out of bounds: the len is 3 but the index is 3
+
+failures:
+    src/lib.rs - osa_distance (line 295)
+
+test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.10s
+
+thread 'main' (23100) panicked at src/lib.rs:12:9:
+called `Option::unwrap()` on a `None` value
+";
+        let parsed = parse(log, &Workspace::new("/w"));
+        let places: Vec<(&str, u32, Option<&str>)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        assert_eq!(
+            places,
+            [
+                ("src/lib.rs", 316, Some("src/lib.rs - osa_distance (line 295)")),
+                ("src/lib.rs", 12, None),
+            ]
+        );
+        // (`main` is the panicking program's thread, recorded as the others are.)
+        let tests: Vec<&str> = parsed
+            .tests
+            .iter()
+            .map(|t| t.name.as_str())
+            .filter(|t| *t != "main")
+            .collect();
+        assert_eq!(
+            tests,
+            [
+                "src/lib.rs - osa_distance (line 295)",
+                "src/lib.rs - parse (line 40) - compile fail",
+                "src/lib.rs - spawn (line 60) - should panic",
+            ]
         );
     }
 }

@@ -1019,6 +1019,10 @@ fn mypy_json(line: &str, sink: &mut Sink<'_>) {
     });
 }
 
+/// The extensions of the text files pytest's `--doctest-glob` is given (its default is
+/// `test*.txt`).
+const DOCTEST_TEXT_EXTENSIONS: [&str; 5] = ["txt", "rst", "md", "markdown", "text"];
+
 /// The test's name in its runner's own notation: a pytest node id, or the case name.
 fn test_name(c: &Case, pytest: bool) -> String {
     if !pytest {
@@ -1041,9 +1045,11 @@ fn test_name(c: &Case, pytest: bool) -> String {
         return format!("{file}::{}", c.name);
     }
     // A doctest file (`--doctest-glob`): pytest names its item after the file, `usage.txt`, and
-    // takes only `.py` off the classname, so the classname is the path, `docs.usage.txt`.
-    if c.name.contains('.')
-        && !c.name.contains('[')
+    // takes only `.py` off the classname, so the classname is the path, `docs.usage.txt`. (A
+    // module's docstring is named after the module, `pkg.mod`, which has no such extension.)
+    if c.name
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| DOCTEST_TEXT_EXTENSIONS.contains(&ext))
         && let Some(folder) = c.classname.strip_suffix(c.name.as_str())
         && (folder.is_empty() || folder.ends_with('.'))
     {
