@@ -421,11 +421,7 @@ FAIL
     fn a_nil_dereference_is_placed_where_the_pointer_was_followed() {
         for log in [NIL_DEREFERENCE, NIL_DEREFERENCE_JSON] {
             let parsed = parse(log, &Workspace::new("/w"));
-            let places: Vec<(&str, u32, Option<&str>)> = parsed
-                .reports
-                .iter()
-                .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
-                .collect();
+            let places = super::super::report_places(&parsed);
             assert_eq!(places, [("cart.go", 10, Some("TestTotal"))], "{log}");
         }
     }

@@ -1085,6 +1085,16 @@ mod tests {
     }
 }
 
+/// Each report's file, line and test, for tests to compare at a glance.
+#[cfg(test)]
+pub(crate) fn report_places(parsed: &ParseOutput) -> Vec<(&str, u32, Option<&str>)> {
+    parsed
+        .reports
+        .iter()
+        .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+        .collect()
+}
+
 #[cfg(test)]
 mod bounds {
     use super::*;

@@ -1299,11 +1299,7 @@ KeyError: 'k'
 FAILED shipping/util.py::shipping.util.f
 ";
         let parsed = super::super::parse(log, &super::super::Workspace::new("/w"));
-        let places: Vec<(&str, u32, Option<&str>)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
-            .collect();
+        let places = super::super::report_places(&parsed);
         assert_eq!(
             places,
             [

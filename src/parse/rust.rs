@@ -399,11 +399,7 @@ assertion `left == right` failed
                 ("strsim/src/lib.rs - jaro (line 180)", TestOutcome::Passed),
             ]
         );
-        let places: Vec<(&str, u32, Option<&str>)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
-            .collect();
+        let places = super::super::report_places(&parsed);
         assert_eq!(
             places,
             [("strsim/src/lib.rs", 77, Some("strsim/src/lib.rs - hamming (line 77)"))]
@@ -437,11 +433,7 @@ thread 'main' (23100) panicked at src/lib.rs:12:9:
 called `Option::unwrap()` on a `None` value
 ";
         let parsed = parse(log, &Workspace::new("/w"));
-        let places: Vec<(&str, u32, Option<&str>)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
-            .collect();
+        let places = super::super::report_places(&parsed);
         assert_eq!(
             places,
             [
