@@ -125,7 +125,7 @@ impl Rust {
                 test.clone_from(&doctest.name);
             }
             if sink.workspace.relative(&file).is_none() {
-                sink.test(&test, TestOutcome::Failed);
+                record_panicked(sink, &test);
                 self.unplaced = Some(Unplaced {
                     test,
                     message,
@@ -142,7 +142,7 @@ impl Rust {
                 confidence: 0.95,
                 rank: Rank::Error,
             });
-            sink.test(&test, TestOutcome::Failed);
+            record_panicked(sink, &test);
         }
         match first {
             b'e' | b'w' if line.starts_with("error") || line.starts_with("warning") => {
@@ -208,7 +208,7 @@ impl Rust {
                         confidence: 0.95,
                         rank: Rank::Error,
                     });
-                    sink.test(&test, TestOutcome::Failed);
+                    record_panicked(sink, &test);
                 }
             }
             _ => {}
@@ -216,6 +216,14 @@ impl Rust {
     }
 
     pub fn finish(&mut self, _sink: &mut Sink<'_>) {}
+}
+
+/// A test that panicked failed; `main` is a program's own thread (`cargo run`, a build script),
+/// not a test's (libtest names each test's thread after it).
+fn record_panicked(sink: &mut Sink<'_>, test: &str) {
+    if test != "main" {
+        sink.test(test, TestOutcome::Failed);
+    }
 }
 
 fn report_panic(sink: &mut Sink<'_>, file: &str, line: u32, test: &str, message: &str) {
@@ -441,13 +449,8 @@ called `Option::unwrap()` on a `None` value
                 ("src/lib.rs", 12, None),
             ]
         );
-        // (`main` is the panicking program's thread, recorded as the others are.)
-        let tests: Vec<&str> = parsed
-            .tests
-            .iter()
-            .map(|t| t.name.as_str())
-            .filter(|t| *t != "main")
-            .collect();
+        // (`main` is the panicking program's thread, not a test.)
+        let tests: Vec<&str> = parsed.tests.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(
             tests,
             [
