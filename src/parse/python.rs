@@ -110,9 +110,8 @@ pub(crate) struct Python {
     doctest_raised: Option<(String, String)>,
     /// Under `--tb=line`, the deepest project frame of the traceback doctest printed after its
     /// `UNEXPECTED EXCEPTION:` line: where the example's exception was raised, which the failure
-    /// line (the example's own line) does not say.
-    /// Reported unnamed if no failure line takes it (a log cut short, a path the line cannot
-    /// be read from): the traceback itself shows the bug.
+    /// line (the example's own line) does not say. Reported unnamed if no failure line takes it
+    /// (a log cut short, a path the line cannot be read from): the traceback itself shows the bug.
     doctest_place: Option<DoctestPlace>,
     /// What a doctest example printed and what it should have, for the failure line after them.
     doctest_output: DoctestOutput,
@@ -326,20 +325,14 @@ impl Python {
                 // A doctest's failure names doctest's wrapper; what the example raised was said
                 // on its `UNEXPECTED EXCEPTION:` line, and where, by the traceback after it.
                 let raised = self.doctest_raised.take().filter(|_| kind == "UnexpectedException");
-                let place = self
-                    .doctest_place
-                    .take()
-                    .filter(|_| raised.is_some())
-                    .map(|p| (p.file, p.line));
+                let place = self.doctest_place.take().filter(|_| raised.is_some());
+                let (file, n) = place.as_ref().map_or((file, n), |p| (p.file.as_str(), p.line));
                 let (kind, message) = match raised {
                     Some(raised) => raised,
                     None if kind == "DocTestFailure" => (kind.to_owned(), self.doctest_output.take()),
                     None => (kind.to_owned(), message.unwrap_or("").to_owned()),
                 };
-                match &place {
-                    Some((file, n)) => self.tb_line.push(file, *n, kind, message),
-                    None => self.tb_line.push(file, n, kind, message),
-                }
+                self.tb_line.push(file, n, kind, message);
                 return;
             }
         }

@@ -119,9 +119,7 @@ impl Rust {
         if let Some((mut test, file, mut n)) = self.panic.take() {
             let message = format!("panicked: {}", line.trim());
             if let Some(doctest) = self.doctest.as_ref().filter(|d| d.file == file) {
-                if n < doctest.line {
-                    n = doctest.line;
-                }
+                n = n.max(doctest.line);
                 test.clone_from(&doctest.name);
             }
             if sink.workspace.relative(&file).is_none() {
@@ -244,7 +242,7 @@ fn report_panic(sink: &mut Sink<'_>, file: &str, line: u32, test: &str, message:
 pub(crate) fn test_line(line: &str) -> Option<(&str, &str)> {
     let (name, rest) = split_word(line.strip_prefix("test ")?);
     let rest = rest.strip_prefix(" ... ")?;
-    let word = ["ok", "FAILED", "ignored"].into_iter().find(|w| rest.starts_with(w))?;
+    let word = outcome_word(rest)?;
     (!name.is_empty()).then_some((name, word))
 }
 
@@ -255,8 +253,12 @@ fn doctest_line(line: &str) -> Option<(&str, &str)> {
     let end = super::find_short(body, " ... ")?;
     let (name, rest) = (&body[..end], &body[end + " ... ".len()..]);
     doctest_name(name)?;
-    let word = ["ok", "FAILED", "ignored"].into_iter().find(|w| rest.starts_with(w))?;
-    Some((name, word))
+    Some((name, outcome_word(rest)?))
+}
+
+/// The outcome word `cargo test` prints after a test's name and ` ... `.
+fn outcome_word(rest: &str) -> Option<&'static str> {
+    ["ok", "FAILED", "ignored"].into_iter().find(|w| rest.starts_with(w))
 }
 
 /// The file and the line of a doctest's name, `src/lib.rs - hamming (line 77)` (`fnv/lib.rs -
@@ -268,9 +270,10 @@ fn doctest_name(name: &str) -> Option<(&str, u32)> {
     if !(mode.is_empty() || mode.starts_with(" - ")) {
         return None;
     }
-    (!file.is_empty() && !file.contains(' ') && n.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| Some((file, n.parse().ok()?)))
-        .flatten()
+    if file.is_empty() || file.contains(' ') || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((file, n.parse().ok()?))
 }
 
 /// The doctest a `---- name stdout ----` header of `cargo test`'s failures opens, if it is one.
