@@ -103,9 +103,12 @@ pub(crate) fn rest_of_long_line(raw: &str) -> Option<&str> {
     (line.len() > MAX_LINE).then(|| &line[cut(line)..])
 }
 
-/// Removes CSI (`ESC [ ... final`) and OSC (`ESC ] ... BEL|ST`) sequences and lone escapes; tells
-/// whether a removal joined two bytes that are side by side in a needle. The escapes are found by
-/// a vectorised search, not a byte at a time.
+/// Removes the escape sequences of ECMA-48 and ECMA-35 as a terminal reads them — CSI (`ESC [`,
+/// parameters, a final byte), the strings OSC, DCS, SOS, PM and APC (up to `BEL` or `ESC \`),
+/// character-set designations and the other `ESC`-intermediates-final sequences (`ESC ( B`, which
+/// xterm's `sgr0` and so mypy's colours print), the two-byte ones (`ESC =`, `ESC 7`) — and lone
+/// escapes; tells whether a removal joined two bytes that are side by side in a needle. The
+/// escapes are found by a vectorised search, not a byte at a time.
 fn strip_ansi(s: &str) -> (String, bool) {
     let bytes = s.as_bytes();
     let mut out = String::with_capacity(s.len());
@@ -117,32 +120,48 @@ fn strip_ansi(s: &str) -> (String, bool) {
         push_joining(&mut out, &s[copied_from..i], &mut joined);
         i += 1;
         match bytes.get(i) {
+            // CSI: parameter and intermediate bytes, then the final byte (a byte that can be
+            // neither ends a malformed sequence and is kept, as a terminal prints it).
             Some(b'[') => {
                 i += 1;
-                while i < bytes.len() && !(0x40..=0x7e).contains(&bytes[i]) {
+                i = skip_while_in(bytes, i, 0x20..=0x3f);
+                if bytes.get(i).is_some_and(|b| (0x40..=0x7e).contains(b)) {
                     i += 1;
                 }
-                i += 1;
             }
-            Some(b']') => {
+            // A control string: OSC (hyperlinks, titles), DCS, SOS, PM, APC.
+            Some(b']' | b'P' | b'X' | b'^' | b'_') => {
                 i += 1;
                 while i < bytes.len() && bytes[i] != 0x07 && !(bytes[i] == 0x1b && bytes.get(i + 1) == Some(&b'\\')) {
                     i += 1;
                 }
                 i += if bytes.get(i) == Some(&0x07) { 1 } else { 2 };
             }
-            Some(_) => i += 1,
-            None => {}
+            // ECMA-35: intermediate bytes, then the final byte (`ESC ( B`, `ESC # 8`).
+            Some(0x20..=0x2f) => {
+                i = skip_while_in(bytes, i, 0x20..=0x2f);
+                if bytes.get(i).is_some_and(|b| (0x30..=0x7e).contains(b)) {
+                    i += 1;
+                }
+            }
+            // The two-byte sequences (`ESC =`, `ESC 7`, `ESC M`).
+            Some(0x30..=0x7e) => i += 1,
+            // A lone escape: what follows it is text.
+            Some(_) | None => {}
         }
         i = i.min(bytes.len());
-        // A lone escape may be followed by a multi-byte character: resume on a boundary.
-        while i < bytes.len() && !s.is_char_boundary(i) {
-            i += 1;
-        }
+        // Every sequence ends after an ASCII byte or at the end of the text: `i` is on a
+        // character boundary.
+        debug_assert!(s.is_char_boundary(i));
         copied_from = i;
     }
     push_joining(&mut out, &s[copied_from..], &mut joined);
     (out, joined)
+}
+
+/// The first index at or after `i` whose byte is not in `range`.
+fn skip_while_in(bytes: &[u8], i: usize, range: std::ops::RangeInclusive<u8>) -> usize {
+    i + bytes[i..].iter().take_while(|b| range.contains(b)).count()
 }
 
 /// Appends `piece` to the text cleaned so far, noting whether the byte it puts after the text's
@@ -229,6 +248,25 @@ mod tests {
             clean_line("\x1b[0Ksection_start:1700000000:test_job\r\x1b[0K$ pytest"),
             "$ pytest"
         );
+    }
+
+    #[test]
+    fn every_kind_of_escape_sequence_comes_off() {
+        // mypy's colours (terminfo's sgr0 for xterm: a character-set designation, then SGR).
+        assert_eq!(
+            clean_line(
+                "a.py:3: \x1b[1m\x1b[31merror:\x1b(B\x1b[m Name \x1b[1m\"x\"\x1b(B\x1b[m is not defined  \x1b(B\x1b[m\x1b[33m[name-defined]\x1b(B\x1b[m"
+            ),
+            "a.py:3: error: Name \"x\" is not defined  [name-defined]"
+        );
+        // Two-byte sequences, other designations, control strings ended by ST or BEL.
+        assert_eq!(clean_line("\x1b=\x1b7ok\x1b8\x1b>"), "ok");
+        assert_eq!(clean_line("\x1b)0\x1b#8\x1b%Gok"), "ok");
+        assert_eq!(clean_line("\x1bPtmux;x\x1b\\ok\x1b_kitty\x07!"), "ok!");
+        // What follows a lone or malformed escape is text, as a terminal prints it.
+        assert_eq!(clean_line("a\x1b\u{e9}b"), "a\u{e9}b");
+        assert_eq!(clean_line("a\x1b[3\u{e9}b"), "a\u{e9}b");
+        assert_eq!(clean_line("a\x1b"), "a");
     }
 
     #[test]

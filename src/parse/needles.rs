@@ -185,7 +185,7 @@ mod tests {
                 prop_oneof![
                     Just("Err"), Just("or"), Just("E"), Just("rror"), Just(".g"), Just("o:"), Just(".go:"),
                     Just("Killed"), Just("Kil"), Just("led"), Just("not"), Just(" found"), Just(", line "),
-                    Just("\u{1b}[32m"), Just("\u{1b}[0m"), Just("\u{1b}]8;;http://x.go:\u{7}"), Just("\u{1b}"),
+                    Just("\u{1b}[32m"), Just("\u{1b}[0m"), Just("\u{1b}(B"), Just("\u{1b}="), Just("\u{1b}]8;;http://x.go:\u{7}"), Just("\u{1b}"),
                     Just("\r"), Just("."), Just(" "), Just("x"), Just("é"), Just("2026-11-22T04:01:02Z "),
                 ],
                 0..12,
