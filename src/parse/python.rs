@@ -734,13 +734,15 @@ struct DoctestPlace {
 }
 
 /// doctest's report of an example whose output was wrong: `Expected:` and `Got:` (or `Expected
-/// nothing`, `Got nothing`), each followed by the output indented by four spaces. The failure line
-/// after it says only `DocTestFailure`; this is what failed.
+/// nothing`, `Got nothing`), each followed by the output indented by four spaces, or, under
+/// `--doctest-report udiff|ndiff|cdiff` (a multi-line output in the first), `Differences (...):`
+/// and a diff of the two indented the same way. The failure line after it says only
+/// `DocTestFailure`; this is what failed.
 #[derive(Default)]
 struct DoctestOutput {
     reading: Option<DoctestPart>,
-    /// `Expected` was read: only then is a `Got` doctest's (a source line after a stray `Got:`
-    /// is not output).
+    /// `Expected` or `Differences` was read: only then is a `Got` doctest's (a source line after
+    /// a stray `Got:` is not output).
     seen_expected: bool,
     expected: String,
     got: String,
@@ -750,6 +752,19 @@ struct DoctestOutput {
 enum DoctestPart {
     Expected,
     Got,
+    /// A diff of the expected output and the actual one.
+    Diff(DiffKind),
+}
+
+#[derive(Clone, Copy)]
+enum DiffKind {
+    /// `@@` hunks of ` `, `-` and `+` lines.
+    Unified,
+    /// `  `, `- `, `+ ` and `? ` (a hint) lines.
+    Ndiff,
+    /// A context diff: `*** 1,3 ****` then the expected lines, `--- 1,3 ----` then the actual
+    /// ones (`!` changed, `-` removed, `+` added).
+    Context { actual: bool },
 }
 
 /// Most bytes kept of each of a doctest's expected and actual outputs.
@@ -765,12 +780,19 @@ impl DoctestOutput {
             return false;
         }
         let trimmed = line.trim_end();
+        let diff = match trimmed {
+            "Differences (unified diff with -expected +actual):" => Some(DiffKind::Unified),
+            "Differences (ndiff with -expected +actual):" => Some(DiffKind::Ndiff),
+            "Differences (context diff with expected followed by actual):" => Some(DiffKind::Context { actual: false }),
+            _ => None,
+        };
         match trimmed {
             "Expected:" | "Expected nothing" => {
-                self.expected.clear();
-                self.got.clear();
-                self.seen_expected = true;
-                self.reading = trimmed.ends_with(':').then_some(DoctestPart::Expected);
+                self.start(trimmed.ends_with(':').then_some(DoctestPart::Expected));
+                true
+            }
+            _ if diff.is_some() => {
+                self.start(diff.map(DoctestPart::Diff));
                 true
             }
             "Got:" | "Got nothing" if self.seen_expected => {
@@ -778,17 +800,16 @@ impl DoctestOutput {
                 true
             }
             _ => match (self.reading, line.strip_prefix("    ")) {
-                (Some(part), Some(output)) => {
-                    let text = match part {
-                        DoctestPart::Expected => &mut self.expected,
-                        DoctestPart::Got => &mut self.got,
-                    };
-                    if text.len() < MAX_DOCTEST_OUTPUT {
-                        if !text.is_empty() {
-                            text.push(' ');
-                        }
-                        text.push_str(super::truncate_bytes(output.trim(), MAX_DOCTEST_OUTPUT - text.len()));
-                    }
+                (Some(DoctestPart::Expected), Some(output)) => {
+                    push_output(&mut self.expected, output);
+                    true
+                }
+                (Some(DoctestPart::Got), Some(output)) => {
+                    push_output(&mut self.got, output);
+                    true
+                }
+                (Some(DoctestPart::Diff(kind)), Some(output)) => {
+                    self.diff_line(kind, output);
                     true
                 }
                 _ => {
@@ -796,6 +817,41 @@ impl DoctestOutput {
                     false
                 }
             },
+        }
+    }
+
+    /// A report begins: what was read of another is dropped.
+    fn start(&mut self, reading: Option<DoctestPart>) {
+        self.expected.clear();
+        self.got.clear();
+        self.seen_expected = true;
+        self.reading = reading;
+    }
+
+    /// A line of a diff: a line only the expected output has, or only the actual one, is kept
+    /// as `Expected`'s or `Got`'s; context, hints and hunk headers are not.
+    fn diff_line(&mut self, kind: DiffKind, output: &str) {
+        let (mark, text) = output.split_at(output.len().min(1));
+        let side = match (kind, mark) {
+            (DiffKind::Unified, _) if output.starts_with("@@") => None,
+            (DiffKind::Unified | DiffKind::Ndiff, "-") => Some(false),
+            (DiffKind::Unified | DiffKind::Ndiff, "+") => Some(true),
+            (DiffKind::Context { .. }, "*") => {
+                // `***************` between hunks, `*** 1,3 ****` before the expected lines.
+                self.reading = Some(DoctestPart::Diff(DiffKind::Context { actual: false }));
+                None
+            }
+            (DiffKind::Context { .. }, "-") if output.starts_with("--- ") => {
+                self.reading = Some(DoctestPart::Diff(DiffKind::Context { actual: true }));
+                None
+            }
+            (DiffKind::Context { actual }, "!" | "-" | "+") => Some(actual),
+            _ => None,
+        };
+        match side {
+            Some(false) => push_output(&mut self.expected, text),
+            Some(true) => push_output(&mut self.got, text),
+            None => {}
         }
     }
 
@@ -810,6 +866,19 @@ impl DoctestOutput {
         let nothing = |s: String| if s.is_empty() { "nothing".to_owned() } else { s };
         format!("expected {}, got {}", nothing(expected), nothing(got))
     }
+}
+
+/// Appends a line of a doctest's output to what is kept of it (its lines joined by spaces, at
+/// most [`MAX_DOCTEST_OUTPUT`] bytes).
+fn push_output(text: &mut String, output: &str) {
+    let output = output.trim();
+    if text.len() >= MAX_DOCTEST_OUTPUT || output.is_empty() {
+        return;
+    }
+    if !text.is_empty() {
+        text.push(' ');
+    }
+    text.push_str(super::truncate_bytes(output, MAX_DOCTEST_OUTPUT - text.len()));
 }
 
 /// pytest's doctest failures, `path:N: DocTestFailure` and `path:N: UnexpectedException`, name
@@ -1261,6 +1330,53 @@ FAILED n.py::n.g
                 ("n.py", 3, "DocTestFailure: expected 3, got nothing"),
             ]
         );
+    }
+
+    /// pytest 9.2's `--doctest-report udiff` and `cdiff` for an example whose three lines of
+    /// output differ in the middle one: the lines only one side has are what failed.
+    #[test]
+    fn a_doctest_diff_says_which_lines_differ() {
+        let failure = |report: &str| {
+            format!(
+                "\
+=================================== FAILURES ===================================
+______________________________ [doctest] calc.avg ______________________________
+002 
+003     >>> avg([1, 2, 3, 4])
+004     2.5
+005     >>> print('\\n'.join(['a', 'b', 'c']))
+{report}
+/tmp/dt/calc.py:5: DocTestFailure
+=========================== short test summary info ============================
+FAILED calc.py::calc.avg
+"
+            )
+        };
+        let unified = "\
+Differences (unified diff with -expected +actual):
+    @@ -1,3 +1,3 @@
+     a
+    -x
+    +b
+     c
+";
+        let context = "\
+Differences (context diff with expected followed by actual):
+    ***************
+    *** 1,3 ****
+      a
+    ! x
+      c
+    --- 1,3 ----
+      a
+    ! b
+      c
+";
+        for report in [unified, context] {
+            let parsed = super::super::parse(&failure(report), &super::super::Workspace::new("/tmp/dt"));
+            let messages: Vec<&str> = parsed.reports.iter().map(|r| r.message.as_str()).collect();
+            assert_eq!(messages, ["DocTestFailure: expected x, got b"], "{report}");
+        }
     }
 
     /// Under `--tb=line`, a doctest's traceback whose failure line never comes (the run was cut
