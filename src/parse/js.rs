@@ -1,5 +1,5 @@
 //! TypeScript and JavaScript: tsc (classic `file(line,col)` and pretty `file:line:col -`), eslint's
-//! stylish, compact and unix formats, jest failure blocks (`● Suite › test`, with what ts-jest,
+//! stylish, compact, unix and html formats, jest failure blocks (`● Suite › test`, with what ts-jest,
 //! Babel, SWC or Node said when a suite failed to run) with their stack frames, and Node stack
 //! traces. eslint's and jest's JSON formats and jest-junit XML are read in `structured`.
 
@@ -60,10 +60,24 @@ struct Failure {
     frames: u32,
 }
 
+/// eslint's `html` formatter: the file whose rows follow (`[+] /abs/a.js` in a `<th>`), and the
+/// row being read, one cell a line: `<td>4:5</td>`, `<td class="clr-2">Error</td>`, the message,
+/// the rule's link.
+#[derive(Default)]
+struct EslintHtml {
+    file: Option<String>,
+    line: Option<u32>,
+    severity_seen: bool,
+    message: Option<String>,
+    rule: Option<String>,
+}
+
 #[derive(Default)]
 pub(crate) struct Js {
     /// eslint stylish: the file the following rows belong to.
     eslint_file: Option<String>,
+    /// eslint html: its table being read.
+    eslint_html: Option<EslintHtml>,
     /// jest's `●` block, or a Node error, being read.
     failure: Option<Failure>,
     in_jest_block: bool,
@@ -83,6 +97,7 @@ impl Js {
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.node_header.is_some()
             || self.eslint_file.is_some()
+            || self.eslint_html.is_some()
             || self.in_jest_block
             || self.failure.as_ref().is_some_and(|f| f.frames > 0)
         {
@@ -104,8 +119,9 @@ impl Js {
                 || last >= 0x80
                 || look.may_hold(Needle::TsCode)))
             || first.is_ascii_uppercase() && (look.may_hold(Needle::Error) || look.may_hold(Needle::Exception))
-            // `●` after the indentation (which may be Unicode whitespace).
-            || (is_ascii_space(first) || first >= 0x80) && look.trimmed().starts_with("● ")
+            // `●` after the indentation (which may be Unicode whitespace); eslint html's file.
+            || (is_ascii_space(first) || first >= 0x80)
+                && (look.trimmed().starts_with("● ") || look.trimmed().starts_with("[+] "))
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
@@ -122,6 +138,12 @@ impl Js {
             return;
         }
         self.node_header = header.map(|(f, n, age)| (f, n, age + 1));
+
+        if (self.eslint_html.is_some() || first == b' ' && line.trim_start().starts_with("[+] "))
+            && self.eslint_html_line(line, sink)
+        {
+            return;
+        }
 
         if first != b' ' && first != b'\t' {
             if let Some(finding) = sink.may_hold(Needle::TsCode).then(|| tsc_diagnostic(line)).flatten() {
@@ -209,12 +231,18 @@ impl Js {
                     || sink.may_hold(Needle::Exception) && EXCEPTION_WORD.find(line.as_bytes()).is_some());
             if let Some(c) = may_be_error.then(|| JS_ERROR.captures(line)).flatten() {
                 self.flush(sink);
-                // Node names the place it stopped above the error; the frames may all be Node's own.
+                // Node names the place it stopped above the error; the frames may all be Node's
+                // own. An ES module whose import Node could not resolve is named in the message.
                 let location = self
                     .node_header
                     .take()
                     .filter(|(file, _, _)| sink.workspace.relative(file).is_some())
-                    .map(|(file, n, _)| (file, n));
+                    .map(|(file, n, _)| (file, n))
+                    .or_else(|| {
+                        esm_importer(&c[2])
+                            .filter(|file| sink.workspace.relative(file).is_some())
+                            .map(|file| (file.to_owned(), 1))
+                    });
                 self.failure = Some(Failure {
                     message: Some(format!("{}: {}", &c[1], &c[2])),
                     location,
@@ -282,6 +310,56 @@ impl Js {
         }
     }
 
+    /// A line of eslint's `html` report, once its first file has been named; whether it was one.
+    /// Every line of its table is markup, a file's `[+] path` or blank: any other line ends it.
+    fn eslint_html_line(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
+        let cell = line.trim();
+        if let Some(path) = cell.strip_prefix("[+] ") {
+            self.eslint_html = Some(EslintHtml {
+                file: Some(path.to_owned()),
+                ..EslintHtml::default()
+            });
+            return true;
+        }
+        let Some(html) = self.eslint_html.as_mut() else {
+            return false;
+        };
+        if !(cell.is_empty() || cell.starts_with('<')) || cell == "</table>" {
+            self.eslint_html = None;
+            return false;
+        }
+        if cell == "</tr>" {
+            let row = std::mem::take(html);
+            html.file = row.file;
+            if let (Some(file), Some(n), Some(message)) = (html.file.as_deref(), row.line, row.message) {
+                let rule = row.rule.unwrap_or_default();
+                sink.report(eslint_finding(file, n, &message, &rule, false, 0.95));
+            }
+        } else if let Some(text) = cell.strip_prefix("<td>").and_then(|c| c.strip_suffix("</td>")) {
+            let place = text
+                .split_once(':')
+                .filter(|(_, column)| column.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|(n, _)| n.parse::<u32>().ok());
+            match place {
+                Some(n) if html.line.is_none() => html.line = Some(n),
+                _ if html.severity_seen && html.message.is_none() => html.message = Some(html_text(text)),
+                _ => {}
+            }
+        } else if cell.starts_with("<td class=\"clr-")
+            && (cell.ends_with(">Error</td>") || cell.ends_with(">Warning</td>"))
+        {
+            html.severity_seen = html.line.is_some();
+        } else if cell.starts_with("<a href=")
+            && let Some(rule) = cell
+                .strip_suffix("</a>")
+                .and_then(|c| c.rsplit_once('>'))
+                .map(|(_, r)| r)
+        {
+            html.rule = Some(html_text(rule));
+        }
+        true
+    }
+
     fn flush(&mut self, sink: &mut Sink<'_>) {
         let Some(failure) = self.failure.take() else {
             return;
@@ -303,6 +381,23 @@ impl Js {
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.flush(sink);
     }
+}
+
+/// The text of an HTML cell, its character references resolved (eslint's `html` escapes `&`, `<`,
+/// `>`, `"` and `'`).
+fn html_text(text: &str) -> String {
+    quick_xml::escape::unescape(text).map_or_else(|_| text.to_owned(), Cow::into_owned)
+}
+
+/// The ES module whose import Node's loader could not resolve: `Cannot find module
+/// '/abs/helpers.mjs' imported from /abs/check.mjs` (or `Cannot find package 'x' ...`). Node gives
+/// no line: the importing module is the place, at its first line, where imports stand.
+fn esm_importer(message: &str) -> Option<&str> {
+    if !(message.starts_with("Cannot find module '") || message.starts_with("Cannot find package '")) {
+        return None;
+    }
+    let (_, importer) = message.rsplit_once("' imported from ")?;
+    Some(importer.trim()).filter(|i| !i.is_empty())
 }
 
 /// A tsc diagnostic, classic (`src/a.ts(3,7): error TS2322: ...`) or pretty (`src/a.ts:3:7 -
@@ -470,6 +565,7 @@ pub(crate) fn js_type(message: &str) -> ErrorType {
         ErrorType::Syntax
     } else if message.starts_with("ReferenceError") && message.ends_with("is not defined")
         || message.contains("Cannot find module")
+        || message.contains("Cannot find package")
         || message.starts_with("Module not found")
     {
         ErrorType::Import
@@ -508,5 +604,27 @@ mod tests {
             Some(("/w/src/a.mjs", "3"))
         );
         assert_eq!(node_frame("    at new Promise (<anonymous>)"), None);
+    }
+
+    /// eslint's `html` table ends at the first line that is not markup: a row after it is not read
+    /// as the last file's.
+    #[test]
+    fn an_eslint_html_table_ends_at_a_line_that_is_not_markup() {
+        let row = "<tr style=\"display: none;\" class=\"f-1\">\n    <td>4:5</td>\n    <td class=\"clr-2\">Error</td>\n    <td>&#39;x&#39; is defined but never used.</td>\n    <td>\n        <a href=\"https://eslint.org/docs/latest/rules/no-unused-vars\">no-unused-vars</a>\n    </td>\n</tr>\n";
+        let table =
+            format!("<th colspan=\"4\">\n        [+] /w/src/a.js\n        <span>1 problem</span>\n</th>\n{row}");
+        let workspace = super::super::Workspace::new("/w");
+        let read = super::super::parse(&table, &workspace);
+        let places: Vec<(&str, u32, &str)> = read
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.message.as_str()))
+            .collect();
+        assert_eq!(
+            places,
+            [("src/a.js", 4, "'x' is defined but never used. (no-unused-vars)")]
+        );
+        let cut = format!("<th colspan=\"4\">\n        [+] /w/src/a.js\n</th>\nnpm ERR! lint failed\n{row}");
+        assert!(super::super::parse(&cut, &workspace).reports.is_empty());
     }
 }
