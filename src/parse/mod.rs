@@ -71,8 +71,8 @@ pub struct ParseOutput {
     /// [`MAX_REPORTS_PER_PLACE`], a document's [`MAX_DOCUMENT_REPORTS`]): each finding read and
     /// not kept (one said twice counts
     /// twice: it is not compared with the others), and each element of a report document past its
-    /// bound, unread (an eslint file's element may hold several findings, or none). A jest
-    /// report's failures past its bound are not counted.
+    /// bound, unread (an eslint file's element may hold several findings, or none; a jest test
+    /// result's failure counts as one).
     pub left_out: usize,
 }
 
@@ -1122,6 +1122,15 @@ mod bounds {
         assert_eq!(parsed.reports.len(), MAX_DOCUMENT_REPORTS);
         assert_eq!(parsed.left_out, 150 - MAX_DOCUMENT_REPORTS);
         assert_eq!(parse("/w/app/m.py:1:1: E501 line too long\n", &workspace).left_out, 0);
+
+        // As `jest --json` prints it: one line, each failed test's message with its stack.
+        let assertions: Vec<serde_json::Value> = (1..=150)
+            .map(|n| serde_json::json!({"fullName": format!("sums {n}"), "status": "failed", "failureMessages": [format!("Error: expect(received).toBe(expected)\n    at Object.<anonymous> (/w/sum.test.js:{n}:5)")]}))
+            .collect();
+        let report = serde_json::json!({"numFailedTestSuites": 1, "testResults": [{"assertionResults": assertions, "status": "failed", "message": ""}]});
+        let parsed = parse(&format!("{report}\n"), &workspace);
+        assert_eq!(parsed.reports.len(), MAX_DOCUMENT_REPORTS);
+        assert_eq!(parsed.left_out, 150 - MAX_DOCUMENT_REPORTS);
     }
 
     /// One bug failing more tests than a log gives reports is kept at a few of them, and the bug

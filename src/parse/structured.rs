@@ -542,8 +542,11 @@ impl JestSuite {
                     // A test file that failed before any test ran (a syntax error, a failed import).
                     let mut parser = Parser::new(sink.workspace);
                     parser.block(suite.message.as_deref().unwrap_or(""));
-                    for r in parser.finish().reports {
+                    let reports = parser.finish().reports;
+                    let count = reports.len();
+                    for (i, r) in reports.into_iter().enumerate() {
                         if !room(sink, start) {
+                            sink.leave_out(count - i);
                             break;
                         }
                         sink.report(Finding {
@@ -576,7 +579,10 @@ fn jest_assertion(a: &Value, start: usize, sink: &mut Sink<'_>) {
         _ => sink.summary.skipped += 1,
     }
     sink.test(name, outcome);
-    if outcome == TestOutcome::Failed && room(sink, start) {
+    if outcome == TestOutcome::Failed && !room(sink, start) {
+        // Its failure text is not read: a finding left out.
+        sink.leave_out(1);
+    } else if outcome == TestOutcome::Failed {
         let messages: Vec<&str> = a
             .get("failureMessages")
             .and_then(Value::as_array)
