@@ -55,7 +55,7 @@ pub(crate) fn clean_line_noting_escapes(raw: &str, escapes_or_returns: bool) -> 
             line = cut_front(line, pos + 1);
         }
     }
-    let start = strip_timestamp(&line).unwrap_or(0);
+    let start = teamcity_prefix(&line).or_else(|| strip_timestamp(&line)).unwrap_or(0);
     let start = start + ci_marker(&line[start..]);
     if start == 0 {
         return (line, joined);
@@ -173,6 +173,35 @@ fn push_joining(out: &mut String, piece: &str, joined: &mut bool) {
     out.push_str(piece);
 }
 
+/// Where the tool's text starts in a line of TeamCity's build log: the time, a status letter
+/// (`i`, `W`, `E`, or a space), a colon, then either a space (the build's own messages) or tabs,
+/// one per level of nesting, and the block the line belongs to: `[12:36:23] :\t [Step 1/1] `
+/// before a build step's output, which follows as the tool printed it.
+fn teamcity_prefix(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    let clock = b.len() > 12
+        && b[0] == b'['
+        && [1, 2, 4, 5, 7, 8].iter().all(|&i| b[i].is_ascii_digit())
+        && b[3] == b':'
+        && b[6] == b':'
+        && b[9] == b']'
+        && (b[10] == b' ' || b[10].is_ascii_alphabetic())
+        && b[11] == b':';
+    if !clock {
+        return None;
+    }
+    match b[12] {
+        b' ' => Some(13),
+        b'\t' => {
+            let tabs = 12 + b[12..].iter().take_while(|&&c| c == b'\t').count();
+            let block = line[tabs..].strip_prefix(" [")?;
+            let end = block.find("] ")?;
+            Some(line.len() - block.len() + end + 2)
+        }
+        _ => None,
+    }
+}
+
 /// Where the tool's text starts after a CI timestamp prefix: GitHub Actions / GitLab
 /// (`2024-01-02T03:04:05.1234567Z `), Jenkins timestamper (`[2024-01-02T03:04:05.123Z] `) and
 /// clock prefixes with seconds (`[03:04:05] `, `03:04:05 `).
@@ -267,6 +296,34 @@ mod tests {
         assert_eq!(clean_line("a\x1b\u{e9}b"), "a\u{e9}b");
         assert_eq!(clean_line("a\x1b[3\u{e9}b"), "a\u{e9}b");
         assert_eq!(clean_line("a\x1b"), "a");
+    }
+
+    /// As TeamCity's downloaded build log shows a build step's output, its own messages and a
+    /// nested block's.
+    #[test]
+    fn teamcity_prefixes_come_off() {
+        assert_eq!(
+            clean_line("[17:40:48] :\t [Step 1/2]  ---> 8e75cbc5b25c"),
+            " ---> 8e75cbc5b25c"
+        );
+        assert_eq!(
+            clean_line("[04:01:25] :\t [Step 1/1]   File \"/w/a.py\", line 3, in f"),
+            "  File \"/w/a.py\", line 3, in f"
+        );
+        assert_eq!(
+            clean_line("[12:36:23]W: Step 1/1: Maven (18s)"),
+            "Step 1/1: Maven (18s)"
+        );
+        assert_eq!(
+            clean_line(
+                "[14:36:30]i:\t\t\t\t [/usr/bin/git fetch origin +refs/tags/0.0.61:refs/tags/0.0.61] remote: done."
+            ),
+            "remote: done."
+        );
+        assert_eq!(clean_line("[17:40:46] :\t [Step 1/2] "), "");
+        // Not TeamCity's: kept as they are, or as the clock prefix alone comes off.
+        assert_eq!(clean_line("[17:40:46] :\t no block"), ":\t no block");
+        assert_eq!(clean_line("[17:40:46] a.py:3: error"), "a.py:3: error");
     }
 
     #[test]

@@ -69,6 +69,9 @@ impl Workspace {
         if path.contains('\\') {
             path = path.replace('\\', "/");
         }
+        if let Some(installed) = self.installed_copy(&path) {
+            return Some(installed);
+        }
         if FOREIGN_SCAN.is_match(&path) {
             return None;
         }
@@ -96,6 +99,33 @@ impl Workspace {
     /// The listed file that a path climbing above the folder it was printed in (`../pkg/a.py`)
     /// names: what it names below the climb, found as [`Workspace::by_suffix`] finds a path from
     /// a subfolder. `None` without a listing: nothing is guessed.
+    /// The project's own package as an installer copied it into an environment (tox and nox
+    /// install it into `.tox/py/lib/python3.11/site-packages/`, a non-editable `pip install .`
+    /// into the interpreter's): the one listed file at the same package path
+    /// (`site-packages/cachetools/keys.py` → `src/cachetools/keys.py`). A module at the top of
+    /// site-packages is the project's only as a file at its root or under `src/`, so that a
+    /// dependency's module is not taken for a same-named file deeper in the repository.
+    fn installed_copy(&self, path: &str) -> Option<String> {
+        if self.files.is_empty() {
+            return None;
+        }
+        let installed = ["/site-packages/", "/dist-packages/"]
+            .iter()
+            .filter_map(|marker| path.rfind(marker).map(|at| &path[at + marker.len()..]))
+            .min_by_key(|rest| rest.len())?;
+        if installed.is_empty() {
+            return None;
+        }
+        let nested = installed.contains('/');
+        let mut found = self.files.iter().filter(|f| {
+            f.as_str() == installed
+                || f.strip_suffix(installed)
+                    .is_some_and(|head| head.ends_with('/') && (nested || head == "src/"))
+        });
+        let first = found.next()?;
+        found.next().is_none().then(|| first.clone())
+    }
+
     fn above_its_folder(&self, path: &str) -> Option<String> {
         if self.files.is_empty() {
             return None;
@@ -216,6 +246,40 @@ mod tests {
         ] {
             assert_eq!(ws.relative(path), None, "{path}");
         }
+    }
+
+    /// tox installs the project into its environment: its frames there are the project's files.
+    #[test]
+    fn the_projects_own_installed_package_is_its_source() {
+        let ws = Workspace::new("/w").with_files(vec![
+            "src/cachetools/keys.py".into(),
+            "src/six.py".into(),
+            "vendor/attr.py".into(),
+            "tests/test_keys.py".into(),
+        ]);
+        for (printed, file) in [
+            (
+                ".tox/py/lib/python3.11/site-packages/cachetools/keys.py",
+                Some("src/cachetools/keys.py"),
+            ),
+            (
+                "/w/.nox/tests/lib/python3.12/site-packages/cachetools/keys.py",
+                Some("src/cachetools/keys.py"),
+            ),
+            ("/usr/lib/python3/dist-packages/six.py", Some("src/six.py")),
+            // A dependency: not in the project, or a module whose namesake lies deeper.
+            (".tox/py/lib/python3.11/site-packages/requests/models.py", None),
+            (".tox/py/lib/python3.11/site-packages/attr.py", None),
+            ("/usr/lib/python3.11/json/decoder.py", None),
+        ] {
+            assert_eq!(ws.relative(printed).as_deref(), file, "{printed}");
+        }
+        // Without the file list nothing tells the project's package from a dependency.
+        let bare = Workspace::new("/w");
+        assert_eq!(
+            bare.relative(".tox/py/lib/python3.11/site-packages/cachetools/keys.py"),
+            None
+        );
     }
 
     #[test]
