@@ -9,6 +9,8 @@
 pub struct Workspace {
     root: String,
     files: Vec<String>,
+    /// Each file's bytes reversed, sorted: the files that end with a path are one range of it.
+    reversed: Vec<Box<[u8]>>,
 }
 
 /// Path fragments that mark code that is not the project's own.
@@ -44,6 +46,7 @@ impl Workspace {
         Workspace {
             root,
             files: Vec::new(),
+            reversed: Vec::new(),
         }
     }
 
@@ -51,8 +54,24 @@ impl Workspace {
     pub fn with_files(mut self, mut files: Vec<String>) -> Self {
         files.sort();
         files.dedup();
+        self.reversed = files.iter().map(|f| f.bytes().rev().collect()).collect();
+        self.reversed.sort_unstable();
         self.files = files;
         self
+    }
+
+    /// The listed files that are `suffix` or end with `/` and `suffix`, found by a binary search
+    /// of the reversed names rather than a look at every file (a repository lists up to 100,000,
+    /// and a traceback may have dozens of frames under site-packages).
+    fn ending_with<'a>(&'a self, suffix: &'a str) -> impl Iterator<Item = String> + 'a {
+        let key: Vec<u8> = suffix.bytes().rev().collect();
+        let start = self.reversed.partition_point(|f| f[..] < key[..]);
+        let length = key.len();
+        self.reversed[start..]
+            .iter()
+            .take_while(move |f| f.starts_with(&key))
+            .filter(move |f| f.len() == length || f[length] == b'/')
+            .map(|f| String::from_utf8_lossy(&f.iter().rev().copied().collect::<Vec<u8>>()).into_owned())
     }
 
     /// The repository-relative form of `path`, or `None` when it is not the project's code.
@@ -117,13 +136,11 @@ impl Workspace {
             return None;
         }
         let nested = installed.contains('/');
-        let mut found = self.files.iter().filter(|f| {
-            f.as_str() == installed
-                || f.strip_suffix(installed)
-                    .is_some_and(|head| head.ends_with('/') && (nested || head == "src/"))
+        let mut found = self.ending_with(installed).filter(|f| {
+            nested || f.len() == installed.len() || f.len() == installed.len() + 4 && f.starts_with("src/")
         });
         let first = found.next()?;
-        found.next().is_none().then(|| first.clone())
+        found.next().is_none().then_some(first)
     }
 
     fn above_its_folder(&self, path: &str) -> Option<String> {
@@ -245,6 +262,26 @@ mod tests {
             "../outside.py",
         ] {
             assert_eq!(ws.relative(path), None, "{path}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The binary search of the reversed names finds exactly the files a look at each finds.
+        #[test]
+        fn the_files_ending_with_a_path_are_those_a_scan_finds(
+            files in proptest::collection::vec("[ab/é]{1,6}", 0..12),
+            suffix in "[ab/é]{1,4}",
+        ) {
+            let ws = Workspace::new("/w").with_files(files);
+            let mut found: Vec<String> = ws.ending_with(&suffix).collect();
+            found.sort();
+            let scanned: Vec<String> = ws
+                .files
+                .iter()
+                .filter(|f| f.as_str() == suffix || f.strip_suffix(&suffix).is_some_and(|h| h.ends_with('/')))
+                .cloned()
+                .collect();
+            proptest::prop_assert_eq!(found, scanned);
         }
     }
 
