@@ -50,12 +50,62 @@ struct Panic {
 /// the runtime's signal line).
 const MAX_LINES_BEFORE_STACK: u32 = 32;
 
+/// A failure whose location line says nothing (`    x_test.go:16: `) and whose message follows
+/// as testify prints it: a table of labels and values under the location (`Error Trace:`,
+/// `Error:`, `Test:`, `Messages:`), each row indented, a tab, the label, a tab, the value; a row
+/// with no label goes on with the last one's value.
+struct Testify {
+    file: String,
+    line: u32,
+    test: Option<String>,
+    /// The label whose value the rows are, without its colon.
+    label: String,
+    error: String,
+    messages: String,
+}
+
+/// Most bytes kept of a testify failure's error and of its messages.
+const MAX_TESTIFY_TEXT: usize = 300;
+
+impl Testify {
+    fn row(&mut self, label: &str, value: &str) {
+        if !label.is_empty() {
+            self.label = label.trim_end_matches(':').to_owned();
+        }
+        let text = match self.label.as_str() {
+            // The diff repeats what `expected:` and `actual:` said.
+            "Error" if value == "Diff:" => {
+                self.label = "Diff".to_owned();
+                return;
+            }
+            "Error" => &mut self.error,
+            "Messages" => &mut self.messages,
+            _ => return,
+        };
+        if text.len() < MAX_TESTIFY_TEXT && !value.is_empty() {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(super::truncate_bytes(value, MAX_TESTIFY_TEXT - text.len()));
+        }
+    }
+}
+
+/// A row of testify's table: its label (empty on a row that goes on) and its value.
+fn testify_row(line: &str) -> Option<(&str, &str)> {
+    let row = line.trim_start_matches(' ').strip_prefix('\t')?;
+    let (label, value) = row.split_once('\t').unwrap_or((row, ""));
+    Some((label.trim(), value.trim()))
+}
+
 #[derive(Default)]
 pub(crate) struct Go {
     /// The test whose output the following lines are.
     current_test: Option<String>,
     /// A panic, until its stack ends.
     panic: Option<Panic>,
+    /// A testify failure, until its table ends.
+    testify: Option<Testify>,
     packages_with_tests: u32,
     packages_without_tests: u32,
 }
@@ -69,8 +119,9 @@ impl Go {
         };
         let line = look.line;
         match first {
-            // Inside a panic's stack, every line: its function lines and its end matter.
-            _ if self.panic.is_some() => true,
+            // Inside a panic's stack, every line: its function lines and its end matter; so in
+            // a testify table.
+            _ if self.panic.is_some() || self.testify.is_some() => true,
             b'{' => is_event(line),
             b'p' => line.starts_with("panic: "),
             b'=' => line.starts_with("=== "),
@@ -122,6 +173,13 @@ impl Go {
     }
 
     fn text(&mut self, line: &str, sink: &mut Sink<'_>) {
+        if let Some(testify) = self.testify.as_mut() {
+            if let Some((label, value)) = testify_row(line) {
+                testify.row(label, value);
+                return;
+            }
+            self.end_testify(sink);
+        }
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
@@ -195,6 +253,16 @@ impl Go {
             b' ' | b'-'
                 if line.trim_start().starts_with("--- ") || sink.may_hold(Needle::GoFile) && has(line, ".go:") =>
             {
+                // A benchmark's failure has no duration: `--- FAIL: BenchmarkOrdinal`.
+                if let Some(name) = line
+                    .strip_prefix("--- FAIL: ")
+                    .filter(|name| name.starts_with("Benchmark") && !name.contains(char::is_whitespace))
+                {
+                    sink.summary.failed += 1;
+                    sink.test(name, TestOutcome::Failed);
+                    set_name(&mut self.current_test, name);
+                    return;
+                }
                 if let Some((word, name)) = result_header(line) {
                     let outcome = match word {
                         "FAIL" => TestOutcome::Failed,
@@ -213,6 +281,18 @@ impl Go {
                 if first == b' '
                     && let Some(c) = TEST_LOCATION.captures(line)
                 {
+                    if c[3].trim().is_empty() {
+                        // testify's table of what failed follows.
+                        self.testify = Some(Testify {
+                            file: c[1].to_owned(),
+                            line: c[2].parse().unwrap_or(1),
+                            test: self.current_test.clone(),
+                            label: String::new(),
+                            error: String::new(),
+                            messages: String::new(),
+                        });
+                        return;
+                    }
                     sink.report(Finding {
                         file: &c[1],
                         line: c[2].parse().unwrap_or(1),
@@ -269,7 +349,29 @@ impl Go {
         });
     }
 
+    /// Reports a testify failure whose table has ended.
+    fn end_testify(&mut self, sink: &mut Sink<'_>) {
+        let Some(t) = self.testify.take() else {
+            return;
+        };
+        let message = match (t.error.is_empty(), t.messages.is_empty()) {
+            (_, true) => t.error,
+            (true, false) => t.messages,
+            (false, false) => format!("{} ({})", t.error, t.messages),
+        };
+        sink.report(Finding {
+            file: &t.file,
+            line: t.line,
+            error_type: ErrorType::Logic,
+            message: Cow::Owned(message),
+            test: t.test.as_deref(),
+            confidence: 0.9,
+            rank: Rank::Error,
+        });
+    }
+
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
+        self.end_testify(sink);
         self.end_panic(sink);
         if self.packages_without_tests > 0 && self.packages_with_tests == 0 {
             sink.infra(InfraKind::NoTestsCollected);
@@ -424,5 +526,56 @@ FAIL
             let places = super::super::report_places(&parsed);
             assert_eq!(places, [("cart.go", 10, Some("TestTotal"))], "{log}");
         }
+    }
+
+    /// testify prints its failure as a table under a location line that says nothing; a failed
+    /// benchmark's header has no duration (go-humanize 1.0.1, go 1.26).
+    #[test]
+    fn a_testify_failure_says_what_was_not_equal_and_a_benchmark_is_named() {
+        let log = "\
+--- FAIL: TestOrdinal (0.00s)
+    humanize_test.go:16: \n        \tError Trace:\t/w/humanize_test.go:16
+        \tError:      \tNot equal: \n        \t            \texpected: \"22nd\"
+        \t            \tactual  : \"22rd\"
+        \t            \t
+        \t            \tDiff:
+        \t            \t--- Expected
+        \t            \t+++ Actual
+        \tTest:       \tTestOrdinal
+        \tMessages:   \tOrdinal(22)
+--- FAIL: BenchmarkOrdinal
+    humanize_test.go:61: Ordinal(22) = \"22rd\", want 22nd
+FAIL
+";
+        let parsed = super::super::parse(log, &Workspace::new("/w"));
+        let reports: Vec<(&str, u32, &str, Option<&str>)> = parsed
+            .reports
+            .iter()
+            .map(|r| {
+                (
+                    r.file_path.as_str(),
+                    r.line_number,
+                    r.message.as_str(),
+                    r.test_name.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            reports,
+            [
+                (
+                    "humanize_test.go",
+                    16,
+                    "Not equal: expected: \"22nd\" actual  : \"22rd\" (Ordinal(22))",
+                    Some("TestOrdinal")
+                ),
+                (
+                    "humanize_test.go",
+                    61,
+                    "Ordinal(22) = \"22rd\", want 22nd",
+                    Some("BenchmarkOrdinal")
+                ),
+            ]
+        );
     }
 }

@@ -119,9 +119,10 @@ impl Js {
                 || last >= 0x80
                 || look.may_hold(Needle::TsCode)))
             || first.is_ascii_uppercase() && (look.may_hold(Needle::Error) || look.may_hold(Needle::Exception))
-            // `●` after the indentation (which may be Unicode whitespace); eslint html's file.
+            // `●` (jest) or `✖` (Node's test runner) after the indentation (which may be Unicode
+            // whitespace); eslint html's file.
             || (is_ascii_space(first) || first >= 0x80)
-                && (look.trimmed().starts_with("● ") || look.trimmed().starts_with("[+] "))
+                && ["● ", "✖ ", "[+] "].iter().any(|p| look.trimmed().starts_with(p))
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
@@ -202,6 +203,18 @@ impl Js {
             }
             self.failure = Some(Failure {
                 test,
+                ..Failure::default()
+            });
+            return;
+        }
+        // Node's test runner (`--test-reporter=spec`, its default on a terminal): `✖ name (1.2ms)`,
+        // then the error and its stack, indented.
+        if let Some(title) = trimmed.strip_prefix("✖ ").and_then(node_spec_test) {
+            self.flush(sink);
+            self.in_jest_block = true;
+            sink.test(title, TestOutcome::Failed);
+            self.failure = Some(Failure {
+                test: Some(title.to_owned()),
                 ..Failure::default()
             });
             return;
@@ -381,6 +394,14 @@ impl Js {
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.flush(sink);
     }
+}
+
+/// The test a failed line of Node's spec reporter names, `signed values (3.132097ms)`: the
+/// duration is what tells it from other `✖` lines (`✖ failing tests:`, eslint's `✖ 3 problems`).
+fn node_spec_test(rest: &str) -> Option<&str> {
+    let (name, duration) = rest.strip_suffix("ms)")?.rsplit_once(" (")?;
+    let number = !duration.is_empty() && duration.bytes().all(|b| b.is_ascii_digit() || b == b'.');
+    (number && !name.is_empty()).then_some(name)
 }
 
 /// The text of an HTML cell, its character references resolved (eslint's `html` escapes `&`, `<`,

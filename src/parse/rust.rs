@@ -69,6 +69,8 @@ pub(crate) struct Rust {
     panic: Option<(String, String, u32)>,
     unplaced: Option<Unplaced>,
     doctest: Option<Doctest>,
+    /// The test whose output follows (`---- tests::name stdout ----` in `cargo test`'s failures).
+    failing_test: Option<String>,
 }
 
 impl Rust {
@@ -88,6 +90,7 @@ impl Rust {
             b'A'..=b'Z' | b'i' => ruff_code_prefix(line),
             b't' => line.starts_with("test ") || line.starts_with("thread '"),
             b'-' => line.starts_with("---- "),
+            b'n' => line.starts_with(NOT_PANICKED),
             b' ' => self.header.is_some(),
             _ => false,
         }
@@ -179,9 +182,36 @@ impl Rust {
                     emit_header(&header, file, n, sink);
                 }
             }
-            b'-' => self.doctest = doctest_header(line),
+            b'-' => {
+                self.doctest = doctest_header(line);
+                self.failing_test = line
+                    .strip_prefix("---- ")
+                    .and_then(|l| l.strip_suffix(" stdout ----"))
+                    .map(str::to_owned);
+            }
+            // A `#[should_panic]` test that returned: where it is defined is what failed.
+            b'n' if line.starts_with(NOT_PANICKED) => {
+                if let Some((file, n, _)) = split_location(&line[NOT_PANICKED.len()..]) {
+                    let test = self.failing_test.as_deref();
+                    sink.report(Finding {
+                        file,
+                        line: n,
+                        error_type: ErrorType::Logic,
+                        message: Cow::Borrowed("test did not panic as expected"),
+                        test,
+                        confidence: 0.9,
+                        rank: Rank::Error,
+                    });
+                    if let Some(test) = test {
+                        sink.test(test, TestOutcome::Failed);
+                    }
+                }
+            }
             // A test binary's summary ends its failures: a panic after it is not the doctest's.
-            b't' if line.starts_with("test result: ") => self.doctest = None,
+            b't' if line.starts_with("test result: ") => {
+                self.doctest = None;
+                self.failing_test = None;
+            }
             b't' if line.starts_with("test ") => {
                 if let Some((name, word)) = test_line(line).or_else(|| doctest_line(line)) {
                     let outcome = match word {
@@ -215,6 +245,9 @@ impl Rust {
 
     pub fn finish(&mut self, _sink: &mut Sink<'_>) {}
 }
+
+/// libtest's note on a `#[should_panic]` test that returned, before the test's place.
+const NOT_PANICKED: &str = "note: test did not panic as expected at ";
 
 /// A test that panicked failed; `main` is a program's own thread (`cargo run`, a build script),
 /// not a test's (libtest names each test's thread after it).
