@@ -455,6 +455,9 @@ fn go_type(message: &str) -> (ErrorType, Rank) {
         "undefined (type",
         "is not a type",
         "non-boolean condition",
+        // Generics: a type argument outside its constraint, one that cannot be inferred.
+        "does not satisfy",
+        "cannot infer ",
     ];
     if TYPE_PHRASES.iter().any(|p| m.contains(p)) {
         return (ErrorType::TypeError, Rank::Error);

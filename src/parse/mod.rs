@@ -2,16 +2,17 @@
 //! only — no LLM, no I/O, no clock, no hash-order iteration.
 //!
 //! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps). Each
-//! format family (`python`, `rust`, `go`, `js`, `lint`, `tap`, `structured`) keeps a little state and
-//! hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
-//! keeps the output bounded and ordered, and records test outcomes and infrastructure signatures
-//! ([`outcome`]). A structured document (a JSON array, a jest report, JUnit XML) is read as it
+//! format family (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `structured`) keeps
+//! a little state and hands what it finds to the [`Sink`], which normalises paths ([`paths`]),
+//! merges duplicates, keeps the output bounded and ordered, and records test outcomes and
+//! infrastructure signatures ([`outcome`]). A structured document (a JSON array, a jest report, JUnit XML) is read as it
 //! arrives, in bounded memory; the lines it takes are held back from the text formats only until
 //! they are known to be the document. What the parser found becomes a [`Verdict`] together with
 //! the exit code; `core::format` renders a report for people.
 
 mod annotations;
 pub mod clean;
+mod format_check;
 mod go;
 mod js;
 mod json_stream;
@@ -261,6 +262,7 @@ pub struct Parser<'w> {
     js: js::Js,
     lint: lint::Lint,
     tap: tap::Tap,
+    format_check: format_check::FormatCheck,
     structured: structured::Structured,
     /// A line arriving in pieces: its first bytes, until they are enough to clean it.
     partial: String,
@@ -283,6 +285,7 @@ impl<'w> Parser<'w> {
             js: js::Js::default(),
             lint: lint::Lint::default(),
             tap: tap::Tap::default(),
+            format_check: format_check::FormatCheck::default(),
             structured: structured::Structured::default(),
             partial: String::new(),
             in_rest: false,
@@ -540,6 +543,9 @@ impl<'w> Parser<'w> {
         if self.offered(self.tap.wants(&look)) {
             self.tap.line(line, &mut self.sink);
         }
+        if self.offered(self.format_check.wants(&look)) {
+            self.format_check.line(line, &mut self.sink);
+        }
     }
 
     /// Whether a format that `wants` the line or not is handed it.
@@ -561,6 +567,7 @@ impl<'w> Parser<'w> {
         self.go.finish(&mut self.sink);
         self.js.finish(&mut self.sink);
         self.tap.finish(&mut self.sink);
+        self.format_check.finish(&mut self.sink);
         self.sink.finish()
     }
 }

@@ -81,7 +81,8 @@ impl Rust {
         let Some(first) = look.first else {
             return false;
         };
-        if self.unplaced.is_some() || self.panic.is_some() {
+        // A diagnostic's header waits for its location on the next line, whatever that line is.
+        if self.unplaced.is_some() || self.panic.is_some() || self.header.is_some() {
             return true;
         }
         let line = look.line;
@@ -91,12 +92,18 @@ impl Rust {
             b't' => line.starts_with("test ") || line.starts_with("thread '"),
             b'-' => line.starts_with("---- "),
             b'n' => line.starts_with(NOT_PANICKED),
+            b'u' => line.starts_with(UNFORMATTED),
             b' ' => self.header.is_some(),
             _ => false,
         }
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        // rustc and ruff put a diagnostic's location on the line after its header: after any
+        // other line, the header has none (a `-->` further on is another diagnostic's).
+        if self.header.is_some() && !is_location(line) {
+            self.header = None;
+        }
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
@@ -189,6 +196,14 @@ impl Rust {
                     .and_then(|l| l.strip_suffix(" stdout ----"))
                     .map(str::to_owned);
             }
+            // `ruff format --check` (0.9 on): a file it would reformat, its first change's place
+            // on the next line.
+            b'u' if line.starts_with(UNFORMATTED) => {
+                self.header = Some(Header::Ruff {
+                    code: "unformatted".to_owned(),
+                    message: line[UNFORMATTED.len()..].trim().to_owned(),
+                });
+            }
             // A `#[should_panic]` test that returned: where it is defined is what failed.
             b'n' if line.starts_with(NOT_PANICKED) => {
                 if let Some((file, n, _)) = split_location(&line[NOT_PANICKED.len()..]) {
@@ -244,6 +259,17 @@ impl Rust {
     }
 
     pub fn finish(&mut self, _sink: &mut Sink<'_>) {}
+}
+
+/// ruff's header of a file `ruff format --check` would reformat.
+const UNFORMATTED: &str = "unformatted: ";
+
+/// A diagnostic's location line, ` --> src/main.rs:4:18` (or ` ::: ` for a note's elsewhere).
+fn is_location(line: &str) -> bool {
+    line.starts_with(' ') && {
+        let trimmed = line.trim_start();
+        trimmed.starts_with("--> ") || trimmed.starts_with("::: ")
+    }
 }
 
 /// libtest's note on a `#[should_panic]` test that returned, before the test's place.
@@ -495,5 +521,24 @@ called `Option::unwrap()` on a `None` value
                 "src/lib.rs - spawn (line 60) - should panic",
             ]
         );
+    }
+
+    /// A header whose location does not come on the next line has none: ruff's configuration
+    /// warning above a `ruff format --check` diagnostic (ruff 0.17) is not that diagnostic's.
+    #[test]
+    fn a_header_is_read_with_the_location_on_the_next_line_only() {
+        let log = "\
+warning: The `ignore-init-module-imports` option is deprecated and will be removed in a future release.
+unformatted: File would be reformatted
+  --> README.md:21:1
+   |
+";
+        let parsed = parse(log, &Workspace::new("/w"));
+        let reports: Vec<(&str, u32, &str)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.message.as_str()))
+            .collect();
+        assert_eq!(reports, [("README.md", 21, "unformatted File would be reformatted")]);
     }
 }

@@ -1,0 +1,354 @@
+//! Formatters' checks, which fail a build without a diagnostic line: the diffs they print
+//! (`gofmt -d`, `black --diff`, `ruff format --diff`, `git diff` after a code generator, each a
+//! unified diff; rustfmt's `cargo fmt --check`, `Diff in FILE:LINE:` and its lines), reported at
+//! each hunk's first changed line, and the files they would reformat (`black --check`,
+//! `ruff format --check` before 0.9, `prettier --check`), reported at the file's first line: the
+//! log names no other. Each is a LINTING finding.
+
+use std::borrow::Cow;
+
+use super::look::Look;
+use super::{Finding, Rank, Sink, truncate_bytes};
+use crate::api::shared::ErrorType;
+
+/// Most bytes of a changed line kept in a report's message.
+const MAX_CHANGE: usize = 160;
+
+/// A diff being read: its file, and the hunk under way.
+struct Diff {
+    file: String,
+    hunk: Option<Hunk>,
+}
+
+/// A hunk of a diff: where it starts in the old file, the context before its first change, the
+/// lines it has left (a unified hunk's header counts them, so that a removed line that starts
+/// `-- ` is not taken for the next file's `--- ` header; rustfmt's chunks have no count), and its
+/// first change, reported once.
+struct Hunk {
+    start: u32,
+    context: u32,
+    left: Option<(u32, u32)>,
+    removed: Option<String>,
+    added: Option<String>,
+    reported: bool,
+}
+
+impl Hunk {
+    fn new(start: u32, left: Option<(u32, u32)>) -> Self {
+        Hunk {
+            start,
+            context: 0,
+            left,
+            removed: None,
+            added: None,
+            reported: false,
+        }
+    }
+
+    fn over(&self) -> bool {
+        self.left == Some((0, 0))
+    }
+
+    /// Reads a context (` `), removed (`-`) or added (`+`) line.
+    fn read(&mut self, mark: u8, text: &str) {
+        let (old, new) = self.left.unwrap_or((u32::MAX, u32::MAX));
+        let (old, new) = match mark {
+            b'-' => (old.saturating_sub(1), new),
+            b'+' => (old, new.saturating_sub(1)),
+            _ => (old.saturating_sub(1), new.saturating_sub(1)),
+        };
+        if self.left.is_some() {
+            self.left = Some((old, new));
+        }
+        let text = truncate_bytes(text.trim(), MAX_CHANGE).to_owned();
+        match mark {
+            b'-' if self.removed.is_none() => self.removed = Some(text),
+            b'+' if self.added.is_none() => self.added = Some(text),
+            b'-' | b'+' => {}
+            _ if self.removed.is_none() && self.added.is_none() => self.context += 1,
+            _ => {}
+        }
+    }
+
+    /// Reports the hunk's first change once it is known whole: its removed and added line, or
+    /// what the hunk has when it ends.
+    fn report(&mut self, file: &str, ending: bool, sink: &mut Sink<'_>) {
+        if self.reported || !(ending || self.removed.is_some() && self.added.is_some()) {
+            return;
+        }
+        let shown = |line: &str| {
+            if line.is_empty() {
+                "a blank line".to_owned()
+            } else {
+                format!("`{line}`")
+            }
+        };
+        let message = match (&self.removed, &self.added) {
+            (Some(removed), Some(added)) => format!("formatting differs: {} → {}", shown(removed), shown(added)),
+            (Some(removed), None) => format!("formatting differs: {} removed", shown(removed)),
+            (None, Some(added)) => format!("formatting differs: {} added", shown(added)),
+            (None, None) => return,
+        };
+        self.reported = true;
+        report(sink, file, (self.start + self.context).max(1), message);
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct FormatCheck {
+    /// A `--- old` header was the last line: the `+++ new` header may follow. Whether its path
+    /// began `a/` (git's prefixes).
+    minus: Option<bool>,
+    diff: Option<Diff>,
+    /// Files a diff was reported for (at most [`MAX_DIFFED`]): black's `would reformat` after
+    /// a file's diff adds nothing.
+    diffed: Vec<String>,
+}
+
+/// Most file names remembered as diffed.
+const MAX_DIFFED: usize = 100;
+
+impl FormatCheck {
+    /// Whether [`FormatCheck::line`] can do anything with the line: inside a diff every line; else
+    /// a diff's or rustfmt's header, or a formatter's `would reformat` line.
+    pub fn wants(&self, look: &Look<'_>) -> bool {
+        if self.diff.is_some() || self.minus.is_some() {
+            return true;
+        }
+        let line = look.line;
+        match look.first {
+            Some(b'-') => line.starts_with("--- "),
+            Some(b'D') => line.starts_with("Diff in "),
+            Some(b'w' | b'W') => line.starts_with("would reformat ") || line.starts_with("Would reformat: "),
+            Some(b'[') => line.starts_with("[warn] "),
+            _ => false,
+        }
+    }
+
+    pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        if let Some(a_prefix) = self.minus.take()
+            && let Some(path) = line.strip_prefix("+++ ")
+        {
+            let path = header_path(path);
+            let path = if a_prefix {
+                path.strip_prefix("b/").unwrap_or(path)
+            } else {
+                path
+            };
+            self.diff = Some(Diff {
+                file: path.to_owned(),
+                hunk: None,
+            });
+            return;
+        }
+        if let Some(diff) = self.diff.as_mut() {
+            if diff_line(diff, line, sink) {
+                return;
+            }
+            if let Some(hunk) = diff.hunk.as_mut() {
+                hunk.report(&diff.file, true, sink);
+            }
+            if self.diffed.len() < MAX_DIFFED {
+                self.diffed.push(std::mem::take(&mut diff.file));
+            }
+            self.diff = None;
+        }
+        if let Some(path) = line.strip_prefix("--- ") {
+            self.minus = Some(header_path(path).starts_with("a/"));
+        } else if let Some((file, n)) = rustfmt_header(line) {
+            self.diff = Some(Diff {
+                file: file.to_owned(),
+                hunk: Some(Hunk::new(n, None)),
+            });
+        } else if let Some(file) = would_reformat(line)
+            && !self.diffed.iter().any(|d| d == file)
+        {
+            report(sink, file, 1, "would be reformatted".to_owned());
+        }
+    }
+}
+
+impl FormatCheck {
+    /// The log's end: a diff's last hunk is reported.
+    pub fn finish(&mut self, sink: &mut Sink<'_>) {
+        if let Some(Diff {
+            file,
+            hunk: Some(mut hunk),
+        }) = self.diff.take()
+        {
+            hunk.report(&file, true, sink);
+        }
+    }
+}
+
+/// A line inside a diff; whether it was one (any other, or a `--- ` header after a hunk that
+/// is over, ends the diff).
+fn diff_line(diff: &mut Diff, line: &str, sink: &mut Sink<'_>) -> bool {
+    let first = line.as_bytes().first().copied();
+    if first == Some(b'@') {
+        let Some((start, left)) = hunk_header(line) else {
+            return false;
+        };
+        if let Some(hunk) = diff.hunk.as_mut() {
+            hunk.report(&diff.file, true, sink);
+        }
+        diff.hunk = Some(Hunk::new(start, Some(left)));
+        return true;
+    }
+    let Some(hunk) = diff.hunk.as_mut() else {
+        return false;
+    };
+    if hunk.over() {
+        return false;
+    }
+    match first {
+        // `\ No newline at end of file`.
+        Some(b'\\') => {}
+        // rustfmt's and some tools' empty context lines lose their space.
+        None => hunk.read(b' ', ""),
+        Some(mark @ (b' ' | b'-' | b'+')) => hunk.read(mark, &line[1..]),
+        Some(_) => return false,
+    }
+    hunk.report(&diff.file, false, sink);
+    true
+}
+
+fn report(sink: &mut Sink<'_>, file: &str, line: u32, message: String) {
+    sink.report(Finding {
+        file,
+        line,
+        error_type: ErrorType::Linting,
+        message: Cow::Owned(message),
+        test: None,
+        confidence: 0.8,
+        rank: Rank::Warning,
+    });
+}
+
+/// The path of a diff header, less what follows it after a tab (black's and diff's timestamps).
+fn header_path(text: &str) -> &str {
+    text.split('\t').next().unwrap_or(text).trim_end()
+}
+
+/// A hunk's header, `@@ -64,7 +64,8 @@`: the old file's first line, and the old and new lines
+/// it holds (a count left out is 1).
+fn hunk_header(line: &str) -> Option<(u32, (u32, u32))> {
+    let ranges = line.strip_prefix("@@ -")?;
+    let (old, rest) = ranges.split_once(" +")?;
+    let new = rest.split_once(" @@")?.0;
+    let range = |r: &str| -> Option<(u32, u32)> {
+        match r.split_once(',') {
+            Some((start, count)) => Some((start.parse().ok()?, count.parse().ok()?)),
+            None => Some((r.parse().ok()?, 1)),
+        }
+    };
+    let ((start, old_count), (_, new_count)) = (range(old)?, range(new)?);
+    Some((start, (old_count, new_count)))
+}
+
+/// rustfmt's `Diff in /abs/src/lib.rs:228:` (or `Diff in /abs/src/lib.rs at line 228:`, before
+/// 1.4.38).
+fn rustfmt_header(line: &str) -> Option<(&str, u32)> {
+    let rest = line.strip_prefix("Diff in ")?.strip_suffix(':')?;
+    let (file, n) = rest.rsplit_once(" at line ").or_else(|| rest.rsplit_once(':'))?;
+    Some((file, n.parse().ok()?))
+}
+
+/// A file a formatter's check would reformat: black's `would reformat PATH`, ruff's
+/// `Would reformat: PATH`, prettier's `[warn] PATH` (not its `[warn] Code style issues ...`).
+fn would_reformat(line: &str) -> Option<&str> {
+    let path = line
+        .strip_prefix("would reformat ")
+        .or_else(|| line.strip_prefix("Would reformat: "))
+        .or_else(|| line.strip_prefix("[warn] "))?
+        .trim();
+    (!path.is_empty() && !path.contains(char::is_whitespace) && path.contains('.')).then_some(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Workspace, parse};
+
+    fn places(log: &str) -> Vec<(String, u32, String)> {
+        let parsed = parse(log, &Workspace::new("/w"));
+        parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.clone(), r.line_number, r.message.clone()))
+            .collect()
+    }
+
+    /// `gofmt -d` (go 1.26): each hunk at its first changed line.
+    #[test]
+    fn a_unified_diff_is_reported_at_each_hunks_first_change() {
+        let log = "\
+diff shlex.go.orig shlex.go
+--- shlex.go.orig
++++ shlex.go
+@@ -64,7 +64,7 @@
+ \tif t.tokenType != t.tokenType {
+ \t\treturn false
+ \t}
+-\treturn t.value==a.value
++\treturn t.value == a.value
+ }
+ 
+ const (
+@@ -150,7 +150,7 @@
+ \t\tc := r
+ 
+ \t\tswitch {
+-\t\tcase c==' ':
++\t\tcase c == ' ':
+ \t\t\treturn spaceRuneClass
+ \t\tdefault:
+ \t\t\treturn unknownRuneClass
+";
+        assert_eq!(
+            places(log),
+            [
+                (
+                    "shlex.go".to_owned(),
+                    67,
+                    "formatting differs: `return t.value==a.value` → `return t.value == a.value`".to_owned()
+                ),
+                (
+                    "shlex.go".to_owned(),
+                    153,
+                    "formatting differs: `case c==' ':` → `case c == ' ':`".to_owned()
+                ),
+            ]
+        );
+    }
+
+    /// rustfmt's check, black's `would reformat`, prettier's `[warn]`, git's `a/` and `b/`.
+    #[test]
+    fn formatters_checks_name_their_files() {
+        let log = "\
+Diff in /w/src/lib.rs:228:
+     }
+ 
+-    fn f(){}
++    fn f() {}
+would reformat /w/src/pkg/_json.py
+Oh no! 💥 💔 💥
+[warn] app/src/main.ts
+[warn] Code style issues found in 2 files. Run Prettier with --write to fix.
+--- a/gen/api.go
++++ b/gen/api.go
+@@ -1,3 +1,3 @@
+-package api
++package apiv2
+";
+        let got: Vec<(String, u32)> = places(log).into_iter().map(|(f, n, _)| (f, n)).collect();
+        assert_eq!(
+            got,
+            [
+                ("src/lib.rs".to_owned(), 230),
+                ("src/pkg/_json.py".to_owned(), 1),
+                ("app/src/main.ts".to_owned(), 1),
+                ("gen/api.go".to_owned(), 1),
+            ]
+        );
+    }
+}
