@@ -279,51 +279,52 @@ mod tests {
         );
     }
 
+    /// Each raw line and what cleaning leaves of it.
+    fn assert_cleaned(cases: &[(&str, &str)]) {
+        for (raw, cleaned) in cases {
+            assert_eq!(clean_line(raw), *cleaned, "{raw:?}");
+        }
+    }
+
     #[test]
     fn every_kind_of_escape_sequence_comes_off() {
-        // mypy's colours (terminfo's sgr0 for xterm: a character-set designation, then SGR).
-        assert_eq!(
-            clean_line(
-                "a.py:3: \x1b[1m\x1b[31merror:\x1b(B\x1b[m Name \x1b[1m\"x\"\x1b(B\x1b[m is not defined  \x1b(B\x1b[m\x1b[33m[name-defined]\x1b(B\x1b[m"
+        assert_cleaned(&[
+            // mypy's colours (terminfo's sgr0 for xterm: a character-set designation, then SGR).
+            (
+                "a.py:3: \x1b[1m\x1b[31merror:\x1b(B\x1b[m Name \x1b[1m\"x\"\x1b(B\x1b[m is not defined  \x1b(B\x1b[m\x1b[33m[name-defined]\x1b(B\x1b[m",
+                "a.py:3: error: Name \"x\" is not defined  [name-defined]",
             ),
-            "a.py:3: error: Name \"x\" is not defined  [name-defined]"
-        );
-        // Two-byte sequences, other designations, control strings ended by ST or BEL.
-        assert_eq!(clean_line("\x1b=\x1b7ok\x1b8\x1b>"), "ok");
-        assert_eq!(clean_line("\x1b)0\x1b#8\x1b%Gok"), "ok");
-        assert_eq!(clean_line("\x1bPtmux;x\x1b\\ok\x1b_kitty\x07!"), "ok!");
-        // What follows a lone or malformed escape is text, as a terminal prints it.
-        assert_eq!(clean_line("a\x1b\u{e9}b"), "a\u{e9}b");
-        assert_eq!(clean_line("a\x1b[3\u{e9}b"), "a\u{e9}b");
-        assert_eq!(clean_line("a\x1b"), "a");
+            // Two-byte sequences, other designations, control strings ended by ST or BEL.
+            ("\x1b=\x1b7ok\x1b8\x1b>", "ok"),
+            ("\x1b)0\x1b#8\x1b%Gok", "ok"),
+            ("\x1bPtmux;x\x1b\\ok\x1b_kitty\x07!", "ok!"),
+            // What follows a lone or malformed escape is text, as a terminal prints it.
+            ("a\x1b\u{e9}b", "a\u{e9}b"),
+            ("a\x1b[3\u{e9}b", "a\u{e9}b"),
+            ("a\x1b", "a"),
+        ]);
     }
 
     /// As TeamCity's downloaded build log shows a build step's output, its own messages and a
     /// nested block's.
     #[test]
     fn teamcity_prefixes_come_off() {
-        assert_eq!(
-            clean_line("[17:40:48] :\t [Step 1/2]  ---> 8e75cbc5b25c"),
-            " ---> 8e75cbc5b25c"
-        );
-        assert_eq!(
-            clean_line("[04:01:25] :\t [Step 1/1]   File \"/w/a.py\", line 3, in f"),
-            "  File \"/w/a.py\", line 3, in f"
-        );
-        assert_eq!(
-            clean_line("[12:36:23]W: Step 1/1: Maven (18s)"),
-            "Step 1/1: Maven (18s)"
-        );
-        assert_eq!(
-            clean_line(
-                "[14:36:30]i:\t\t\t\t [/usr/bin/git fetch origin +refs/tags/0.0.61:refs/tags/0.0.61] remote: done."
+        assert_cleaned(&[
+            ("[17:40:48] :\t [Step 1/2]  ---> 8e75cbc5b25c", " ---> 8e75cbc5b25c"),
+            (
+                "[04:01:25] :\t [Step 1/1]   File \"/w/a.py\", line 3, in f",
+                "  File \"/w/a.py\", line 3, in f",
             ),
-            "remote: done."
-        );
-        assert_eq!(clean_line("[17:40:46] :\t [Step 1/2] "), "");
-        // Not TeamCity's: kept as they are, or as the clock prefix alone comes off.
-        assert_eq!(clean_line("[17:40:46] :\t no block"), ":\t no block");
-        assert_eq!(clean_line("[17:40:46] a.py:3: error"), "a.py:3: error");
+            ("[12:36:23]W: Step 1/1: Maven (18s)", "Step 1/1: Maven (18s)"),
+            (
+                "[14:36:30]i:\t\t\t\t [/usr/bin/git fetch origin +refs/tags/0.0.61:refs/tags/0.0.61] remote: done.",
+                "remote: done.",
+            ),
+            ("[17:40:46] :\t [Step 1/2] ", ""),
+            // Not TeamCity's: kept as they are, or as the clock prefix alone comes off.
+            ("[17:40:46] :\t no block", ":\t no block"),
+            ("[17:40:46] a.py:3: error", "a.py:3: error"),
+        ]);
     }
 
     #[test]
