@@ -23,13 +23,13 @@ struct Diff {
 /// A hunk of a diff: where it starts in the old file, the context before its first change, the
 /// lines it has left (a unified hunk's header counts them, so that a removed line that starts
 /// `-- ` is not taken for the next file's `--- ` header; rustfmt's chunks have no count), and its
-/// first change, reported once.
+/// first change: the first run of removed lines, and the added line right after it.
 struct Hunk {
     start: u32,
     context: u32,
     left: Option<(u32, u32)>,
+    /// The first removed line, while the run of changes it begins goes on.
     removed: Option<String>,
-    added: Option<String>,
     reported: bool,
 }
 
@@ -40,7 +40,6 @@ impl Hunk {
             context: 0,
             left,
             removed: None,
-            added: None,
             reported: false,
         }
     }
@@ -49,48 +48,65 @@ impl Hunk {
         self.left == Some((0, 0))
     }
 
-    /// Reads a context (` `), removed (`-`) or added (`+`) line.
-    fn read(&mut self, mark: u8, text: &str) {
-        let (old, new) = self.left.unwrap_or((u32::MAX, u32::MAX));
-        let (old, new) = match mark {
-            b'-' => (old.saturating_sub(1), new),
-            b'+' => (old, new.saturating_sub(1)),
-            _ => (old.saturating_sub(1), new.saturating_sub(1)),
-        };
-        if self.left.is_some() {
-            self.left = Some((old, new));
-        }
-        let text = truncate_bytes(text.trim(), MAX_CHANGE).to_owned();
-        match mark {
-            b'-' if self.removed.is_none() => self.removed = Some(text),
-            b'+' if self.added.is_none() => self.added = Some(text),
-            b'-' | b'+' => {}
-            _ if self.removed.is_none() && self.added.is_none() => self.context += 1,
-            _ => {}
-        }
+    /// The line of the hunk's first change.
+    fn line(&self) -> u32 {
+        (self.start + self.context).max(1)
     }
 
-    /// Reports the hunk's first change once it is known whole: its removed and added line, or
-    /// what the hunk has when it ends.
-    fn report(&mut self, file: &str, ending: bool, sink: &mut Sink<'_>) {
-        if self.reported || !(ending || self.removed.is_some() && self.added.is_some()) {
-            return;
+    /// Reads a context (` `), removed (`-`) or added (`+`) line; returns the message of the
+    /// hunk's first change once it is whole: a removal and the addition right after it, a
+    /// removal followed by context, or an addition alone.
+    fn read(&mut self, mark: u8, text: &str) -> Option<String> {
+        if let Some((old, new)) = self.left.as_mut() {
+            match mark {
+                b'-' => *old = old.saturating_sub(1),
+                b'+' => *new = new.saturating_sub(1),
+                _ => {
+                    *old = old.saturating_sub(1);
+                    *new = new.saturating_sub(1);
+                }
+            }
         }
-        let shown = |line: &str| {
-            if line.is_empty() {
-                "a blank line".to_owned()
-            } else {
-                format!("`{line}`")
+        if self.reported {
+            return None;
+        }
+        let text = truncate_bytes(text.trim(), MAX_CHANGE);
+        let message = match (mark, self.removed.take()) {
+            (b'-', None) => {
+                self.removed = Some(text.to_owned());
+                return None;
+            }
+            // Further removed lines of the same run.
+            (b'-', removed) => {
+                self.removed = removed;
+                return None;
+            }
+            (b'+', Some(removed)) => format!("formatting differs: {} → {}", shown(&removed), shown(text)),
+            (b'+', None) => format!("formatting differs: {} added", shown(text)),
+            (_, Some(removed)) => format!("formatting differs: {} removed", shown(&removed)),
+            (_, None) => {
+                self.context += 1;
+                return None;
             }
         };
-        let message = match (&self.removed, &self.added) {
-            (Some(removed), Some(added)) => format!("formatting differs: {} → {}", shown(removed), shown(added)),
-            (Some(removed), None) => format!("formatting differs: {} removed", shown(removed)),
-            (None, Some(added)) => format!("formatting differs: {} added", shown(added)),
-            (None, None) => return,
-        };
         self.reported = true;
-        report(sink, file, (self.start + self.context).max(1), message);
+        Some(message)
+    }
+
+    /// The hunk's end: a removal still waiting for what follows it is the change.
+    fn end(&mut self) -> Option<String> {
+        let removed = self.removed.take().filter(|_| !self.reported)?;
+        self.reported = true;
+        Some(format!("formatting differs: {} removed", shown(&removed)))
+    }
+}
+
+/// A changed line as a message shows it.
+fn shown(line: &str) -> String {
+    if line.is_empty() {
+        "a blank line".to_owned()
+    } else {
+        format!("`{line}`")
     }
 }
 
@@ -135,6 +151,10 @@ impl FormatCheck {
             } else {
                 path
             };
+            if path == "/dev/null" {
+                // A file the change deletes: nothing of it is left to point at.
+                return;
+            }
             self.diff = Some(Diff {
                 file: path.to_owned(),
                 hunk: None,
@@ -145,8 +165,10 @@ impl FormatCheck {
             if diff_line(diff, line, sink) {
                 return;
             }
-            if let Some(hunk) = diff.hunk.as_mut() {
-                hunk.report(&diff.file, true, sink);
+            if let Some(hunk) = diff.hunk.as_mut()
+                && let Some(message) = hunk.end()
+            {
+                report(sink, &diff.file, hunk.line(), message);
             }
             if self.diffed.len() < MAX_DIFFED {
                 self.diffed.push(std::mem::take(&mut diff.file));
@@ -154,7 +176,9 @@ impl FormatCheck {
             self.diff = None;
         }
         if let Some(path) = line.strip_prefix("--- ") {
-            self.minus = Some(header_path(path).starts_with("a/"));
+            // git's `a/` and `b/`; a file the change creates is `/dev/null` before it.
+            let old = header_path(path);
+            self.minus = Some(old.starts_with("a/") || old == "/dev/null");
         } else if let Some((file, n)) = rustfmt_header(line) {
             self.diff = Some(Diff {
                 file: file.to_owned(),
@@ -175,8 +199,9 @@ impl FormatCheck {
             file,
             hunk: Some(mut hunk),
         }) = self.diff.take()
+            && let Some(message) = hunk.end()
         {
-            hunk.report(&file, true, sink);
+            report(sink, &file, hunk.line(), message);
         }
     }
 }
@@ -189,8 +214,10 @@ fn diff_line(diff: &mut Diff, line: &str, sink: &mut Sink<'_>) -> bool {
         let Some((start, left)) = hunk_header(line) else {
             return false;
         };
-        if let Some(hunk) = diff.hunk.as_mut() {
-            hunk.report(&diff.file, true, sink);
+        if let Some(hunk) = diff.hunk.as_mut()
+            && let Some(message) = hunk.end()
+        {
+            report(sink, &diff.file, hunk.line(), message);
         }
         diff.hunk = Some(Hunk::new(start, Some(left)));
         return true;
@@ -201,15 +228,22 @@ fn diff_line(diff: &mut Diff, line: &str, sink: &mut Sink<'_>) -> bool {
     if hunk.over() {
         return false;
     }
-    match first {
+    let message = match first {
         // `\ No newline at end of file`.
-        Some(b'\\') => {}
+        Some(b'\\') => None,
         // rustfmt's and some tools' empty context lines lose their space.
         None => hunk.read(b' ', ""),
         Some(mark @ (b' ' | b'-' | b'+')) => hunk.read(mark, &line[1..]),
         Some(_) => return false,
+    };
+    if let Some(message) = message {
+        report(sink, &diff.file, hunk.line(), message);
+        if hunk.left.is_none() {
+            // rustfmt's chunk has no length: its change is read, and what follows it may be
+            // another tool's output that happens to start with a space, `-` or `+`.
+            diff.hunk = None;
+        }
     }
-    hunk.report(&diff.file, false, sink);
     true
 }
 
@@ -348,6 +382,55 @@ Oh no! 💥 💔 💥
                 ("src/pkg/_json.py".to_owned(), 1),
                 ("app/src/main.ts".to_owned(), 1),
                 ("gen/api.go".to_owned(), 1),
+            ]
+        );
+    }
+
+    /// A change is its first run of removed lines and the line added right after them, not an
+    /// addition further on; a new file's diff names it without git's `b/`; what follows
+    /// rustfmt's chunk is not read as the chunk's.
+    #[test]
+    fn a_change_is_one_run_and_a_diff_ends_where_its_lines_do() {
+        let log = "\
+--- a/src/a.go
++++ b/src/a.go
+@@ -10,4 +10,4 @@
+-
+ package a
+ 
+ import \"os\"
++var x = 1
+--- /dev/null
++++ b/gen/api_new.go
+@@ -0,0 +1,2 @@
++package api
++
+Diff in /w/src/lib.rs:10:
+ fn a() {}
+-
+-
+ fn b() {}
++ cargo test --all
+   Compiling demo v0.1.0 (/w)
+";
+        assert_eq!(
+            places(log),
+            [
+                (
+                    "src/a.go".to_owned(),
+                    10,
+                    "formatting differs: a blank line removed".to_owned()
+                ),
+                (
+                    "gen/api_new.go".to_owned(),
+                    1,
+                    "formatting differs: `package api` added".to_owned()
+                ),
+                (
+                    "src/lib.rs".to_owned(),
+                    11,
+                    "formatting differs: a blank line removed".to_owned()
+                ),
             ]
         );
     }

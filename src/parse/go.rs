@@ -253,8 +253,10 @@ impl Go {
             b' ' | b'-'
                 if line.trim_start().starts_with("--- ") || sink.may_hold(Needle::GoFile) && has(line, ".go:") =>
             {
-                // A benchmark's failure has no duration: `--- FAIL: BenchmarkOrdinal`.
+                // A benchmark's failure has no duration: `--- FAIL: BenchmarkOrdinal` (a
+                // sub-benchmark's indented under it).
                 if let Some(name) = line
+                    .trim_start()
                     .strip_prefix("--- FAIL: ")
                     .filter(|name| name.starts_with("Benchmark") && !name.contains(char::is_whitespace))
                 {

@@ -115,15 +115,15 @@ impl Workspace {
         self.by_suffix(&relative).or(Some(relative))
     }
 
-    /// The listed file that a path climbing above the folder it was printed in (`../pkg/a.py`)
-    /// names: what it names below the climb, found as [`Workspace::by_suffix`] finds a path from
-    /// a subfolder. `None` without a listing: nothing is guessed.
     /// The project's own package as an installer copied it into an environment (tox and nox
     /// install it into `.tox/py/lib/python3.11/site-packages/`, a non-editable `pip install .`
     /// into the interpreter's): the one listed file at the same package path
-    /// (`site-packages/cachetools/keys.py` → `src/cachetools/keys.py`). A module at the top of
-    /// site-packages is the project's only as a file at its root or under `src/`, so that a
-    /// dependency's module is not taken for a same-named file deeper in the repository.
+    /// (`site-packages/cachetools/keys.py` → `src/cachetools/keys.py`), whose package is a
+    /// top-level one in the repository: the folder holding it is no package itself (a vendored
+    /// copy, `src/pip/_vendor/rich/`, is another package's part, not the installed `rich`). A
+    /// module at the top of site-packages is the project's only as a file at its root or under
+    /// `src/`, so that a dependency's module is not taken for a same-named file deeper in the
+    /// repository.
     fn installed_copy(&self, path: &str) -> Option<String> {
         if self.files.is_empty() {
             return None;
@@ -137,12 +137,22 @@ impl Workspace {
         }
         let nested = installed.contains('/');
         let mut found = self.ending_with(installed).filter(|f| {
-            nested || f.len() == installed.len() || f.len() == installed.len() + 4 && f.starts_with("src/")
+            let folder = &f[..f.len() - installed.len()];
+            let top_level = !self.lists(&format!("{folder}__init__.py"));
+            top_level && (nested || folder.is_empty() || folder == "src/")
         });
         let first = found.next()?;
         found.next().is_none().then_some(first)
     }
 
+    /// Whether the listing holds `file`.
+    fn lists(&self, file: &str) -> bool {
+        self.files.binary_search_by(|f| f.as_str().cmp(file)).is_ok()
+    }
+
+    /// The listed file that a path climbing above the folder it was printed in (`../pkg/a.py`)
+    /// names: what it names below the climb, found as [`Workspace::by_suffix`] finds a path from
+    /// a subfolder. `None` without a listing: nothing is guessed.
     fn above_its_folder(&self, path: &str) -> Option<String> {
         if self.files.is_empty() {
             return None;
@@ -293,6 +303,9 @@ mod tests {
             "src/six.py".into(),
             "vendor/attr.py".into(),
             "tests/test_keys.py".into(),
+            "src/pip/__init__.py".into(),
+            "src/pip/_vendor/__init__.py".into(),
+            "src/pip/_vendor/rich/console.py".into(),
         ]);
         for (printed, file) in [
             (
@@ -307,6 +320,8 @@ mod tests {
             // A dependency: not in the project, or a module whose namesake lies deeper.
             (".tox/py/lib/python3.11/site-packages/requests/models.py", None),
             (".tox/py/lib/python3.11/site-packages/attr.py", None),
+            // A vendored copy of a dependency is part of another package, not that dependency.
+            (".tox/py/lib/python3.11/site-packages/rich/console.py", None),
             ("/usr/lib/python3.11/json/decoder.py", None),
         ] {
             assert_eq!(ws.relative(printed).as_deref(), file, "{printed}");
