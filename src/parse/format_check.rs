@@ -190,9 +190,7 @@ impl FormatCheck {
             report(sink, file, 1, "would be reformatted".to_owned());
         }
     }
-}
 
-impl FormatCheck {
     /// The log's end: a diff's last hunk is reported.
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         if let Some(Diff {
@@ -301,14 +299,13 @@ fn would_reformat(line: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Workspace, parse};
+    use super::super::{Workspace, parse, report_messages};
 
     fn places(log: &str) -> Vec<(String, u32, String)> {
         let parsed = parse(log, &Workspace::new("/w"));
-        parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.clone(), r.line_number, r.message.clone()))
+        report_messages(&parsed)
+            .into_iter()
+            .map(|(file, line, message)| (file.to_owned(), line, message.to_owned()))
             .collect()
     }
 

@@ -63,9 +63,14 @@ struct Failure {
 /// eslint's `html` formatter: the file whose rows follow (`[+] /abs/a.js` in a `<th>`), and the
 /// row being read, one cell a line: `<td>4:5</td>`, `<td class="clr-2">Error</td>`, the message,
 /// the rule's link.
-#[derive(Default)]
 struct EslintHtml {
-    file: Option<String>,
+    file: String,
+    row: HtmlRow,
+}
+
+/// The cells of an eslint `html` row read so far.
+#[derive(Default)]
+struct HtmlRow {
     line: Option<u32>,
     severity_seen: bool,
     message: Option<String>,
@@ -329,12 +334,12 @@ impl Js {
         let cell = line.trim();
         if let Some(path) = cell.strip_prefix("[+] ") {
             self.eslint_html = Some(EslintHtml {
-                file: Some(path.to_owned()),
-                ..EslintHtml::default()
+                file: path.to_owned(),
+                row: HtmlRow::default(),
             });
             return true;
         }
-        let Some(html) = self.eslint_html.as_mut() else {
+        let Some(EslintHtml { file, row }) = self.eslint_html.as_mut() else {
             return false;
         };
         if !(cell.is_empty() || cell.starts_with('<')) || cell == "</table>" {
@@ -342,9 +347,8 @@ impl Js {
             return false;
         }
         if cell == "</tr>" {
-            let row = std::mem::take(html);
-            html.file = row.file;
-            if let (Some(file), Some(n), Some(message)) = (html.file.as_deref(), row.line, row.message) {
+            let row = std::mem::take(row);
+            if let (Some(n), Some(message)) = (row.line, row.message) {
                 let rule = row.rule.unwrap_or_default();
                 sink.report(eslint_finding(file, n, &message, &rule, false, 0.95));
             }
@@ -354,21 +358,21 @@ impl Js {
                 .filter(|(_, column)| column.bytes().all(|b| b.is_ascii_digit()))
                 .and_then(|(n, _)| n.parse::<u32>().ok());
             match place {
-                Some(n) if html.line.is_none() => html.line = Some(n),
-                _ if html.severity_seen && html.message.is_none() => html.message = Some(html_text(text)),
+                Some(n) if row.line.is_none() => row.line = Some(n),
+                _ if row.severity_seen && row.message.is_none() => row.message = Some(html_text(text)),
                 _ => {}
             }
         } else if cell.starts_with("<td class=\"clr-")
             && (cell.ends_with(">Error</td>") || cell.ends_with(">Warning</td>"))
         {
-            html.severity_seen = html.line.is_some();
+            row.severity_seen = row.line.is_some();
         } else if cell.starts_with("<a href=")
             && let Some(rule) = cell
                 .strip_suffix("</a>")
                 .and_then(|c| c.rsplit_once('>'))
                 .map(|(_, r)| r)
         {
-            html.rule = Some(html_text(rule));
+            row.rule = Some(html_text(rule));
         }
         true
     }
@@ -636,11 +640,7 @@ mod tests {
             format!("<th colspan=\"4\">\n        [+] /w/src/a.js\n        <span>1 problem</span>\n</th>\n{row}");
         let workspace = super::super::Workspace::new("/w");
         let read = super::super::parse(&table, &workspace);
-        let places: Vec<(&str, u32, &str)> = read
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.message.as_str()))
-            .collect();
+        let places = super::super::report_messages(&read);
         assert_eq!(
             places,
             [("src/a.js", 4, "'x' is defined but never used. (no-unused-vars)")]

@@ -1102,6 +1102,16 @@ pub(crate) fn report_places(parsed: &ParseOutput) -> Vec<(&str, u32, Option<&str
         .collect()
 }
 
+/// Each report's file, line and message, for tests to compare at a glance.
+#[cfg(test)]
+pub(crate) fn report_messages(parsed: &ParseOutput) -> Vec<(&str, u32, &str)> {
+    parsed
+        .reports
+        .iter()
+        .map(|r| (r.file_path.as_str(), r.line_number, r.message.as_str()))
+        .collect()
+}
+
 #[cfg(test)]
 mod bounds {
     use super::*;

@@ -9,8 +9,9 @@
 pub struct Workspace {
     root: String,
     files: Vec<String>,
-    /// Each file's bytes reversed, sorted: the files that end with a path are one range of it.
-    reversed: Vec<Box<[u8]>>,
+    /// The files' indices, ordered by their names read backwards: the files that end with a path
+    /// are one range of it.
+    by_ending: Vec<usize>,
 }
 
 /// Path fragments that mark code that is not the project's own.
@@ -46,7 +47,7 @@ impl Workspace {
         Workspace {
             root,
             files: Vec::new(),
-            reversed: Vec::new(),
+            by_ending: Vec::new(),
         }
     }
 
@@ -54,8 +55,9 @@ impl Workspace {
     pub fn with_files(mut self, mut files: Vec<String>) -> Self {
         files.sort();
         files.dedup();
-        self.reversed = files.iter().map(|f| f.bytes().rev().collect()).collect();
-        self.reversed.sort_unstable();
+        self.by_ending = (0..files.len()).collect();
+        self.by_ending
+            .sort_unstable_by(|&a, &b| files[a].bytes().rev().cmp(files[b].bytes().rev()));
         self.files = files;
         self
     }
@@ -63,15 +65,15 @@ impl Workspace {
     /// The listed files that are `suffix` or end with `/` and `suffix`, found by a binary search
     /// of the reversed names rather than a look at every file (a repository lists up to 100,000,
     /// and a traceback may have dozens of frames under site-packages).
-    fn ending_with<'a>(&'a self, suffix: &'a str) -> impl Iterator<Item = String> + 'a {
-        let key: Vec<u8> = suffix.bytes().rev().collect();
-        let start = self.reversed.partition_point(|f| f[..] < key[..]);
-        let length = key.len();
-        self.reversed[start..]
+    fn ending_with<'a>(&'a self, suffix: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let start = self
+            .by_ending
+            .partition_point(|&i| self.files[i].bytes().rev().lt(suffix.bytes().rev()));
+        self.by_ending[start..]
             .iter()
-            .take_while(move |f| f.starts_with(&key))
-            .filter(move |f| f.len() == length || f[length] == b'/')
-            .map(|f| String::from_utf8_lossy(&f.iter().rev().copied().collect::<Vec<u8>>()).into_owned())
+            .map(|&i| self.files[i].as_str())
+            .take_while(move |f| f.ends_with(suffix))
+            .filter(move |f| f.len() == suffix.len() || f[..f.len() - suffix.len()].ends_with('/'))
     }
 
     /// The repository-relative form of `path`, or `None` when it is not the project's code.
@@ -142,7 +144,7 @@ impl Workspace {
             top_level && (nested || folder.is_empty() || folder == "src/")
         });
         let first = found.next()?;
-        found.next().is_none().then_some(first)
+        found.next().is_none().then(|| first.to_owned())
     }
 
     /// Whether the listing holds `file`.
@@ -283,7 +285,7 @@ mod tests {
             suffix in "[ab/é]{1,4}",
         ) {
             let ws = Workspace::new("/w").with_files(files);
-            let mut found: Vec<String> = ws.ending_with(&suffix).collect();
+            let mut found: Vec<String> = ws.ending_with(&suffix).map(str::to_owned).collect();
             found.sort();
             let scanned: Vec<String> = ws
                 .files

@@ -1318,11 +1318,7 @@ FAILED m.py::m.f
 FAILED n.py::n.g
 ";
         let parsed = super::super::parse(log, &super::super::Workspace::new("/tmp/dt2"));
-        let messages: Vec<(&str, u32, &str)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.message.as_str()))
-            .collect();
+        let messages = super::super::report_messages(&parsed);
         assert_eq!(
             messages,
             [

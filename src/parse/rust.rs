@@ -534,11 +534,7 @@ unformatted: File would be reformatted
    |
 ";
         let parsed = parse(log, &Workspace::new("/w"));
-        let reports: Vec<(&str, u32, &str)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.message.as_str()))
-            .collect();
+        let reports = super::super::report_messages(&parsed);
         assert_eq!(reports, [("README.md", 21, "unformatted File would be reformatted")]);
     }
 }
