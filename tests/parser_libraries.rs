@@ -255,3 +255,46 @@ fn a_library_log_after_another_gives_what_it_gives_alone() {
     }
     assert!(lost.is_empty(), "{}", lost.join("\n"));
 }
+
+/// A type checker prints each error once: two at one line are two errors, and the healer is sent
+/// both. mypy's `error:` lines in the real library logs (tabulate's `test_api.py:11` has two,
+/// `[misc]` and `[assignment]`) are each a report with its own message.
+#[test]
+fn every_error_a_type_checker_prints_is_a_report_of_its_own() {
+    let logs: Vec<LibraryLog> = library_logs()
+        .into_iter()
+        .filter(|log| log.name.ends_with("-mypy"))
+        .collect();
+    assert!(!logs.is_empty(), "no mypy log among the library logs");
+    // mypy's colours wrap the parts; the place and the error code tell one error from another.
+    let escapes = regex::Regex::new("\x1b(\\[[0-9;]*[A-Za-z]|\\([A-Z])").expect("a regex");
+    for log in logs {
+        let parsed = parse(&log.text, &log.workspace);
+        let plain = escapes.replace_all(&log.text, "");
+        let printed: BTreeSet<(String, u32, String)> = plain
+            .lines()
+            .filter_map(|line| {
+                let (place, message) = line.split_once(": error: ")?;
+                let (file, n) = place.rsplit_once(':')?;
+                let file = file.rsplit(' ').next()?;
+                let code = message.rsplit_once("  [")?.1.trim_end_matches(']');
+                Some((file.to_owned(), n.parse().ok()?, code.to_owned()))
+            })
+            .collect();
+        let reported: BTreeSet<(String, u32, String)> = parsed
+            .reports
+            .iter()
+            .filter_map(|r| {
+                let code = r.message.rsplit_once("  [")?.1.trim_end_matches(']');
+                Some((r.file_path.clone(), r.line_number, code.to_owned()))
+            })
+            .collect();
+        assert!(
+            printed.len() >= 7,
+            "{}: only {} errors read from the log",
+            log.name,
+            printed.len()
+        );
+        assert_eq!(reported, printed, "{}", log.name);
+    }
+}

@@ -107,6 +107,7 @@ fn report(sink: &mut Sink<'_>, file: &str, line: u32, error: bool, message: &str
         test: None,
         confidence: 0.9,
         rank: Rank::of(error_type),
+        diagnostic: false,
     });
 }
 

@@ -254,6 +254,7 @@ fn report(sink: &mut Sink<'_>, file: &str, line: u32, message: String) {
         test: None,
         confidence: 0.8,
         rank: Rank::Warning,
+        diagnostic: false,
     });
 }
 

@@ -303,6 +303,7 @@ impl Go {
                         test: self.current_test.as_deref(),
                         confidence: 0.9,
                         rank: Rank::Error,
+                        diagnostic: false,
                     });
                 }
             }
@@ -326,6 +327,7 @@ impl Go {
                 test: None,
                 confidence: 0.9,
                 rank,
+                diagnostic: true,
             });
         }
     }
@@ -348,6 +350,7 @@ impl Go {
             test: self.current_test.as_deref(),
             confidence: 0.9,
             rank: Rank::Error,
+            diagnostic: false,
         });
     }
 
@@ -369,6 +372,7 @@ impl Go {
             test: t.test.as_deref(),
             confidence: 0.9,
             rank: Rank::Error,
+            diagnostic: false,
         });
     }
 

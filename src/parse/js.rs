@@ -392,6 +392,7 @@ impl Js {
             test: failure.test.as_deref(),
             confidence: 0.9,
             rank: Rank::Error,
+            diagnostic: false,
         });
     }
 
@@ -439,6 +440,7 @@ fn tsc_diagnostic(line: &str) -> Option<Finding<'_>> {
         test: None,
         confidence: 0.95,
         rank,
+        diagnostic: true,
     })
 }
 
@@ -562,6 +564,7 @@ pub(crate) fn eslint_finding<'a>(
         test: None,
         confidence,
         rank: Rank::of(error_type),
+        diagnostic: true,
     }
 }
 

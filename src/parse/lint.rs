@@ -189,6 +189,7 @@ fn report(sink: &mut Sink<'_>, file: &str, line: u32, error_type: ErrorType, ran
         test: None,
         confidence: 0.95,
         rank,
+        diagnostic: true,
     });
 }
 

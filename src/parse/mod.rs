@@ -599,13 +599,19 @@ pub(crate) struct Finding<'a> {
     pub test: Option<&'a str>,
     pub confidence: f64,
     pub rank: Rank,
+    /// A checker's or compiler's diagnostic (mypy, tsc, rustc, the Go compiler and vet, a
+    /// linter): a tool prints each once, so two at one place with different messages are two
+    /// errors (mypy's `arg-type` and `return-value` at one call) and both reach the healer. A
+    /// test failure is restated in several sections of a log in words that differ (the
+    /// traceback, the short summary), so it is merged by place and type instead.
+    pub diagnostic: bool,
 }
 
 /// Where everything found goes: normalises, merges, bounds and orders.
 pub(crate) struct Sink<'w> {
     pub workspace: &'w Workspace,
     reports: Vec<(Rank, BugReport)>,
-    /// (file, line, type, lint message) → reports at that place, for merging duplicates.
+    /// (file, line, type, diagnostic's message) → reports at that place, for merging duplicates.
     index: BTreeMap<(String, u32, ErrorType, String), Vec<usize>>,
     /// Each test's outcome by name. Hashed, not ordered: a long log records an outcome on most of
     /// its lines, and a lookup among thousands of names that share long prefixes (`tests/...::`)
@@ -652,14 +658,31 @@ impl<'w> Sink<'w> {
     pub fn report(&mut self, f: Finding<'_>) -> Option<usize> {
         let file = self.workspace.relative(f.file)?;
         let line = f.line.max(1);
-        // Lint findings at one line are distinct by message; other reports by place and type.
-        let detail = if f.error_type == ErrorType::Linting {
+        // Diagnostics (lint findings among them) at one line are distinct by message; other
+        // reports by place and type.
+        let detail = if f.diagnostic || f.error_type == ErrorType::Linting {
             f.message.trim().to_owned()
         } else {
             String::new()
         };
         let key = (file, line, f.error_type, detail);
-        if let Some(existing) = self.index.get(&key) {
+        let existing = match self.index.get(&key) {
+            Some(existing) => Some(existing),
+            None if f.error_type == ErrorType::Linting => None,
+            // A test failure and a diagnostic of one type at one place are one bug seen by two
+            // tools (eslint's parsing error, then jest's SyntaxError): a failure merges into the
+            // first report at its place, a diagnostic into the failure there (whose empty detail
+            // sorts first).
+            None => self
+                .index
+                .range((key.0.clone(), line, f.error_type, String::new())..)
+                .next()
+                .filter(|((file, l, t, detail), _)| {
+                    *file == key.0 && *l == line && *t == f.error_type && (!f.diagnostic || detail.is_empty())
+                })
+                .map(|(_, reports)| reports),
+        };
+        if let Some(existing) = existing {
             let same_test = existing.iter().copied().find(|&i| {
                 let t = self.reports[i].1.test_name.as_deref();
                 f.test.is_none() || t == f.test || t.is_none()

@@ -244,6 +244,7 @@ impl Python {
                 test: None,
                 confidence: 0.9,
                 rank: Rank::Error,
+                diagnostic: false,
             });
         }
 
@@ -1043,6 +1044,7 @@ fn python_finding<'a>(file: &'a str, line: u32, kind: &'a str, message: &'a str,
         test,
         confidence: if test.is_some() { 0.95 } else { 0.9 },
         rank: Rank::Error,
+        diagnostic: false,
     }
 }
 

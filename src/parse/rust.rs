@@ -149,6 +149,7 @@ impl Rust {
                 test: (test != "main").then_some(test.as_str()),
                 confidence: 0.95,
                 rank: Rank::Error,
+                diagnostic: false,
             });
             record_panicked(sink, &test);
         }
@@ -216,6 +217,7 @@ impl Rust {
                         test,
                         confidence: 0.9,
                         rank: Rank::Error,
+                        diagnostic: false,
                     });
                     if let Some(test) = test {
                         sink.test(test, TestOutcome::Failed);
@@ -250,6 +252,7 @@ impl Rust {
                         test: (test != "main").then_some(test.as_str()),
                         confidence: 0.95,
                         rank: Rank::Error,
+                        diagnostic: false,
                     });
                     record_panicked(sink, &test);
                 }
@@ -292,6 +295,7 @@ fn report_panic(sink: &mut Sink<'_>, file: &str, line: u32, test: &str, message:
         test: (test != "main").then_some(test),
         confidence: 0.9,
         rank: Rank::Error,
+        diagnostic: false,
     });
 }
 
@@ -369,6 +373,7 @@ fn emit_header(header: &Header, file: &str, line: u32, sink: &mut Sink<'_>) {
                 test: None,
                 confidence: 0.95,
                 rank,
+                diagnostic: true,
             });
         }
         Header::Ruff { code, message } => {
@@ -381,6 +386,7 @@ fn emit_header(header: &Header, file: &str, line: u32, sink: &mut Sink<'_>) {
                 test: None,
                 confidence: 0.95,
                 rank: Rank::of(error_type),
+                diagnostic: true,
             });
         }
     }

@@ -419,6 +419,7 @@ fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
             test: None,
             confidence: 1.0,
             rank: Rank::of(error_type),
+            diagnostic: true,
         });
     } else if let Some(locations) = item.get("locations").and_then(Value::as_array) {
         // A SARIF result.
@@ -462,6 +463,7 @@ fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
             test: None,
             confidence: 1.0,
             rank: Rank::of(error_type),
+            diagnostic: true,
         });
     }
 }
@@ -481,6 +483,7 @@ fn lint_item(file: &str, line: u32, code: &str, message: &str, sink: &mut Sink<'
         test: None,
         confidence: 1.0,
         rank: Rank::of(error_type),
+        diagnostic: true,
     });
 }
 
@@ -508,6 +511,7 @@ fn failure_text(text: &str, test: &str, pytest: bool, all: bool, sink: &mut Sink
                 test: (!all).then_some(test),
                 confidence: r.confidence_score.unwrap_or(0.9),
                 rank: Rank::of(r.error_type),
+                diagnostic: false,
             })
             .is_some();
     }
@@ -557,6 +561,7 @@ impl JestSuite {
                             test: None,
                             confidence: r.confidence_score.unwrap_or(0.9),
                             rank: Rank::Error,
+                            diagnostic: false,
                         });
                     }
                 }
@@ -904,6 +909,7 @@ fn finish_case(c: Case, pytest: bool, suite: Option<&str>, start: usize, sink: &
             test: Some(&name),
             confidence: 0.8,
             rank: Rank::Error,
+            diagnostic: false,
         });
     }
 }
@@ -1002,6 +1008,7 @@ fn cargo_message(line: &str, sink: &mut Sink<'_>) {
         test: None,
         confidence: 1.0,
         rank,
+        diagnostic: true,
     });
 }
 
@@ -1022,6 +1029,7 @@ fn mypy_json(line: &str, sink: &mut Sink<'_>) {
         test: None,
         confidence: 1.0,
         rank: Rank::Error,
+        diagnostic: true,
     });
 }
 

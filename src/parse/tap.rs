@@ -212,6 +212,7 @@ impl Tap {
             test: Some(&failure.test),
             confidence: 0.85,
             rank: Rank::Error,
+            diagnostic: false,
         });
     }
 
