@@ -167,20 +167,21 @@ impl Workspace {
     /// `backend/a.py` even when `a.py` is listed too); or the one listed file that ends with it (a
     /// tool run in a subfolder prints `app/a.py` for `backend/app/a.py`). `None` when nothing
     /// matches or a subfolder path fits several files: it is never guessed.
+    ///
+    /// Both are binary searches, not a look at every listed file: the files `path` ends with are
+    /// its own endings after each `/` that the listing holds, and the files that end with it one
+    /// range of [`Workspace::ending_with`] (a log may hold thousands of paths, a repository list
+    /// 100,000 files).
     fn by_suffix(&self, path: &str) -> Option<String> {
         let bare = path.trim_start_matches('/');
-        let ends_with = |long: &str, short: &str| long.strip_suffix(short).is_some_and(|head| head.ends_with('/'));
-        if let Some(longest) = self
-            .files
-            .iter()
-            .filter(|f| f.as_str() == bare || ends_with(path, f))
-            .max_by_key(|f| f.len())
-        {
-            return Some(longest.clone());
+        // Longest first: the whole path less its leading `/`s, then what follows each `/` in it.
+        let endings = std::iter::once(bare).chain(path.match_indices('/').map(|(at, _)| &path[at + 1..]));
+        if let Some(longest) = endings.filter(|e| !e.is_empty()).find(|e| self.lists(e)) {
+            return Some(longest.to_owned());
         }
-        let mut found = self.files.iter().filter(|f| ends_with(f, bare));
+        let mut found = self.ending_with(bare).filter(|f| f.len() > bare.len());
         let first = found.next()?;
-        found.next().is_none().then(|| first.clone())
+        found.next().is_none().then(|| first.to_owned())
     }
 }
 
@@ -294,6 +295,34 @@ mod tests {
                 .cloned()
                 .collect();
             proptest::prop_assert_eq!(found, scanned);
+        }
+    }
+
+    /// The listed file a path names, found by binary searches, is the one a look at every
+    /// listed file finds (as `by_suffix` found it before the searches).
+    fn by_suffix_by_scan(files: &[String], path: &str) -> Option<String> {
+        let bare = path.trim_start_matches('/');
+        let ends_with = |long: &str, short: &str| long.strip_suffix(short).is_some_and(|head| head.ends_with('/'));
+        if let Some(longest) = files
+            .iter()
+            .filter(|f| f.as_str() == bare || ends_with(path, f))
+            .max_by_key(|f| f.len())
+        {
+            return Some(longest.clone());
+        }
+        let mut found = files.iter().filter(|f| ends_with(f, bare));
+        let first = found.next()?;
+        found.next().is_none().then(|| first.clone())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_file_a_path_names_is_the_one_a_scan_finds(
+            files in proptest::collection::vec("[ab/é]{1,7}", 0..14),
+            path in "[ab/é]{0,8}",
+        ) {
+            let ws = Workspace::new("/w").with_files(files);
+            proptest::prop_assert_eq!(ws.by_suffix(&path), by_suffix_by_scan(&ws.files, &path));
         }
     }
 
