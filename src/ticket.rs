@@ -113,7 +113,7 @@ pub fn parse_digest(value: &str) -> Result<String, String> {
         return Ok(value.to_owned());
     }
     Err(format!(
-        "{value:?} is not a patch digest: give the proposal's patchDigest as `kubeheal ticket show ID` prints it, sha256: and 64 lower-case hex digits"
+        "{value:?} is not a patch digest: give the proposal's patch_digest as `kubeheal ticket show ID` prints it, sha256: and 64 lower-case hex digits"
     ))
 }
 

@@ -11,7 +11,8 @@ use kube::ResourceExt;
 use serde_json::{Value, json};
 
 use crate::api::healer_ticket::{
-    ApplyStatus, HealerTicket, HealerTicketSpec, Priority, RegenerateStatus, TicketPhase, TicketSource, TicketTarget,
+    ApplyStatus, HealerTicket, HealerTicketSpec, Priority, RegenerateStatus, TicketPhase, TicketProposal, TicketSource,
+    TicketTarget,
 };
 use crate::api::shared::wire_name;
 use crate::core::healer_ticket::{classify, fingerprint, queue_key, report, ticket_name};
@@ -183,7 +184,7 @@ pub fn describe(ticket: &HealerTicket) -> Value {
         "tier": classification.map(|c| c.tier),
         "fixable_by": classification.map(|c| wire_name(&c.fixable_by)),
         "priority": wire_name(&priority(ticket)),
-        "proposal": status.proposal,
+        "proposal": status.proposal.as_ref().map(proposal),
         "fingerprint": status.fingerprint,
         "occurrences": status.occurrences,
         "created_at": ticket.metadata.creation_timestamp,
@@ -199,6 +200,26 @@ pub fn describe(ticket: &HealerTicket) -> Value {
             "error": a.error.as_deref().map(|e| redact(e, &[]).0),
         })),
         "regenerate": status.regenerate.as_ref().map(|r| regeneration(r, status.apply.as_ref())),
+    })
+}
+
+/// A proposal as a ticket's description shows it: in the API's snake_case names (the digest a
+/// client reads back is `patch_digest`, as `POST /healer/approve/{id}` takes it), its texts
+/// redacted as the ticket's page shows them (an explanation or a contract may quote an
+/// application's error).
+fn proposal(p: &TicketProposal) -> Value {
+    let redacted = |s: &String| redact(s, &[]).0;
+    json!({
+        "method": wire_name(&p.method),
+        "confidence": p.confidence,
+        "explanation": redacted(&p.explanation),
+        "changes": p.changes.iter().map(redacted).collect::<Vec<_>>(),
+        "removed": p.removed,
+        "contract_path": p.contract_path,
+        "base_commit": p.base_commit,
+        "before": p.before.as_ref().map(redacted),
+        "after": p.after.as_ref().map(redacted),
+        "patch_digest": p.patch_digest,
     })
 }
 

@@ -249,3 +249,45 @@ fn a_failed_regeneration_is_described_with_the_revert_and_why_redacted() {
     assert_eq!(d["apply"]["rolled_back"], true);
     assert!(!d.to_string().contains(token), "{d}");
 }
+
+#[test]
+fn a_proposal_is_described_in_the_api_s_names_with_its_texts_redacted() {
+    use crate::api::healer_ticket::{ProposalMethod, TicketProposal};
+    let token = "ghp_Q8w2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc2Vb";
+    let mut t = ticket("ht-proposed", 1, Priority::High, 3, TicketPhase::Proposed, 1);
+    let digest = format!("sha256:{}", "b".repeat(64));
+    t.status.as_mut().expect("a status").proposal = Some(TicketProposal {
+        method: ProposalMethod::LlmRuntime,
+        confidence: 0.5,
+        explanation: format!("the 500 quoted GITHUB_TOKEN={token}; add the field"),
+        changes: vec!["added: spec.fields.resolution = {type: text}".into()],
+        removed: vec![],
+        contract_path: Some("domains/helpdesk/entities/ticket.contract.yaml".into()),
+        base_commit: Some("e4".repeat(20)),
+        before: Some("spec: {}\n".into()),
+        after: Some(format!("spec: {{token: {token}}}\n")),
+        patch_digest: digest.clone(),
+    });
+    let d = describe(&t);
+    let proposal = &d["proposal"];
+    // The digest a client reads is the one `POST /healer/approve/{id}` takes, by the same name.
+    assert_eq!(proposal["patch_digest"], digest.as_str());
+    assert_eq!(proposal["method"], "llm_runtime");
+    assert_eq!(
+        proposal["contract_path"],
+        "domains/helpdesk/entities/ticket.contract.yaml"
+    );
+    assert_eq!(proposal["base_commit"], "e4".repeat(20));
+    let keys: Vec<&String> = proposal.as_object().expect("an object").keys().collect();
+    assert!(
+        keys.iter().all(|k| !k.chars().any(|c| c.is_ascii_uppercase())),
+        "{keys:?}"
+    );
+    assert!(!d.to_string().contains(token), "{d}");
+    assert!(
+        proposal["explanation"]
+            .as_str()
+            .is_some_and(|e| e.ends_with("add the field") && e.contains("[REDACTED:")),
+        "{proposal}"
+    );
+}

@@ -1770,7 +1770,7 @@ async fn seed_004s_unresolved_severity_is_a_tier_2_proposal_that_a_person_approv
     // She looks again and approves the patch `show` gives her.
     let shown: Value = serde_json::from_slice(&kubeheal_as(&heal, "alice", &["show", &id, "-o", "json"]).stdout)
         .expect("show -o json is JSON");
-    let digest = shown["proposal"]["patchDigest"]
+    let digest = shown["proposal"]["patch_digest"]
         .as_str()
         .expect("the proposal's digest");
     assert_eq!(digest, proposal.patch_digest);
