@@ -148,6 +148,48 @@ fn mixed_log(root: &Path) {
         None => println!("swebench parse_log_pytest: not available (pip install swebench to compare)"),
     }
     redaction(&root.join("tests/fixtures/logs"));
+    path_resolution();
+}
+
+/// Paths a tool printed from a subfolder, or under another checkout's root, resolved against a
+/// listing of 100,000 files (the most `kubeheal parse --workspace` reads): each is found by binary
+/// searches, so the cost per path should not grow with the listing.
+fn path_resolution() {
+    for files in [1_000usize, 100_000] {
+        let listing: Vec<String> = (0..files)
+            .map(|i| format!("services/svc{}/pkg{}/module_{i}.py", i % 50, i % 997))
+            .collect();
+        let workspace = Workspace::new("/workspace/repo").with_files(listing);
+        // Half printed from a subfolder (`pkg7/module_7.py` run in `services/svc7/`), half under
+        // another root (`/ci/build/services/...`).
+        let paths: Vec<String> = (0..20_000usize)
+            .map(|n| {
+                let i = n * 7919 % files;
+                if n % 2 == 0 {
+                    format!("pkg{}/module_{i}.py", i % 997)
+                } else {
+                    format!("/ci/build/services/svc{}/pkg{}/module_{i}.py", i % 50, i % 997)
+                }
+            })
+            .collect();
+        let mut best = f64::MAX;
+        let mut resolved = 0;
+        for _ in 0..3 {
+            let start = Instant::now();
+            resolved = paths
+                .iter()
+                .filter_map(|p| workspace.relative(p))
+                .filter(|r| r.starts_with("services/"))
+                .count();
+            best = best.min(start.elapsed().as_secs_f64());
+        }
+        println!(
+            "path resolution: {} paths against {files} listed files: {:.2} ms, {:.0} ns a path ({resolved} resolved to a listed file)",
+            paths.len(),
+            best * 1e3,
+            best * 1e9 / paths.len() as f64
+        );
+    }
 }
 
 /// Redaction throughput, best of three, over an 8 MiB pytest log with four secrets.

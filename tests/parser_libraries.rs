@@ -298,3 +298,23 @@ fn every_error_a_type_checker_prints_is_a_report_of_its_own() {
         assert_eq!(reported, printed, "{}", log.name);
     }
 }
+
+/// tape's YAML block holds the failed assertion's words and its `stack:`, an indented `Error:`
+/// with Node's frames: the report keeps TAP's words (what was expected, what came), which the
+/// stack's `Error:` line does not say.
+#[test]
+fn a_tape_failure_keeps_the_words_of_its_tap_block() {
+    let log = library_logs()
+        .into_iter()
+        .find(|log| log.name == "js-p1-tape-stringify")
+        .expect("the tape log");
+    let parsed = parse(&log.text, &log.workspace);
+    assert!(parsed.reports.len() >= 20, "{} reports", parsed.reports.len());
+    let plain: Vec<&str> = parsed
+        .reports
+        .iter()
+        .map(|r| r.message.as_str())
+        .filter(|m| !m.starts_with("not ok: "))
+        .collect();
+    assert!(plain.is_empty(), "{plain:?}");
+}

@@ -1,7 +1,8 @@
 //! TypeScript and JavaScript: tsc (classic `file(line,col)` and pretty `file:line:col -`), eslint's
 //! stylish, compact, unix and html formats, jest failure blocks (`● Suite › test`, with what ts-jest,
-//! Babel, SWC or Node said when a suite failed to run) with their stack frames, and Node stack
-//! traces. eslint's and jest's JSON formats and jest-junit XML are read in `structured`.
+//! Babel, SWC or Node said when a suite failed to run) with their stack frames, vitest's (`FAIL
+//! file > suite > test`, the error, `❯` frames), and Node stack traces, indented as mocha prints
+//! them too. eslint's, jest's and vitest's JSON formats and JUnit XML are read in `structured`.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -89,6 +90,10 @@ pub(crate) struct Js {
     /// Node's `/abs/file.js:12` header before an uncaught error (a load-time SyntaxError has no
     /// project frame, only this), and how many lines ago it was.
     node_header: Option<(String, u32, u32)>,
+    /// A failed test's title was read whose error comes indented under it: mocha's spec reporter
+    /// (`  2) suite` and the test's name), or a TAP `not ok` that no YAML block follows (mocha's
+    /// `tap` reporter). Elsewhere an indented `Error:` is another tool's (tape's YAML `stack:`).
+    indented_error_due: bool,
 }
 
 impl Js {
@@ -101,6 +106,7 @@ impl Js {
     /// file's path before the first colon), a tsc diagnostic, an error, or jest's `●`.
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.node_header.is_some()
+            || self.indented_error_due
             || self.eslint_file.is_some()
             || self.eslint_html.is_some()
             || self.in_jest_block
@@ -111,7 +117,9 @@ impl Js {
         let Some(first) = look.first else {
             return false;
         };
-        if self.failure.is_some() && (look.trimmed().starts_with("at ") || matches!(first, b'F' | b'P' | b'T')) {
+        if self.failure.is_some()
+            && (matches!(first, b'F' | b'P' | b'T') || ["at ", "❯ "].iter().any(|p| look.trimmed().starts_with(p)))
+        {
             return true;
         }
         let last = look.last;
@@ -124,10 +132,15 @@ impl Js {
                 || last >= 0x80
                 || look.may_hold(Needle::TsCode)))
             || first.is_ascii_uppercase() && (look.may_hold(Needle::Error) || look.may_hold(Needle::Exception))
-            // `●` (jest) or `✖` (Node's test runner) after the indentation (which may be Unicode
-            // whitespace); eslint html's file.
+            // A failed test's title whose error comes indented (mocha's spec and tap reporters).
+            || first == b'n' && look.line.starts_with("not ok ")
+            || is_ascii_space(first) && mocha_failure_title(look.trimmed())
+            // `●` (jest), `✖` (Node's test runner) or `FAIL` (vitest) after the indentation (which
+            // may be Unicode whitespace); eslint html's file.
             || (is_ascii_space(first) || first >= 0x80)
-                && ["● ", "✖ ", "[+] "].iter().any(|p| look.trimmed().starts_with(p))
+                && ["● ", "✖ ", "[+] ", "FAIL ", "Exception during run: "]
+                    .iter()
+                    .any(|p| look.trimmed().starts_with(p))
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
@@ -136,10 +149,12 @@ impl Js {
             self.node_header = header.map(|(f, n, age)| (f, n, age + 1));
             return;
         };
-        if first != b' '
-            && first != b'\t'
-            && let Some((file, n)) = node_header(line)
-        {
+        // mocha names the file it could not load after its own words, indented.
+        let place_line = match line.trim_start().strip_prefix("Exception during run: ") {
+            Some(rest) => Some(rest),
+            None => (first != b' ' && first != b'\t').then_some(line),
+        };
+        if let Some((file, n)) = place_line.and_then(node_header) {
             self.node_header = Some((file.to_owned(), n, 0));
             return;
         }
@@ -224,16 +239,34 @@ impl Js {
             });
             return;
         }
+        // vitest: ` FAIL  test/a.test.js > suite > test`, then the error at column 0 and its `❯`
+        // frames (no block: the error is read as any Node error is, and takes the test's name).
+        if let Some(title) = vitest_failed_test(trimmed) {
+            self.flush(sink);
+            self.in_jest_block = false;
+            let test = title.replace(" > ", " ");
+            sink.test(&test, TestOutcome::Failed);
+            self.failure = Some(Failure {
+                test: Some(test),
+                ..Failure::default()
+            });
+            return;
+        }
         if line.starts_with("FAIL ") || line.starts_with("PASS ") || line.starts_with("Test Suites:") {
             self.flush(sink);
             self.in_jest_block = false;
             return;
         }
 
-        if trimmed.starts_with("at ") {
+        // vitest's frames: `❯ fn path:line:col` or `❯ path:line:col`.
+        let vitest_frame = trimmed.strip_prefix("❯ ");
+        if trimmed.starts_with("at ") || vitest_frame.is_some() {
             // A frame counts only in a failure: without one the regex need not run.
             if let Some(failure) = self.failure.as_mut()
-                && let Some((file, n)) = node_frame(line)
+                && let Some((file, n)) = match vitest_frame {
+                    Some(rest) => rest.rsplit(' ').next().and_then(plain_location),
+                    None => node_frame(line),
+                }
             {
                 failure.frames += 1;
                 if failure.location.is_none() && sink.workspace.relative(file).is_some() {
@@ -244,10 +277,31 @@ impl Js {
         }
 
         if !self.in_jest_block {
-            let may_be_error = first.is_ascii_uppercase()
+            if line.starts_with("not ok ") || mocha_failure_title(trimmed) {
+                self.indented_error_due = true;
+            } else if trimmed == "---" {
+                self.indented_error_due = false;
+            }
+            // At column 0, or indented under a failed test's title as mocha prints it.
+            let error_text = if first == b' ' || first == b'\t' {
+                self.indented_error_due.then_some(trimmed)
+            } else {
+                Some(line)
+            };
+            let may_be_error = error_text.is_some_and(|t| t.as_bytes().first().is_some_and(u8::is_ascii_uppercase))
                 && (sink.may_hold(Needle::Error) && ERROR_WORD.find(line.as_bytes()).is_some()
                     || sink.may_hold(Needle::Exception) && EXCEPTION_WORD.find(line.as_bytes()).is_some());
-            if let Some(c) = may_be_error.then(|| JS_ERROR.captures(line)).flatten() {
+            if let Some(c) = may_be_error
+                .then(|| error_text.and_then(|t| JS_ERROR.captures(t)))
+                .flatten()
+            {
+                self.indented_error_due = false;
+                // A failed test named before its error (vitest's `FAIL` line) gives it its name.
+                let test = self
+                    .failure
+                    .as_mut()
+                    .filter(|f| f.message.is_none() && f.frames == 0)
+                    .and_then(|f| f.test.take());
                 self.flush(sink);
                 // Node names the place it stopped above the error; the frames may all be Node's
                 // own. An ES module whose import Node could not resolve is named in the message.
@@ -262,6 +316,7 @@ impl Js {
                             .map(|file| (file.to_owned(), 1))
                     });
                 self.failure = Some(Failure {
+                    test,
                     message: Some(format!("{}: {}", &c[1], &c[2])),
                     location,
                     ..Failure::default()
@@ -522,6 +577,20 @@ fn swc_source(line: &str) -> Option<(&str, u32)> {
     let (file, n) = head.rsplit_once(':')?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     (digits(column) && digits(n) && !file.is_empty()).then(|| (file, n.parse().unwrap_or(1)))
+}
+
+/// mocha's spec reporter's failed test, `2) suite` (its number, then the title, whose test's own
+/// name and error follow indented).
+fn mocha_failure_title(trimmed: &str) -> bool {
+    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && trimmed[digits..].starts_with(") ")
+}
+
+/// vitest's failed test, `FAIL  test/a.test.js > suite > test`: the title after the file
+/// (`suite > test`).
+fn vitest_failed_test(trimmed: &str) -> Option<&str> {
+    let (file, title) = trimmed.strip_prefix("FAIL ")?.trim_start().split_once(" > ")?;
+    (is_js_path(file) && !title.is_empty()).then_some(title)
 }
 
 /// Node's `path/to/file.js:12` line above an uncaught error: a source path and a line, nothing else.

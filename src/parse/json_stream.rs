@@ -216,8 +216,9 @@ impl JsonStream {
             (Shape::Jest, Some(Role::Assertions)) => Action::Capture(Tag::Assertion),
             (Shape::Report, None) => Action::Descend(Role::Report),
             (Shape::Report, Some(Role::Report)) => match key {
-                // eslint's `json-with-metadata` keeps its file list under `results`.
-                "diagnostics" | "messages" | "results" => Action::Descend(Role::Items),
+                // eslint's `json-with-metadata` keeps its file list under `results`; pyright's
+                // `--outputjson` its findings under `generalDiagnostics`.
+                "diagnostics" | "messages" | "results" | "generalDiagnostics" => Action::Descend(Role::Items),
                 "runs" => Action::Descend(Role::Results),
                 _ => Action::Skip,
             },

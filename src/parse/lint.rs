@@ -1,6 +1,7 @@
 //! One-line `path:line[:col]: message` diagnostics of the Python linters and type checker — mypy
 //! (with or without columns and error ends), flake8 (default and `pylint` formats), pylint (text,
-//! `parseable`, `msvs`), ruff (concise, `pylint`, `grouped`) — and cargo's `--message-format=short`.
+//! `parseable`, `msvs`), ruff (concise, `pylint`, `grouped`), pyright's and basedpyright's
+//! indented `path:line:col - error: message` — and cargo's `--message-format=short`.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -47,9 +48,15 @@ impl Lint {
         if self.grouped_file.is_some() {
             return true;
         }
-        let Some(colon) = look.colon.filter(|_| !look.indented()) else {
+        let Some(colon) = look.colon else {
             return false;
         };
+        if look.indented() {
+            // pyright: an indented Python path, then the line number.
+            let path = look.line[..colon].trim_start();
+            return look.line.as_bytes().get(colon + 1).is_some_and(u8::is_ascii_digit)
+                && (path.ends_with(".py") || path.ends_with(".pyi"));
+        }
         // A diagnostic's path, before the first colon (past a drive letter's), is a Python or
         // Rust file's and a line number follows it; a `grouped` file's line ends in a colon;
         // pylint `msvs` puts `(line)` after the path.
@@ -66,6 +73,11 @@ impl Lint {
             return;
         };
         if first == b' ' {
+            if let Some((file, n, level, message)) = pyright_diagnostic(line) {
+                self.grouped_file = None;
+                sink.report(pyright_finding(file, n, level, message, ""));
+                return;
+            }
             if let Some(file) = self.grouped_file.as_deref()
                 && let Some(c) = RUFF_GROUPED_ROW.captures(line)
             {
@@ -164,6 +176,73 @@ fn msvs_location(line: &str) -> Option<(&str, u32, &str)> {
     let rest = after.get(digits..)?.strip_prefix("): ")?;
     let n = after[..digits].parse().ok()?;
     Some((path, n, rest))
+}
+
+/// pyright's (and basedpyright's) diagnostic under its file's line,
+/// `  /abs/pkg/a.py:12:5 - error: "x" is not defined (reportUndefinedVariable)`: the place, the
+/// level and the message. Its notes (`- information:`) are not findings.
+fn pyright_diagnostic(line: &str) -> Option<(&str, u32, &str, &str)> {
+    let (file, n, rest) = split_location(line.trim_start())?;
+    if !(file.ends_with(".py") || file.ends_with(".pyi")) {
+        return None;
+    }
+    let (level, message) = rest.strip_prefix("- ")?.split_once(": ")?;
+    matches!(level, "error" | "warning").then_some((file, n, level, message))
+}
+
+/// A pyright finding, as its text or its `--outputjson` gives it. The rule is the JSON's `rule`,
+/// or the text's trailing `(reportSomething)` (a message continued on further lines puts it on
+/// the last of them: then the words tell the type).
+pub(crate) fn pyright_finding<'a>(file: &'a str, line: u32, level: &str, message: &'a str, rule: &str) -> Finding<'a> {
+    let message = message.trim();
+    let rule = if rule.is_empty() {
+        message
+            .strip_suffix(')')
+            .and_then(|m| m.rsplit_once(" (report"))
+            .map_or("", |(_, r)| r)
+    } else {
+        rule.strip_prefix("report").unwrap_or(rule)
+    };
+    let error_type = pyright_type(level, rule, message);
+    Finding {
+        file,
+        line,
+        error_type,
+        message: if rule.is_empty() || message.ends_with(')') {
+            Cow::Owned(format!("{level}: {message}"))
+        } else {
+            Cow::Owned(format!("{level}: {message} (report{rule})"))
+        },
+        test: None,
+        confidence: 0.95,
+        rank: Rank::of(error_type),
+        diagnostic: true,
+    }
+}
+
+/// The bug type of a pyright diagnostic by its rule (without `report`) or, for a rule-less one,
+/// its words: a name or module that does not resolve is IMPORT (as Python's NameError and
+/// ImportError are), the parser's own errors SYNTAX or INDENTATION, another error TYPE_ERROR, a
+/// warning LINTING.
+fn pyright_type(level: &str, rule: &str, message: &str) -> ErrorType {
+    let import = matches!(rule, "MissingImports" | "MissingModuleSource" | "UndefinedVariable")
+        || rule == "AttributeAccessIssue" && message.contains("is unknown import symbol")
+        || message.starts_with("Import \"") && message.contains("could not be resolved");
+    if import {
+        ErrorType::Import
+    } else if level == "warning" {
+        ErrorType::Linting
+    } else if rule.is_empty() && (message.contains("Unindent") || message.contains("indentation")) {
+        ErrorType::Indentation
+    } else if rule.is_empty()
+        && (message.starts_with("Expected ")
+            || message.starts_with("Statements must be separated by newlines or semicolons")
+            || message.starts_with("Invalid character"))
+    {
+        ErrorType::Syntax
+    } else {
+        ErrorType::TypeError
+    }
 }
 
 /// Skips `end_line:end_col: ` after the location (mypy `--show-error-end`).

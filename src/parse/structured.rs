@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::js::{eslint_finding, js_type};
 use super::json_stream::{JsonStream, Piece, Role, Shape, Status, Tag};
-use super::lint::{mypy_type, pylint_type};
+use super::lint::{mypy_type, pylint_type, pyright_finding};
 use super::rust::{lint_type_for_syntax_message, rustc_type};
 use super::xml_stream::{Flow, XmlPiece, XmlStream};
 use super::{Finding, MAX_REPORTS, Parser, Rank, Sink, TestOutcome};
@@ -137,7 +137,8 @@ impl Structured {
             b'{' if line.trim_end() == "{" || line.starts_with("{\"results\":[") => {
                 Reading::JsonArray(JsonStream::new(Shape::Report))
             }
-            b'{' if line.starts_with("{\"numFailedTestSuites\"") => {
+            // jest's `--json` report, and vitest's (`--reporter=json`, the same shape).
+            b'{' if line.starts_with("{\"numFailedTestSuites\"") || line.starts_with("{\"numTotalTestSuites\"") => {
                 sink.summary.runner_summary_seen = true;
                 Reading::Jest(JsonStream::new(Shape::Jest), JestSuite::default())
             }
@@ -450,6 +451,22 @@ fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
             .and_then(|d| d.strip_prefix(": "))
             .unwrap_or(description);
         lint_item(str_of(location, "path"), line, check, message, sink);
+    } else if let Some(range) = item.get("range").filter(|_| item.get("file").is_some()) {
+        // pyright `--outputjson`: lines counted from 0; a message may go on over several lines.
+        let level = str_of(item, "severity");
+        if matches!(level, "error" | "warning") {
+            let message = str_of(item, "message").lines().next().unwrap_or("");
+            let line = range["start"]["line"]
+                .as_u64()
+                .map_or(1, |n| n.saturating_add(1).min(u64::from(u32::MAX)) as u32);
+            sink.report(pyright_finding(
+                str_of(item, "file"),
+                line,
+                level,
+                message,
+                str_of(item, "rule"),
+            ));
+        }
     } else if item.get("filename").is_some() {
         // ruff
         let code = item.get("code").and_then(Value::as_str).unwrap_or("invalid-syntax");
