@@ -361,7 +361,7 @@ enum TicketCommand {
         id: String,
         #[command(flatten)]
         ns: TicketNamespace,
-        /// The patch you looked at (`patchDigest` in `kubeheal ticket show`): nothing is
+        /// The patch you looked at (`patch_digest` in `kubeheal ticket show`): nothing is
         /// written when the proposal is another one by now. Default: the current proposal.
         #[arg(long, value_name = "sha256:HEX", value_parser = kubeheal::ticket::parse_digest)]
         digest: Option<String>,
@@ -374,7 +374,7 @@ enum TicketCommand {
         /// Why: shown in notifications and the audit trail.
         #[arg(long)]
         reason: String,
-        /// The patch you looked at (`patchDigest` in `kubeheal ticket show`): nothing is
+        /// The patch you looked at (`patch_digest` in `kubeheal ticket show`): nothing is
         /// written when the proposal is another one by now. Default: the current proposal.
         #[arg(long, value_name = "sha256:HEX", value_parser = kubeheal::ticket::parse_digest)]
         digest: Option<String>,

@@ -61,6 +61,14 @@ struct Failure {
     frames: u32,
 }
 
+impl Failure {
+    /// A failed test named before its error (vitest's `FAIL` line), its error not read yet: the
+    /// error is the next line, and any other line ends the wait.
+    fn names_a_test_before_its_error(&self) -> bool {
+        self.test.is_some() && self.message.is_none() && self.frames == 0
+    }
+}
+
 /// eslint's `html` formatter: the file whose rows follow (`[+] /abs/a.js` in a `<th>`), and the
 /// row being read, one cell a line: `<td>4:5</td>`, `<td class="clr-2">Error</td>`, the message,
 /// the rule's link.
@@ -107,6 +115,10 @@ impl Js {
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.node_header.is_some()
             || self.indented_error_due
+            || self
+                .failure
+                .as_ref()
+                .is_some_and(Failure::names_a_test_before_its_error)
             || self.eslint_file.is_some()
             || self.eslint_html.is_some()
             || self.in_jest_block
@@ -279,7 +291,9 @@ impl Js {
         if !self.in_jest_block {
             if line.starts_with("not ok ") || mocha_failure_title(trimmed) {
                 self.indented_error_due = true;
-            } else if trimmed == "---" {
+            } else if trimmed == "---" || first != b' ' && first != b'\t' {
+                // A YAML block (tape, node:test), or a line at column 0: another tool's output,
+                // or the next part of the log (an RSpec or bats title's error never came).
                 self.indented_error_due = false;
             }
             // At column 0, or indented under a failed test's title as mocha prints it.
@@ -300,7 +314,7 @@ impl Js {
                 let test = self
                     .failure
                     .as_mut()
-                    .filter(|f| f.message.is_none() && f.frames == 0)
+                    .filter(|f| f.names_a_test_before_its_error())
                     .and_then(|f| f.test.take());
                 self.flush(sink);
                 // Node names the place it stopped above the error; the frames may all be Node's
@@ -325,6 +339,14 @@ impl Js {
             }
             if self.failure.as_ref().is_some_and(|f| f.frames > 0) {
                 self.flush(sink);
+            } else if self
+                .failure
+                .as_ref()
+                .is_some_and(Failure::names_a_test_before_its_error)
+            {
+                // Not the named test's error (an error vitest prints otherwise): the name is not
+                // given to a later, unrelated one.
+                self.failure = None;
             }
             return;
         }
@@ -719,5 +741,47 @@ mod tests {
         );
         let cut = format!("<th colspan=\"4\">\n        [+] /w/src/a.js\n</th>\nnpm ERR! lint failed\n{row}");
         assert!(super::super::parse(&cut, &workspace).reports.is_empty());
+    }
+
+    /// Another runner's numbered failure (RSpec's `1) ...`) or a TAP `not ok` with no error
+    /// under it (bats) does not make a later indented `Error:` a failure: here a passing jest
+    /// suite's `console.error`.
+    #[test]
+    fn an_indented_error_after_another_runners_title_is_not_a_failure() {
+        let workspace =
+            super::super::Workspace::new("/w").with_files(vec!["src/cache.js".into(), "spec/user_spec.rb".into()]);
+        let jest = "> jest --ci\n\n  console.error\n    Error: connect ECONNREFUSED 127.0.0.1:6379\n        at Object.connect (/w/src/cache.js:14:11)\n\nPASS src/cache.test.js\n";
+        for before in [
+            "Failures:\n\n  1) User#display_name falls back to the email\n     Failure/Error: expect(user.display_name).to eq(\"ann@example.com\")\n\nFinished in 0.04 seconds\n",
+            "1..2\nok 1 builds\nnot ok 2 deploys\n# (in test file test/deploy.bats, line 9)\n",
+        ] {
+            let parsed = super::super::parse(&format!("{before}{jest}"), &workspace);
+            assert!(parsed.reports.is_empty(), "{before}{:#?}", parsed.reports);
+        }
+    }
+
+    /// vitest's `FAIL` line names the test whose error follows it; an error vitest prints in
+    /// another form (`Unknown Error: ...`) ends the wait, and a later unrelated error (an unhandled
+    /// rejection) does not take the name.
+    #[test]
+    fn a_vitest_test_name_goes_only_to_the_error_under_it() {
+        let workspace =
+            super::super::Workspace::new("/w").with_files(vec!["src/poller.js".into(), "src/math.js".into()]);
+        let log = " FAIL  test/math.test.js > math > rejects bad input\nUnknown Error: bad input\n\n⎯⎯⎯ Unhandled Rejection ⎯⎯⎯\nTypeError: Cannot read properties of undefined (reading 'status')\n ❯ poll src/poller.js:12:20\n     10|   const res = await fetch(url)\n";
+        let parsed = super::super::parse(log, &workspace);
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("src/poller.js", 12, None)],
+            "{:#?}",
+            parsed.reports
+        );
+        let named = " FAIL  test/math.test.js > math > divides\nTypeError: Cannot read properties of null (reading 'x')\n ❯ Object.divide src/math.js:4:12\n ❯ test/math.test.js:10:19\n";
+        let parsed = super::super::parse(named, &workspace);
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("src/math.js", 4, Some("math divides"))],
+            "{:#?}",
+            parsed.reports
+        );
     }
 }

@@ -52,9 +52,15 @@ impl Lint {
             return false;
         };
         if look.indented() {
-            // pyright: an indented Python path, then the line number.
-            let path = look.line[..colon].trim_start();
-            return look.line.as_bytes().get(colon + 1).is_some_and(u8::is_ascii_digit)
+            // pyright: an indented Python path (past a drive letter's colon), then the line number.
+            let trimmed = look.trimmed();
+            let drive = trimmed.as_bytes().get(1) == Some(&b':') && trimmed.as_bytes()[0].is_ascii_alphabetic();
+            let skip = if drive { 2 } else { 0 };
+            let Some(colon) = trimmed[skip..].find(':').map(|c| c + skip) else {
+                return false;
+            };
+            let path = &trimmed[..colon];
+            return trimmed.as_bytes().get(colon + 1).is_some_and(u8::is_ascii_digit)
                 && (path.ends_with(".py") || path.ends_with(".pyi"));
         }
         // A diagnostic's path, before the first colon (past a drive letter's), is a Python or
@@ -232,12 +238,23 @@ fn pyright_type(level: &str, rule: &str, message: &str) -> ErrorType {
         ErrorType::Import
     } else if level == "warning" {
         ErrorType::Linting
-    } else if rule.is_empty() && (message.contains("Unindent") || message.contains("indentation")) {
+    } else if rule.is_empty()
+        && [
+            "Unindent",
+            "Expected indented block",
+            "Unexpected indentation",
+            "Inconsistent use of tabs",
+        ]
+        .iter()
+        .any(|p| message.starts_with(p))
+    {
         ErrorType::Indentation
     } else if rule.is_empty()
         && (message.starts_with("Expected ")
             || message.starts_with("Statements must be separated by newlines or semicolons")
-            || message.starts_with("Invalid character"))
+            || message.starts_with("Invalid character")
+            || message.ends_with("is unterminated")
+            || message.ends_with("was not closed"))
     {
         ErrorType::Syntax
     } else {
@@ -295,5 +312,40 @@ pub(crate) fn pylint_type(id: &str, symbol: &str, message: &str) -> ErrorType {
         ("E0001", _) | (_, "syntax-error") => lint_type_for_syntax_message("E0001", message),
         ("E0401" | "E0611", _) | (_, "import-error" | "no-name-in-module") => ErrorType::Import,
         _ => ErrorType::Linting,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::{Workspace, parse};
+
+    /// pyright's own parser errors carry no rule: their words tell SYNTAX from INDENTATION; a
+    /// Windows runner's paths start with a drive letter and its colon.
+    #[test]
+    fn pyright_s_parser_errors_are_typed_by_their_words_and_windows_paths_are_read() {
+        let log = "/w/pkg/a.py\n  /w/pkg/a.py:4:1 - error: Expected indented block\n  /w/pkg/a.py:9:11 - error: String literal is unterminated\n  /w/pkg/a.py:14:8 - error: \"(\" was not closed\n  D:\\w\\pkg\\b.py:3:5 - error: \"foo\" is not defined (reportUndefinedVariable)\n4 errors, 0 warnings, 0 informations\n";
+        let types: Vec<(String, u32, String)> = parse(log, &Workspace::new("/w"))
+            .reports
+            .iter()
+            .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
+            .chain(
+                parse(log, &Workspace::new("D:\\w"))
+                    .reports
+                    .iter()
+                    .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type))),
+            )
+            .collect();
+        let expected = [
+            ("pkg/a.py", 4, "Indentation"),
+            ("pkg/a.py", 9, "Syntax"),
+            ("pkg/a.py", 14, "Syntax"),
+            ("pkg/b.py", 3, "Import"),
+        ];
+        for (file, line, kind) in expected {
+            assert!(
+                types.iter().any(|t| t.0 == file && t.1 == line && t.2 == kind),
+                "{file}:{line} {kind} not in {types:?}"
+            );
+        }
     }
 }

@@ -27,7 +27,7 @@ mod structured;
 mod tap;
 mod xml_stream;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
@@ -613,6 +613,9 @@ pub(crate) struct Sink<'w> {
     reports: Vec<(Rank, BugReport)>,
     /// (file, line, type, diagnostic's message) → reports at that place, for merging duplicates.
     index: BTreeMap<(String, u32, ErrorType, String), Vec<usize>>,
+    /// The test failures' reports that a diagnostic at their place was merged into: a second
+    /// diagnostic there is another error, a report of its own.
+    diagnosed: BTreeSet<usize>,
     /// Each test's outcome by name. Hashed, not ordered: a long log records an outcome on most of
     /// its lines, and a lookup among thousands of names that share long prefixes (`tests/...::`)
     /// cost a dozen string comparisons in an ordered map. Sorted once, when read out.
@@ -633,6 +636,7 @@ impl<'w> Sink<'w> {
             workspace,
             reports: Vec::new(),
             index: BTreeMap::new(),
+            diagnosed: BTreeSet::new(),
             tests: HashMap::default(),
             summary: SuiteSummary::default(),
             infra: Vec::new(),
@@ -666,19 +670,25 @@ impl<'w> Sink<'w> {
             String::new()
         };
         let key = (file, line, f.error_type, detail);
-        let existing = match self.index.get(&key) {
+        let own = self.index.get(&key);
+        // Found through another key: a diagnostic merged into a failure is indexed as itself too.
+        let through_failure = own.is_none() && f.diagnostic;
+        let existing = match own {
             Some(existing) => Some(existing),
             None if f.error_type == ErrorType::Linting => None,
             // A test failure and a diagnostic of one type at one place are one bug seen by two
-            // tools (eslint's parsing error, then jest's SyntaxError): a failure merges into the
-            // first report at its place, a diagnostic into the failure there (whose empty detail
-            // sorts first).
+            // tools (eslint's parsing error, then jest's SyntaxError), in either order: a failure
+            // merges into the first report at its place, a diagnostic into the failure there
+            // (whose empty detail sorts first) unless another diagnostic already was.
             None => self
                 .index
                 .range((key.0.clone(), line, f.error_type, String::new())..)
                 .next()
-                .filter(|((file, l, t, detail), _)| {
-                    *file == key.0 && *l == line && *t == f.error_type && (!f.diagnostic || detail.is_empty())
+                .filter(|((file, l, t, detail), reports)| {
+                    *file == key.0
+                        && *l == line
+                        && *t == f.error_type
+                        && (!f.diagnostic || detail.is_empty() && !reports.iter().any(|i| self.diagnosed.contains(i)))
                 })
                 .map(|(_, reports)| reports),
         };
@@ -687,14 +697,19 @@ impl<'w> Sink<'w> {
                 let t = self.reports[i].1.test_name.as_deref();
                 f.test.is_none() || t == f.test || t.is_none()
             });
+            let at_place = existing.len();
             if let Some(i) = same_test {
                 let report = &mut self.reports[i].1;
                 if report.test_name.is_none() {
                     report.test_name = f.test.map(str::to_owned);
                 }
+                if through_failure {
+                    self.diagnosed.insert(i);
+                    self.index.entry(key).or_default().push(i);
+                }
                 return Some(i);
             }
-            if existing.len() >= MAX_REPORTS_PER_PLACE {
+            if at_place >= MAX_REPORTS_PER_PLACE {
                 self.left_out += 1;
                 return None;
             }
@@ -1196,5 +1211,23 @@ mod bounds {
         let at = |line: u32| parsed.reports.iter().filter(|r| r.line_number == line).count();
         assert_eq!((at(3), at(7)), (MAX_REPORTS_PER_PLACE, 1), "{:#?}", parsed.reports);
         assert_eq!(parsed.left_out, MAX_REPORTS + 50 - MAX_REPORTS_PER_PLACE);
+    }
+
+    /// A failure and the type checker's errors at its line give the same reports in either order:
+    /// the first checker error is the failure's, the second another error, reported too.
+    #[test]
+    fn a_failure_and_two_checker_errors_at_its_line_give_the_same_reports_in_either_order() {
+        let workspace = Workspace::new("/w");
+        let failure = "Traceback (most recent call last):\n  File \"/w/pkg/calc.py\", line 12, in total\n    return a + b\nTypeError: unsupported operand type(s) for +: 'int' and 'str'\n";
+        let checker = "pkg/calc.py:12: error: Unsupported operand types for + (\"int\" and \"str\")  [operator]\npkg/calc.py:12: error: Incompatible return value type (got \"str\", expected \"int\")  [return-value]\n";
+        for log in [format!("{failure}{checker}"), format!("{checker}{failure}")] {
+            let parsed = parse(&log, &workspace);
+            assert_eq!(parsed.reports.len(), 2, "{log}\n{:#?}", parsed.reports);
+            assert!(
+                parsed.reports.iter().any(|r| r.message.contains("[return-value]")),
+                "{log}\n{:#?}",
+                parsed.reports
+            );
+        }
     }
 }
