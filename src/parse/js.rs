@@ -146,13 +146,11 @@ impl Js {
             || first.is_ascii_uppercase() && (look.may_hold(Needle::Error) || look.may_hold(Needle::Exception))
             // A failed test's title whose error comes indented (mocha's spec and tap reporters).
             || first == b'n' && look.line.starts_with("not ok ")
-            || is_ascii_space(first) && mocha_failure_title(look.trimmed())
-            // `●` (jest), `✖` (Node's test runner) or `FAIL` (vitest) after the indentation (which
-            // may be Unicode whitespace); eslint html's file.
-            || (is_ascii_space(first) || first >= 0x80)
-                && ["● ", "✖ ", "[+] ", "FAIL ", "Exception during run: "]
-                    .iter()
-                    .any(|p| look.trimmed().starts_with(p))
+            // After the indentation (which may be Unicode whitespace).
+            || (is_ascii_space(first) || first >= 0x80) && {
+                let trimmed = look.trimmed();
+                starts_indented_block(trimmed) || mocha_failure_title(trimmed)
+            }
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
@@ -162,9 +160,11 @@ impl Js {
             return;
         };
         // mocha names the file it could not load after its own words, indented.
-        let place_line = match line.trim_start().strip_prefix("Exception during run: ") {
-            Some(rest) => Some(rest),
-            None => (first != b' ' && first != b'\t').then_some(line),
+        let place_line = match first {
+            b' ' => line.trim_start().strip_prefix("Exception during run: "),
+            b'\t' => None,
+            b'E' => Some(line.strip_prefix("Exception during run: ").unwrap_or(line)),
+            _ => Some(line),
         };
         if let Some((file, n)) = place_line.and_then(node_header) {
             self.node_header = Some((file.to_owned(), n, 0));
@@ -599,6 +599,20 @@ fn swc_source(line: &str) -> Option<(&str, u32)> {
     let (file, n) = head.rsplit_once(':')?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     (digits(column) && digits(n) && !file.is_empty()).then(|| (file, n.parse().unwrap_or(1)))
+}
+
+/// Whether an indented line starts something of this format's own: jest's `● ` block, Node's
+/// test runner's `✖ `, vitest's `FAIL `, eslint html's `[+] ` file, mocha's `Exception during
+/// run:`. Told by the first byte first: most indented lines start with none of them.
+fn starts_indented_block(trimmed: &str) -> bool {
+    match trimmed.as_bytes().first() {
+        // `●` and `✖` are both E2 ..: so is `✓`, on every passing test's line.
+        Some(0xE2) => trimmed.starts_with("● ") || trimmed.starts_with("✖ "),
+        Some(b'[') => trimmed.starts_with("[+] "),
+        Some(b'F') => trimmed.starts_with("FAIL "),
+        Some(b'E') => trimmed.starts_with("Exception during run: "),
+        _ => false,
+    }
 }
 
 /// mocha's spec reporter's failed test, `2) suite` (its number, then the title, whose test's own
