@@ -101,8 +101,20 @@ pub(crate) struct Js {
     /// A failed test's title was read whose error comes indented under it: mocha's spec reporter
     /// (`  2) suite` and the test's name), or a TAP `not ok` that no YAML block follows (mocha's
     /// `tap` reporter). Elsewhere an indented `Error:` is another tool's (tape's YAML `stack:`).
-    indented_error_due: bool,
+    indented_error_due: Option<DueTitle>,
 }
+
+/// The title of a failed test whose error comes indented under it.
+struct DueTitle {
+    /// The test's full title as read so far: mocha's spec reporter prints it over several lines
+    /// (the suite, any nested suite, the test and a `:`), its `tap` reporter on the `not ok` line.
+    name: String,
+    /// How many more lines may go on the title (the spec reporter's last ends with `:`).
+    more: u8,
+}
+
+/// Lines a mocha title may take past its numbered first one (nested suites, then the test).
+const MAX_TITLE_LINES: u8 = 4;
 
 impl Js {
     /// Whether [`Js::line`] can do anything with the line. Node's `file:line` header ages with
@@ -114,7 +126,7 @@ impl Js {
     /// file's path before the first colon), a tsc diagnostic, an error, or jest's `●`.
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.node_header.is_some()
-            || self.indented_error_due
+            || self.indented_error_due.is_some()
             || self
                 .failure
                 .as_ref()
@@ -149,7 +161,7 @@ impl Js {
             // After the indentation (which may be Unicode whitespace).
             || (is_ascii_space(first) || first >= 0x80) && {
                 let trimmed = look.trimmed();
-                starts_indented_block(trimmed) || mocha_failure_title(trimmed)
+                starts_indented_block(trimmed) || mocha_failure_title(trimmed).is_some()
             }
     }
 
@@ -289,16 +301,36 @@ impl Js {
         }
 
         if !self.in_jest_block {
-            if line.starts_with("not ok ") || mocha_failure_title(trimmed) {
-                self.indented_error_due = true;
+            if let Some(rest) = line.strip_prefix("not ok ") {
+                // TAP: `not ok 2 suite test` (mocha), `not ok 2 - test` (others).
+                let name = rest.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start();
+                self.indented_error_due = Some(DueTitle {
+                    name: name.strip_prefix("- ").unwrap_or(name).trim_end().to_owned(),
+                    more: 0,
+                });
+            } else if let Some(title) = mocha_failure_title(trimmed) {
+                let title = title.trim_end();
+                self.indented_error_due = Some(DueTitle {
+                    name: title.trim_end_matches(':').to_owned(),
+                    more: if title.ends_with(':') { 0 } else { MAX_TITLE_LINES },
+                });
             } else if trimmed == "---" || first != b' ' && first != b'\t' {
                 // A YAML block (tape, node:test), or a line at column 0: another tool's output,
                 // or the next part of the log (an RSpec or bats title's error never came).
-                self.indented_error_due = false;
+                self.indented_error_due = None;
+            } else if let Some(due) = self.indented_error_due.as_mut().filter(|d| d.more > 0)
+                && !trimmed.is_empty()
+            {
+                // The title goes on: a nested suite, or the test and its `:`.
+                let part = trimmed.trim_end();
+                due.name.push(' ');
+                due.name.push_str(part.trim_end_matches(':'));
+                due.more = if part.ends_with(':') { 0 } else { due.more - 1 };
+                return;
             }
             // At column 0, or indented under a failed test's title as mocha prints it.
             let error_text = if first == b' ' || first == b'\t' {
-                self.indented_error_due.then_some(trimmed)
+                self.indented_error_due.is_some().then_some(trimmed)
             } else {
                 Some(line)
             };
@@ -309,13 +341,22 @@ impl Js {
                 .then(|| error_text.and_then(|t| JS_ERROR.captures(t)))
                 .flatten()
             {
-                self.indented_error_due = false;
-                // A failed test named before its error (vitest's `FAIL` line) gives it its name.
+                // A failed test named before its error (vitest's `FAIL` line, mocha's title)
+                // gives it its name.
+                let titled = self
+                    .indented_error_due
+                    .take()
+                    .map(|t| t.name)
+                    .filter(|name| !name.is_empty());
                 let test = self
                     .failure
                     .as_mut()
                     .filter(|f| f.names_a_test_before_its_error())
-                    .and_then(|f| f.test.take());
+                    .and_then(|f| f.test.take())
+                    .or(titled);
+                if let Some(test) = &test {
+                    sink.test(test, TestOutcome::Failed);
+                }
                 self.flush(sink);
                 // Node names the place it stopped above the error; the frames may all be Node's
                 // own. An ES module whose import Node could not resolve is named in the message.
@@ -615,11 +656,14 @@ fn starts_indented_block(trimmed: &str) -> bool {
     }
 }
 
-/// mocha's spec reporter's failed test, `2) suite` (its number, then the title, whose test's own
-/// name and error follow indented).
-fn mocha_failure_title(trimmed: &str) -> bool {
+/// mocha's spec reporter's failed test, `2) suite`: the title after its number (the test's own
+/// name and its error follow, indented).
+fn mocha_failure_title(trimmed: &str) -> Option<&str> {
     let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
-    digits > 0 && trimmed[digits..].starts_with(") ")
+    if digits == 0 {
+        return None;
+    }
+    trimmed[digits..].strip_prefix(") ")
 }
 
 /// vitest's failed test, `FAIL  test/a.test.js > suite > test`: the title after the file
@@ -797,5 +841,26 @@ mod tests {
             "{:#?}",
             parsed.reports
         );
+    }
+
+    /// mocha names the failed test over its title's lines (spec: the suite, nested suites, the
+    /// test and a `:`) or on the `not ok` line (tap): the report carries that full title.
+    #[test]
+    fn a_mocha_failure_is_named_by_its_full_title() {
+        let workspace = super::super::Workspace::new("/w").with_files(vec!["functions/valid.js".into()]);
+        let spec = "  1 passing (6ms)\n  1 failing\n\n  1) semver\n       functions\n         returns null for an invalid version:\n     TypeError: Cannot read properties of null (reading 'version')\n      at Object.valid (functions/valid.js:4:12)\n      at Context.<anonymous> (test/semver.spec.js:10:31)\n\n";
+        let tap = "not ok 1 semver functions returns null for an invalid version\n  Cannot read properties of null (reading 'version')\n  TypeError: Cannot read properties of null (reading 'version')\n      at Object.valid (functions/valid.js:4:12)\n# tests 1\n";
+        for (log, name) in [
+            (spec, "semver functions returns null for an invalid version"),
+            (tap, "semver functions returns null for an invalid version"),
+        ] {
+            let parsed = super::super::parse(log, &workspace);
+            assert_eq!(
+                crate::parse::report_places(&parsed),
+                [("functions/valid.js", 4, Some(name))],
+                "{log}"
+            );
+            assert!(parsed.failing_tests().iter().any(|t| t == name), "{log}");
+        }
     }
 }
