@@ -52,16 +52,9 @@ impl Lint {
             return false;
         };
         if look.indented() {
-            // pyright: an indented Python path (past a drive letter's colon), then the line number.
-            let trimmed = look.trimmed();
-            let drive = trimmed.as_bytes().get(1) == Some(&b':') && trimmed.as_bytes()[0].is_ascii_alphabetic();
-            let skip = if drive { 2 } else { 0 };
-            let Some(colon) = trimmed[skip..].find(':').map(|c| c + skip) else {
-                return false;
-            };
-            let path = &trimmed[..colon];
-            return trimmed.as_bytes().get(colon + 1).is_some_and(u8::is_ascii_digit)
-                && (path.ends_with(".py") || path.ends_with(".pyi"));
+            // pyright: an indented Python path (a drive letter's colon skipped), then the line.
+            return split_location(look.trimmed())
+                .is_some_and(|(path, ..)| path.ends_with(".py") || path.ends_with(".pyi"));
         }
         // A diagnostic's path, before the first colon (past a drive letter's), is a Python or
         // Rust file's and a line number follows it; a `grouped` file's line ends in a colon;

@@ -278,6 +278,11 @@ mod tests {
         }
     }
 
+    /// Whether `long` is `short` below a folder: what the scans below look for in each name.
+    fn ends_below_a_folder(long: &str, short: &str) -> bool {
+        long.strip_suffix(short).is_some_and(|head| head.ends_with('/'))
+    }
+
     proptest::proptest! {
         /// The binary search of the reversed names finds exactly the files a look at each finds.
         #[test]
@@ -291,7 +296,7 @@ mod tests {
             let scanned: Vec<String> = ws
                 .files
                 .iter()
-                .filter(|f| f.as_str() == suffix || f.strip_suffix(&suffix).is_some_and(|h| h.ends_with('/')))
+                .filter(|f| f.as_str() == suffix || ends_below_a_folder(f, &suffix))
                 .cloned()
                 .collect();
             proptest::prop_assert_eq!(found, scanned);
@@ -302,15 +307,14 @@ mod tests {
     /// listed file finds (as `by_suffix` found it before the searches).
     fn by_suffix_by_scan(files: &[String], path: &str) -> Option<String> {
         let bare = path.trim_start_matches('/');
-        let ends_with = |long: &str, short: &str| long.strip_suffix(short).is_some_and(|head| head.ends_with('/'));
         if let Some(longest) = files
             .iter()
-            .filter(|f| f.as_str() == bare || ends_with(path, f))
+            .filter(|f| f.as_str() == bare || ends_below_a_folder(path, f))
             .max_by_key(|f| f.len())
         {
             return Some(longest.clone());
         }
-        let mut found = files.iter().filter(|f| ends_with(f, bare));
+        let mut found = files.iter().filter(|f| ends_below_a_folder(f, bare));
         let first = found.next()?;
         found.next().is_none().then(|| first.clone())
     }
