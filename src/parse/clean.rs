@@ -115,7 +115,7 @@ fn strip_ansi(s: &str) -> (String, bool) {
     let mut joined = false;
     let mut i = 0;
     let mut copied_from = 0;
-    while let Some(k) = memchr::memchr(0x1b, &bytes[i..]) {
+    while let Some(k) = next_escape(&bytes[i..]) {
         i += k;
         push_joining(&mut out, &s[copied_from..i], &mut joined);
         i += 1;
@@ -157,6 +157,18 @@ fn strip_ansi(s: &str) -> (String, bool) {
     }
     push_joining(&mut out, &s[copied_from..], &mut joined);
     (out, joined)
+}
+
+/// Where the next escape is. Colours come close together (`ESC[32m.ESC[0m` for each dot of a
+/// pytest progress line): the first bytes are looked at one by one, which costs less than
+/// starting a vectorised search for a few bytes; a longer gap is searched.
+fn next_escape(bytes: &[u8]) -> Option<usize> {
+    const NEAR: usize = 16;
+    match bytes.iter().take(NEAR).position(|&b| b == 0x1b) {
+        Some(k) => Some(k),
+        None if bytes.len() > NEAR => memchr::memchr(0x1b, &bytes[NEAR..]).map(|k| NEAR + k),
+        None => None,
+    }
 }
 
 /// The first index at or after `i` whose byte is not in `range`.

@@ -200,7 +200,7 @@ impl Go {
                 let location = line.trim().split(' ').next().unwrap_or("");
                 if let Some((file, n, _)) = split_location(location)
                     && file.ends_with(".go")
-                    && sink.workspace.relative(file).is_some()
+                    && sink.is_project_file(file)
                 {
                     if panic.site.is_none() || panic.under_panic_call {
                         panic.site = Some((file.to_owned(), n));

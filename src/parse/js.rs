@@ -293,7 +293,7 @@ impl Js {
                 }
             {
                 failure.frames += 1;
-                if failure.location.is_none() && sink.workspace.relative(file).is_some() {
+                if failure.location.is_none() && sink.is_project_file(file) {
                     failure.location = Some((file.to_owned(), n.parse().unwrap_or(1)));
                 }
             }
@@ -363,11 +363,11 @@ impl Js {
                 let location = self
                     .node_header
                     .take()
-                    .filter(|(file, _, _)| sink.workspace.relative(file).is_some())
+                    .filter(|(file, _, _)| sink.is_project_file(file))
                     .map(|(file, n, _)| (file, n))
                     .or_else(|| {
                         esm_importer(&c[2])
-                            .filter(|file| sink.workspace.relative(file).is_some())
+                            .filter(|file| sink.is_project_file(file))
                             .map(|file| (file.to_owned(), 1))
                     });
                 self.failure = Some(Failure {
@@ -396,7 +396,7 @@ impl Js {
         if sink.may_hold(Needle::TsCode)
             && let Some(finding) = tsc_diagnostic(trimmed)
         {
-            if sink.workspace.relative(finding.file).is_some() {
+            if sink.is_project_file(finding.file) {
                 sink.report(finding);
                 // The suite's failure is this diagnostic: nothing more to report for it.
                 self.failure = None;
@@ -406,7 +406,7 @@ impl Js {
         // A suite that failed to run on a syntax error Node found itself: jest prints Node's
         // `file:line` header, the source line and the error, indented under `Details:`.
         if let Some((file, n)) = node_header(trimmed)
-            && sink.workspace.relative(file).is_some()
+            && sink.is_project_file(file)
         {
             self.node_header = Some((file.to_owned(), n, 0));
             return;
@@ -425,7 +425,7 @@ impl Js {
             // A suite that failed to run on a syntax error in the code under test: Babel names
             // the file and line; the frames are all in the transformer.
             if let Some(c) = BABEL_SYNTAX.captures(trimmed)
-                && sink.workspace.relative(&c[1]).is_some()
+                && sink.is_project_file(&c[1])
             {
                 failure.location = Some((c[1].to_owned(), c[3].parse().unwrap_or(1)));
                 failure.message = Some(format!("SyntaxError: {}", &c[2]));
@@ -436,7 +436,7 @@ impl Js {
             && failure.location.is_none()
             && let Some(error) = failure.message.as_deref().and_then(|m| m.strip_prefix("x "))
             && let Some((file, n)) = swc_source(trimmed)
-            && sink.workspace.relative(file).is_some()
+            && sink.is_project_file(file)
         {
             // SWC (`@swc/jest`) prints its error, `x Expected ',', got ';'`, and then the source
             // it could not compile with the place: `,-[/abs/src/total.js:3:1]`.

@@ -17,7 +17,7 @@ static MYPY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(error|warning|note): (.*?)(?:  \[([\w-]+)\])?$").expect("regex"));
 static FLAKE8: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^([A-Z]\d{3}) (.*)$").expect("regex"));
 static PYLINT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^([A-Z]\d{4}): (.*?)(?: \(([\w-]+)\))?$").expect("regex"));
+    LazyLock::new(|| Regex::new(r"^([A-Z][0-9]{4}): (.*?)(?: \(([\w-]+)\))?$").expect("regex"));
 /// pylint `parseable` (`[C0116(missing-function-docstring), obj] msg`) and `msvs`
 /// (`[C0116(missing-function-docstring)obj] msg`).
 static PYLINT_BRACKETED: LazyLock<Regex> =
@@ -137,14 +137,14 @@ impl Lint {
             first.is_ascii_uppercase(),
             first == b'[',
         );
-        if let Some(c) = level.then(|| MYPY.captures(rest)).flatten() {
-            if &c[1] == "note" {
+        if let Some((level, message, code)) = level.then(|| mypy_message(rest)).flatten() {
+            if level == "note" {
                 return;
             }
-            let error_type = mypy_type(c.get(3).map_or("", |m| m.as_str()), &c[2]);
+            let error_type = mypy_type(code, message);
             report(sink, file, n, error_type, Rank::Error, Cow::Borrowed(rest));
-        } else if let Some(c) = code.then(|| PYLINT.captures(rest)).flatten() {
-            let error_type = pylint_type(&c[1], c.get(3).map_or("", |m| m.as_str()), &c[2]);
+        } else if let Some((id, message, symbol)) = code.then(|| pylint_message(rest)).flatten() {
+            let error_type = pylint_type(id, symbol, message);
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
         } else if let Some(c) = bracket.then(|| PYLINT_BRACKETED.captures(rest)).flatten() {
@@ -161,6 +161,59 @@ impl Lint {
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
         }
     }
+}
+
+/// mypy's message after the place, `error: msg  [code]`: its level, message and code (empty
+/// when there is none), as [`MYPY`] reads it, without a regex on the common ASCII code.
+pub(crate) fn mypy_message(rest: &str) -> Option<(&str, &str, &str)> {
+    let level = ["error", "warning", "note"]
+        .into_iter()
+        .find(|l| rest.strip_prefix(l).is_some_and(|r| r.starts_with(": ")))?;
+    let body = &rest[level.len() + 2..];
+    let (message, code) = trailing_code(body, "  [", ']').or_else(|| {
+        let c = MYPY.captures(rest)?;
+        Some((c.get(2)?.as_str(), c.get(3).map_or("", |m| m.as_str())))
+    })?;
+    Some((level, message, code))
+}
+
+/// pylint's message after the place, `C0116: msg (symbol)`: its id, message and symbol (empty
+/// when there is none), as [`PYLINT`] reads it, without a regex on the common ASCII symbol.
+fn pylint_message(rest: &str) -> Option<(&str, &str, &str)> {
+    let b = rest.as_bytes();
+    let id_shaped =
+        b.len() >= 7 && b[0].is_ascii_uppercase() && b[1..5].iter().all(u8::is_ascii_digit) && b[5..7] == *b": ";
+    if !id_shaped {
+        return None;
+    }
+    let (message, symbol) = trailing_code(&rest[7..], " (", ')').or_else(|| {
+        let c = PYLINT.captures(rest)?;
+        Some((c.get(2)?.as_str(), c.get(3).map_or("", |m| m.as_str())))
+    })?;
+    Some((&rest[..5], message, symbol))
+}
+
+/// `text` as `(.*?)(?:OPEN([\w-]+)CLOSE)?$` reads it, where OPEN holds a space and `\w-` none:
+/// the message and the code at the end (empty when there is none). Only the last `open` can
+/// begin the code (a code begun earlier would hold the later one's space), so it is the one
+/// looked at. `None` when that code holds a character that is not ASCII, which `\w` may or may
+/// not take: the regex decides then.
+fn trailing_code<'t>(text: &'t str, open: &str, close: char) -> Option<(&'t str, &'t str)> {
+    let Some(inner) = text.strip_suffix(close) else {
+        return Some((text, ""));
+    };
+    let Some(at) = inner.rfind(open) else {
+        return Some((text, ""));
+    };
+    let code = &inner[at + open.len()..];
+    if !code.is_ascii() {
+        return None;
+    }
+    let is_code = !code.is_empty()
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    Some(if is_code { (&text[..at], code) } else { (text, "") })
 }
 
 /// `path.py(12): rest`: pylint's `msvs` format.
@@ -310,7 +363,55 @@ pub(crate) fn pylint_type(id: &str, symbol: &str, message: &str) -> ErrorType {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::parse::{Workspace, parse};
+    use proptest::prelude::*;
+
+    /// Messages made of the pieces that matter to the two readers: codes, their brackets and
+    /// the spaces before them, words that are not ASCII.
+    fn message() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof![
+                Just("error"),
+                Just("warning"),
+                Just("note"),
+                Just(": "),
+                Just("C0116"),
+                Just("E1"),
+                Just("  ["),
+                Just(" ["),
+                Just("]"),
+                Just(" ("),
+                Just(")"),
+                Just("("),
+                Just("["),
+                Just("arg-type"),
+                Just("missing_doc"),
+                Just("x"),
+                Just(" "),
+                Just("é"),
+                Just("\u{2003}"),
+                Just("\u{300}"),
+                Just("-"),
+            ],
+            0..10,
+        )
+        .prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn mypy_and_pylint_messages_are_read_as_their_regexes_read_them(rest in message()) {
+            let by_regex = MYPY.captures(&rest).map(|c| {
+                (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str(), c.get(3).map_or("", |m| m.as_str()))
+            });
+            prop_assert_eq!(mypy_message(&rest), by_regex, "{:?}", rest);
+            let by_regex = PYLINT.captures(&rest).map(|c| {
+                (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str(), c.get(3).map_or("", |m| m.as_str()))
+            });
+            prop_assert_eq!(pylint_message(&rest), by_regex, "{:?}", rest);
+        }
+    }
 
     /// pyright's own parser errors carry no rule: their words tell SYNTAX from INDENTATION; a
     /// Windows runner's paths start with a drive letter and its colon.

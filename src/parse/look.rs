@@ -20,15 +20,12 @@ pub(crate) struct Look<'a> {
     marks: Marks,
 }
 
-/// ASCII whitespace as `char::is_whitespace` has it.
-pub(crate) fn is_ascii_space(b: u8) -> bool {
-    b == b' ' || (0x09..=0x0d).contains(&b)
-}
+pub(crate) use super::ascii::is_ascii_space;
 
 impl<'a> Look<'a> {
     pub fn new(line: &'a str, marks: Marks) -> Self {
         let bytes = line.as_bytes();
-        let indent = bytes.iter().take_while(|&&b| is_ascii_space(b)).count();
+        let indent = super::ascii::space_end(bytes);
         Look {
             line,
             first: bytes.first().copied(),
@@ -41,7 +38,9 @@ impl<'a> Look<'a> {
 
     /// Whether the line holds `::` (a pytest node id, a Rust path).
     pub fn holds_double_colon(&self) -> bool {
-        self.colon.is_some_and(|c| has(&self.line[c..], "::"))
+        // The first colon mostly begins the pair (`tests/a.py::test_x`): then no search.
+        self.colon
+            .is_some_and(|c| self.line.as_bytes().get(c + 1) == Some(&b':') || has(&self.line[c + 1..], "::"))
     }
 
     /// Whether the line may hold `needle`: when not, it does not.

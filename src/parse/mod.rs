@@ -11,6 +11,7 @@
 //! the exit code; `core::format` renders a report for people.
 
 mod annotations;
+mod ascii;
 pub mod clean;
 mod format_check;
 mod go;
@@ -27,6 +28,7 @@ mod structured;
 mod tap;
 mod xml_stream;
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
@@ -53,6 +55,10 @@ pub const MAX_REPORTS_PER_PLACE: usize = 10;
 pub const MAX_TESTS: usize = 20_000;
 /// Longest message kept in a report.
 pub const MAX_MESSAGE: usize = 1000;
+/// Most paths whose repository-relative form one parse remembers ([`Sink::relative`]), and the
+/// longest path remembered: at most about 1 MiB.
+const MAX_RESOLVED: usize = 4096;
+const MAX_RESOLVED_PATH: usize = 256;
 /// Most structured documents read on one line (each one's end starts the next); the rest of such
 /// a line goes to the text formats.
 const MAX_DOCUMENTS_PER_LINE: usize = 8;
@@ -299,23 +305,24 @@ impl<'w> Parser<'w> {
     /// that tell a format whether a line concerns it ([`Needle`]) are found by one scan of the
     /// whole run rather than of each line.
     pub fn lines(&mut self, text: &str) {
+        let bytes = text.as_bytes();
         let mut scan = needles::Scan::new(text);
+        // The first escape or `\r` at or after the current line's start, found by a search of
+        // its own: a line with none (most lines) is not searched for them again when cleaned,
+        // and a coloured line costs one search, not one for each of its escapes.
+        let special_from = |from: usize| memchr::memchr2(0x1b, b'\r', &bytes[from..]).map_or(usize::MAX, |k| from + k);
+        let mut special = special_from(0);
         let mut start = 0;
-        // The same search finds the line ends and the escapes and `\r`s that cleaning takes off
-        // (most lines have none, and are then not searched for them again).
-        let mut special = false;
-        for at in memchr::memchr3_iter(b'\n', 0x1b, b'\r', text.as_bytes()) {
-            if text.as_bytes()[at] != b'\n' {
-                special = true;
-                continue;
-            }
+        for at in memchr::memchr_iter(b'\n', bytes) {
             let marks = scan.marks(start, at);
-            self.line_with(&text[start..at], marks, special);
+            self.line_with(&text[start..at], marks, special < at);
             start = at + 1;
-            special = false;
+            if special < start {
+                special = special_from(start);
+            }
         }
         let marks = scan.marks(start, text.len());
-        self.line_with(&text[start..], marks, special);
+        self.line_with(&text[start..], marks, special < text.len());
     }
 
     /// Feeds a block of text that is not the log's own (a failure message inside a document),
@@ -628,6 +635,11 @@ pub(crate) struct Sink<'w> {
     left_out: usize,
     /// The needles the text the formats now read may hold.
     marks: Marks,
+    /// Paths already made repository-relative, and what they became: a log names the same few
+    /// files in frame after frame and report after report, and each resolution trims, copies,
+    /// scans for foreign folders and searches the listing. At most [`MAX_RESOLVED`]; behind a
+    /// `RefCell` so that the formats can ask while they hold the sink shared.
+    resolved: RefCell<HashMap<Box<str>, Option<String>, foldhash::fast::RandomState>>,
 }
 
 impl<'w> Sink<'w> {
@@ -643,7 +655,32 @@ impl<'w> Sink<'w> {
             warnings: 0,
             left_out: 0,
             marks: Marks::ALL,
+            resolved: RefCell::default(),
         }
+    }
+
+    /// `path` as a repository-relative path ([`Workspace::relative`]), `None` when it is not
+    /// the project's file; remembered for the paths seen first.
+    pub fn relative(&self, path: &str) -> Option<String> {
+        self.resolving(path, |r| r.cloned())
+    }
+
+    /// Whether `path` is one of the project's files ([`Workspace::relative`] resolves it).
+    pub fn is_project_file(&self, path: &str) -> bool {
+        self.resolving(path, |r| r.is_some())
+    }
+
+    fn resolving<T>(&self, path: &str, f: impl FnOnce(Option<&String>) -> T) -> T {
+        if let Some(known) = self.resolved.borrow().get(path) {
+            return f(known.as_ref());
+        }
+        let relative = self.workspace.relative(path);
+        let answer = f(relative.as_ref());
+        let mut resolved = self.resolved.borrow_mut();
+        if resolved.len() < MAX_RESOLVED && path.len() <= MAX_RESOLVED_PATH {
+            resolved.insert(path.into(), relative);
+        }
+        answer
     }
 
     /// Whether the text the formats now read may hold `needle`: when not, it does not.
@@ -660,7 +697,7 @@ impl<'w> Sink<'w> {
     /// Records a finding; returns the index of its report, or `None` when its file is not the
     /// project's code or the report limit is reached.
     pub fn report(&mut self, f: Finding<'_>) -> Option<usize> {
-        let file = self.workspace.relative(f.file)?;
+        let file = self.relative(f.file)?;
         let line = f.line.max(1);
         // Diagnostics (lint findings among them) at one line are distinct by message; other
         // reports by place and type.
@@ -882,7 +919,7 @@ pub(crate) fn has(s: &str, needle: &str) -> bool {
 /// it starts with a character that is not ASCII, which may be whitespace too).
 pub(crate) fn trim_start(s: &str) -> &str {
     let b = s.as_bytes();
-    let i = b.iter().position(|&c| !look::is_ascii_space(c)).unwrap_or(b.len());
+    let i = ascii::space_end(b);
     if b.get(i).is_some_and(|&c| c >= 0x80) {
         s[i..].trim_start()
     } else {
@@ -893,7 +930,7 @@ pub(crate) fn trim_start(s: &str) -> &str {
 /// `s.trim_end()`, as [`trim_start`] does it.
 pub(crate) fn trim_end(s: &str) -> &str {
     let b = s.as_bytes();
-    let i = b.iter().rposition(|&c| !look::is_ascii_space(c)).map_or(0, |i| i + 1);
+    let i = ascii::space_start_from_end(b);
     if i > 0 && b[i - 1] >= 0x80 {
         s[..i].trim_end()
     } else {
@@ -912,12 +949,9 @@ pub(crate) fn split_word(s: &str) -> (&str, &str) {
     let b = s.as_bytes();
     let mut i = 0;
     loop {
-        // Printable ASCII is skipped in a tight loop; what stops it is whitespace, a control
-        // byte, or a character that is not ASCII (U+00A0 is whitespace).
-        i += b[i..]
-            .iter()
-            .position(|&c| c <= b' ' || c >= 0x80)
-            .unwrap_or(b.len() - i);
+        // Printable ASCII is skipped eight bytes at a time; what stops it is whitespace, a
+        // control byte, or a character that is not ASCII (U+00A0 is whitespace).
+        i += ascii::printable_end(&b[i..]);
         let Some(&c) = b.get(i) else {
             break;
         };
@@ -991,13 +1025,13 @@ mod tests {
         }
 
         #[test]
-        fn a_word_is_split_where_whitespace_begins(s in "[a \t\n\u{b}\u{c}\r\u{1c}\u{85}\u{a0}\u{e9}\u{2003}]{0,8}") {
+        fn a_word_is_split_where_whitespace_begins(s in "[a \t\n\u{b}\u{c}\r\u{1c}\u{85}\u{a0}\u{e9}\u{2003}]{0,24}") {
             let at = s.find(char::is_whitespace).unwrap_or(s.len());
             prop_assert_eq!(split_word(&s), s.split_at(at));
         }
 
         #[test]
-        fn text_is_trimmed_as_str_trims_it(s in "[ \t\n\u{b}\u{c}\r\u{1c}\u{85}\u{a0}\u{2003}\u{3000}a\u{e9}]{0,8}") {
+        fn text_is_trimmed_as_str_trims_it(s in "[ \t\n\u{b}\u{c}\r\u{1c}\u{85}\u{a0}\u{2003}\u{3000}a\u{e9}]{0,24}") {
             prop_assert_eq!(trim_start(&s), s.trim_start());
             prop_assert_eq!(trim_end(&s), s.trim_end());
             prop_assert_eq!(trim(&s), s.trim());
@@ -1153,6 +1187,27 @@ pub(crate) fn report_messages(parsed: &ParseOutput) -> Vec<(&str, u32, &str)> {
 #[cfg(test)]
 mod bounds {
     use super::*;
+
+    /// A path asked for again is answered from memory as the workspace answers it, and paths
+    /// past the memory's bounds (too many, too long) are still resolved.
+    #[test]
+    fn a_path_resolved_again_is_resolved_as_the_workspace_resolves_it() {
+        let workspace = Workspace::new("/w").with_files(vec!["pkg/a.py".to_owned(), "gen/m7.py".to_owned()]);
+        let sink = Sink::new(&workspace);
+        for _ in 0..2 {
+            assert_eq!(sink.relative("/w/pkg/a.py").as_deref(), Some("pkg/a.py"));
+            assert!(sink.is_project_file("a.py"));
+            assert!(!sink.is_project_file("/usr/lib/python3.12/json/decoder.py"));
+        }
+        let long = format!("/w/{}/a.py", "d".repeat(MAX_RESOLVED_PATH));
+        let many = (0..MAX_RESOLVED + 10).map(|i| format!("/w/gen/m{i}.py"));
+        for path in many.chain([long]) {
+            for _ in 0..2 {
+                assert_eq!(sink.relative(&path), workspace.relative(&path), "{path}");
+            }
+        }
+        assert_eq!(sink.resolved.borrow().len(), MAX_RESOLVED);
+    }
 
     /// Findings past the bounds are counted, not silently dropped, and what breaks the build
     /// after a long lint report is still kept.

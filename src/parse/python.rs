@@ -377,8 +377,8 @@ impl Python {
         {
             // A doctest example that raised: the example's line is the place only when the
             // traceback doctest printed holds no frame of the project's (which is deeper).
-            let raised_in_project = rest.trim_end() == "UnexpectedException"
-                && block.frames.iter().any(|f| sink.workspace.relative(&f.file).is_some());
+            let raised_in_project =
+                rest.trim_end() == "UnexpectedException" && block.frames.iter().any(|f| sink.is_project_file(&f.file));
             if block.frames.len() < MAX_FRAMES && !raised_in_project {
                 block.frames.push(Frame {
                     file: file.to_owned(),
@@ -495,17 +495,13 @@ impl Python {
         };
         // The deepest frame in the project; for a SyntaxError the frame that names its location.
         let syntax = matches!(kind.as_str(), "SyntaxError" | "IndentationError" | "TabError");
-        let mut candidates = block
-            .frames
-            .iter()
-            .rev()
-            .filter(|f| sink.workspace.relative(&f.file).is_some());
+        let mut candidates = block.frames.iter().rev().filter(|f| sink.is_project_file(&f.file));
         let frame = if syntax {
             block
                 .frames
                 .iter()
                 .rev()
-                .find(|f| f.syntax_location && sink.workspace.relative(&f.file).is_some())
+                .find(|f| f.syntax_location && sink.is_project_file(&f.file))
                 .or_else(|| candidates.next())
         } else {
             candidates.next()

@@ -112,7 +112,7 @@ impl Rust {
             if let Some(at) = line.trim_start().strip_prefix("at ")
                 && line.starts_with("  ")
                 && let Some((file, n, _)) = split_location(at)
-                && sink.workspace.relative(file).is_some()
+                && sink.is_project_file(file)
             {
                 let u = self.unplaced.take().expect("a panic to place");
                 report_panic(sink, file, n, &u.test, &u.message);
@@ -132,7 +132,7 @@ impl Rust {
                 n = n.max(doctest.line);
                 test.clone_from(&doctest.name);
             }
-            if sink.workspace.relative(&file).is_none() {
+            if !sink.is_project_file(&file) {
                 record_panicked(sink, &test);
                 self.unplaced = Some(Unplaced {
                     test,

@@ -269,11 +269,11 @@ fn frame(text: &str, sink: &Sink<'_>) -> Option<(String, u32)> {
         // A path with other characters: the frame reader's regex knows them.
         let as_frame = format!("  at {text}");
         let (file, line) = node_frame(&as_frame)?;
-        sink.workspace.relative(file)?;
+        sink.relative(file)?;
         return Some((file.to_owned(), line.parse().unwrap_or(1)));
     }
     let (file, line) = frame_place(text)?;
-    sink.workspace.relative(file)?;
+    sink.relative(file)?;
     Some((file.to_owned(), line.parse().unwrap_or(1)))
 }
 
