@@ -16,6 +16,7 @@
 use std::borrow::Cow;
 
 use quick_xml::events::{BytesEnd, Event};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::js::{eslint_finding, js_type};
@@ -974,39 +975,78 @@ fn u32_of(v: &Value, key: &str) -> u32 {
         .map_or(1, |n| n.clamp(1, u64::from(u32::MAX)) as u32)
 }
 
+/// A `compiler-message` record of cargo's `--message-format=json`, with only the fields read:
+/// serde skips the rest (the `rendered` text, the `children`, the spans' own text), which makes
+/// up most of each record, without building a value of it.
+#[derive(Deserialize)]
+struct CargoRecord<'a> {
+    #[serde(borrow)]
+    message: CompilerMessage<'a>,
+}
+
+#[derive(Deserialize)]
+struct CompilerMessage<'a> {
+    #[serde(borrow, default)]
+    level: Cow<'a, str>,
+    #[serde(borrow, default)]
+    message: Cow<'a, str>,
+    #[serde(borrow, default)]
+    code: Option<DiagnosticCode<'a>>,
+    #[serde(borrow, default)]
+    spans: Vec<Span<'a>>,
+}
+
+#[derive(Deserialize)]
+struct DiagnosticCode<'a> {
+    #[serde(borrow)]
+    code: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct Span<'a> {
+    #[serde(borrow, default)]
+    file_name: Cow<'a, str>,
+    #[serde(default)]
+    line_start: Option<u64>,
+    #[serde(default)]
+    column_start: Option<u64>,
+    #[serde(default)]
+    is_primary: bool,
+}
+
+/// A line or column number as rustc gives it, at least 1.
+fn position(n: Option<u64>) -> u32 {
+    n.map_or(1, |n| n.clamp(1, u64::from(u32::MAX)) as u32)
+}
+
 fn cargo_message(line: &str, sink: &mut Sink<'_>) {
     // cargo writes `reason` first: an artifact's or a build script's record (most of a build's
     // records, and long) is not parsed.
     if !line.starts_with("{\"reason\":\"compiler-message\"") {
         return;
     }
-    let Ok(v) = serde_json::from_str::<Value>(line) else {
+    let Ok(CargoRecord { message }) = serde_json::from_str::<CargoRecord>(line) else {
         return;
     };
-    let message = &v["message"];
-    let level = str_of(message, "level");
+    let level = message.level.as_ref();
     if level != "error" && level != "warning" {
         return;
     }
-    let text = str_of(message, "message");
+    let text = message.message.as_ref();
     if text.starts_with("aborting due to") || text.contains("warnings emitted") || text.contains("warning emitted") {
         return;
     }
-    let code = message.get("code").and_then(|c| c.get("code")).and_then(Value::as_str);
-    let Some(spans) = message.get("spans").and_then(Value::as_array) else {
-        return;
-    };
+    let code = message.code.as_ref().map(|c| c.code.as_ref());
+    let spans = &message.spans;
     // An error can have several primary spans (a mismatched delimiter: the `}` and the `(` it
     // leaves unclosed); the first in the file is where rustc's own text points (`-->`).
-    let primary = |s: &&Value| s["is_primary"] == Value::Bool(true);
-    let first_primary = spans.iter().find(primary);
+    let first_primary = spans.iter().find(|s| s.is_primary);
     let Some(span) = first_primary
         .and_then(|first| {
             spans
                 .iter()
-                .filter(primary)
-                .filter(|s| s["file_name"] == first["file_name"])
-                .min_by_key(|s| (u32_of(s, "line_start"), u32_of(s, "column_start")))
+                .filter(|s| s.is_primary && s.file_name == first.file_name)
+                .min_by_key(|s| (position(s.line_start), position(s.column_start)))
         })
         .or(spans.first())
     else {
@@ -1018,8 +1058,8 @@ fn cargo_message(line: &str, sink: &mut Sink<'_>) {
         None => format!("{level}: {text}"),
     };
     sink.report(Finding {
-        file: str_of(span, "file_name"),
-        line: u32_of(span, "line_start"),
+        file: &span.file_name,
+        line: position(span.line_start),
         error_type,
         message: Cow::Owned(rendered),
         test: None,
