@@ -8,7 +8,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::look::Look;
-use super::{Needle, ParseOutput, Sink};
+use super::{Needle, ParseOutput, Sink, has};
 
 /// How one test ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -160,7 +160,9 @@ pub(crate) fn line(line: &str, sink: &mut Sink<'_>) {
     let Some(first) = line.bytes().next() else { return };
     match first {
         b'=' if line.ends_with('=') => {
-            if let Some(c) = PYTEST_SUMMARY.captures(line) {
+            // Most `=` rules are a section's title (`FAILURES`, `short test summary info`): the
+            // summary's ` in 0.12s` rules them out before the regex runs.
+            if let Some(c) = has(line, " in ").then(|| PYTEST_SUMMARY.captures(line)).flatten() {
                 sink.summary.runner_summary_seen = true;
                 add_counts(&c[1], sink);
                 if c[1].contains("no tests ran") {

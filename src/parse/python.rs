@@ -32,10 +32,6 @@ static ANY_EXCEPTION: LazyLock<Regex> =
 static INLINE_SYNTAX: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(SyntaxError|IndentationError|TabError): (.*) \(([^()\s]+\.py), line (\d+)\)$").expect("regex")
 });
-/// A failure's header in a pytest section: the title centred in `_`s, down to one on each side
-/// when the test's name is long (`_ test_roundtrip[http://example.com:8080/...] _`). The rule
-/// between a traceback's frames, `_ _ _ _ ...`, is made of `_` and spaces alone: it is none.
-static SECTION_HEADER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^_+ (.+?) _+$").expect("regex"));
 static VERBOSE_OUTCOME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(\S+::\S+) (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?: \(.*\))?(?:\s+\[\s*\d+%\])?$").expect("regex")
 });
@@ -185,12 +181,12 @@ impl Python {
 
         if self.section == Section::Pytest
             && first == b'_'
-            && let Some(c) = SECTION_HEADER.captures(line)
-            && !c[1].bytes().all(|b| b == b'_' || b == b' ')
+            && let Some(title) = section_title(line)
+            && !title.bytes().all(|b| b == b'_' || b == b' ')
         {
             self.flush(sink);
             self.section_has_headers = true;
-            let test = section_test(&c[1]);
+            let test = section_test(title);
             self.block = Some(Block {
                 test,
                 ..Block::default()
@@ -678,6 +674,27 @@ fn file_frame(body: &str) -> Option<(&str, &str, Option<&str>)> {
         None => return None,
     };
     (digits > 0).then_some((file, n, function))
+}
+
+/// The title of a failure's header in a pytest section: the title centred in `_`s, down to one
+/// on each side when the test's name is long (`_ test_roundtrip[http://example.com:8080/...] _`).
+/// Read as `^_+ (.+?) _+$` reads it, without the lazy group's backtracking over the `_ _ _ _`
+/// rules pytest draws between a traceback's frames (made of `_` and spaces alone, they are no
+/// header: the caller leaves them out). The leading run of `_` is followed by a space; the title
+/// ends at the space before the trailing run, which only one space can be.
+fn section_title(line: &str) -> Option<&str> {
+    let lead = line.bytes().take_while(|&b| b == b'_').count();
+    if lead == 0 {
+        return None;
+    }
+    let rest = line[lead..].strip_prefix(' ')?;
+    let before_trail = rest.trim_end_matches('_');
+    if before_trail.len() == rest.len() {
+        return None;
+    }
+    before_trail
+        .strip_suffix(' ')
+        .filter(|title| !title.is_empty() && !title.contains('\n'))
 }
 
 /// The test a pytest section's header names, as a short name: `test_x` for `ERROR at setup of
@@ -1433,6 +1450,14 @@ FAILED shipping/util.py::shipping.util.f
             must_be in any::<bool>(),
         ) {
             prop_assert_eq!(exception(&text, must_be), by_regex(&text, must_be));
+        }
+
+        /// A section's header is read as the regex it replaced reads it.
+        #[test]
+        fn section_headers_are_read_as_the_regex_reads_them(line in "[_ ]{0,5}[a-z_ é\n]{0,6}[_ ]{0,5}") {
+            let section_header = Regex::new(r"^_+ (.+?) _+$").expect("regex");
+            let by_regex = section_header.captures(&line).map(|c| c.get(1).map_or("", |m| m.as_str()));
+            prop_assert_eq!(section_title(&line), by_regex, "{:?}", line);
         }
     }
 }
