@@ -127,6 +127,7 @@ const MAX_DIFFED: usize = 100;
 impl FormatCheck {
     /// Whether [`FormatCheck::line`] can do anything with the line: inside a diff every line; else
     /// a diff's or rustfmt's header, or a formatter's `would reformat` line.
+    #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.diff.is_some() || self.minus.is_some() {
             return true;

@@ -113,6 +113,7 @@ pub(crate) struct Go {
 impl Go {
     /// Whether [`Go::line`] can do anything with the line: a JSON event, a panic and its frames,
     /// a test's start or result, a package's result, or a line that names a `.go` file.
+    #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
         let Some(first) = look.first else {
             return false;

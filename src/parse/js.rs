@@ -123,7 +123,9 @@ impl Js {
     /// An error waiting for its frames wants them and what ends it; otherwise a line counts only
     /// if it may start something: a Node header (ends in a digit), an eslint file (ends like a
     /// source file's name, or in whitespace), an eslint `compact` or `unix` finding (a source
-    /// file's path before the first colon), a tsc diagnostic, an error, or jest's `●`.
+    /// file's path before the first colon), a tsc diagnostic, an error, jest's `●`, or a vitest
+    /// `FAIL` line.
+    #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.node_header.is_some()
             || self.indented_error_due.is_some()
@@ -149,7 +151,10 @@ impl Js {
         let last = look.last;
         (!look.indented()
             && (last.is_ascii_digit()
-                || matches!(last, b's' | b'x' | b'e')
+                // eslint `stylish`: a JS/TS file's path alone on its line.
+                || is_js_path(look.line)
+                // vitest's failed test when nothing indents it: `FAIL  a.test.js > suite > test`.
+                || first == b'F' && look.line.starts_with("FAIL ")
                 // eslint `compact` and `unix`: a JS/TS path before the first colon.
                 || look.colon.is_some_and(|c| is_js_path(&look.line[..c]))
                 || is_ascii_space(last)

@@ -44,6 +44,7 @@ impl Lint {
     /// Whether [`Lint::line`] can do anything with the line: in ruff's `grouped` format every
     /// line may be a row or end the group; otherwise only an unindented line with a `:` may be a
     /// diagnostic or start a group.
+    #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.grouped_file.is_some() {
             return true;

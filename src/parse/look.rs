@@ -23,6 +23,7 @@ pub(crate) struct Look<'a> {
 pub(crate) use super::ascii::is_ascii_space;
 
 impl<'a> Look<'a> {
+    #[inline]
     pub fn new(line: &'a str, marks: Marks) -> Self {
         let bytes = line.as_bytes();
         let indent = super::ascii::space_end(bytes);

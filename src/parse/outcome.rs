@@ -141,6 +141,7 @@ static COMMAND_NOT_FOUND: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Whether [`line`] can find anything in the line: a summary's first byte, or an infrastructure
 /// word.
+#[inline]
 pub(crate) fn wants(look: &Look<'_>) -> bool {
     let line = look.line;
     let summary = match look.first {

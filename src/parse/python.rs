@@ -117,6 +117,7 @@ impl Python {
     /// Whether [`Python::line`] can do anything with the line: inside a block or a pytest section
     /// every line may belong to it; outside, only a line that starts one, names a test's outcome,
     /// or places a syntax error does.
+    #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.block.is_some() || self.section != Section::None {
             return true;

@@ -77,6 +77,7 @@ impl Rust {
     /// Whether [`Rust::line`] can do anything with the line: a panic's message or backtrace
     /// takes whatever line comes; otherwise only a diagnostic's header, its ` --> ` location
     /// after a header, a test's outcome or a panic do.
+    #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
         let Some(first) = look.first else {
             return false;
