@@ -166,7 +166,7 @@ impl Lint {
 
 /// mypy's message after the place, `error: msg  [code]`: its level, message and code (empty
 /// when there is none), as [`MYPY`] reads it, without a regex on the common ASCII code.
-pub(crate) fn mypy_message(rest: &str) -> Option<(&str, &str, &str)> {
+fn mypy_message(rest: &str) -> Option<(&str, &str, &str)> {
     let level = ["error", "warning", "note"]
         .into_iter()
         .find(|l| rest.strip_prefix(l).is_some_and(|r| r.starts_with(": ")))?;
@@ -194,11 +194,11 @@ fn pylint_message(rest: &str) -> Option<(&str, &str, &str)> {
     Some((&rest[..5], message, symbol))
 }
 
-/// `text` as `(.*?)(?:OPEN([\w-]+)CLOSE)?$` reads it, where OPEN holds a space and `\w-` none:
-/// the message and the code at the end (empty when there is none). Only the last `open` can
-/// begin the code (a code begun earlier would hold the later one's space), so it is the one
-/// looked at. `None` when that code holds a character that is not ASCII, which `\w` may or may
-/// not take: the regex decides then.
+/// `text` (a line: no `\n`) as `(.*?)(?:OPEN([\w-]+)CLOSE)?$` reads it, where OPEN holds a space
+/// and `\w-` none: the message and the code at the end (empty when there is none). Only the last
+/// `open` can begin the code (a code begun earlier would hold the later one's space), so it is
+/// the one looked at. `None` when that code holds a character that is not ASCII, which `\w`
+/// may or may not take: the regex decides then.
 fn trailing_code<'t>(text: &'t str, open: &str, close: char) -> Option<(&'t str, &'t str)> {
     let Some(inner) = text.strip_suffix(close) else {
         return Some((text, ""));

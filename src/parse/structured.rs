@@ -970,9 +970,7 @@ fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
 }
 
 fn u32_of(v: &Value, key: &str) -> u32 {
-    v.get(key)
-        .and_then(Value::as_u64)
-        .map_or(1, |n| n.clamp(1, u64::from(u32::MAX)) as u32)
+    position(v.get(key).and_then(Value::as_u64))
 }
 
 /// A `compiler-message` record of cargo's `--message-format=json`, with only the fields read:
@@ -1014,7 +1012,7 @@ struct Span<'a> {
     is_primary: bool,
 }
 
-/// A line or column number as rustc gives it, at least 1.
+/// A line or column number as a report gives it, at least 1 (and at most `u32::MAX`).
 fn position(n: Option<u64>) -> u32 {
     n.map_or(1, |n| n.clamp(1, u64::from(u32::MAX)) as u32)
 }
