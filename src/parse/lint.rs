@@ -15,18 +15,12 @@ use crate::api::shared::ErrorType;
 
 static MYPY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(error|warning|note): (.*?)(?:  \[([\w-]+)\])?$").expect("regex"));
-static FLAKE8: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^([A-Z]\d{3}) (.*)$").expect("regex"));
 static PYLINT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Z][0-9]{4}): (.*?)(?: \(([\w-]+)\))?$").expect("regex"));
 /// pylint `parseable` (`[C0116(missing-function-docstring), obj] msg`) and `msvs`
 /// (`[C0116(missing-function-docstring)obj] msg`).
 static PYLINT_BRACKETED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\[([A-Z]\d{4})\(([\w-]+)\)(?:, )?[^\]]*\] (.*)$").expect("regex"));
-/// flake8's and ruff's `pylint` format: `[E501] msg`.
-static CODE_BRACKETED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\[([A-Z]{1,4}\d{2,4}|invalid-syntax)\] (.*)$").expect("regex"));
-static RUFF: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^([A-Z]{1,4}\d{2,4}|invalid-syntax):? (?:\[\*\] )?(.*)$").expect("regex"));
+    LazyLock::new(|| Regex::new(r"^\[([A-Z][0-9]{4})\(([\w-]+)\)(?:, )?[^\]]*\] (.*)$").expect("regex"));
 /// A row of ruff's `grouped` format under its file's line: `  12:5  F401 [*] msg`.
 static RUFF_GROUPED_ROW: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^ +(\d+):\d+ +([A-Z]{1,4}\d{2,4}|invalid-syntax):? (?:\[\*\] )?(.*)$").expect("regex")
@@ -148,16 +142,19 @@ impl Lint {
             let error_type = pylint_type(id, symbol, message);
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
-        } else if let Some(c) = bracket.then(|| PYLINT_BRACKETED.captures(rest)).flatten() {
+        } else if let Some(c) = (bracket && pylint_bracketed_shaped(rest))
+            .then(|| PYLINT_BRACKETED.captures(rest))
+            .flatten()
+        {
             let error_type = pylint_type(&c[1], &c[2], &c[3]);
             let message = Cow::Owned(format!("{}: {} ({})", &c[1], &c[3], &c[2]));
             report(sink, file, n, error_type, Rank::of(error_type), message);
-        } else if let Some(c) = (code || first == b'i')
-            .then(|| FLAKE8.captures(rest).or_else(|| RUFF.captures(rest)))
+        } else if let Some((code, message)) = (code || first == b'i')
+            .then(|| flake8_or_ruff(rest))
             .flatten()
-            .or_else(|| bracket.then(|| CODE_BRACKETED.captures(rest)).flatten())
+            .or_else(|| bracket.then(|| code_bracketed(rest)).flatten())
         {
-            let error_type = lint_type_for_syntax_message(&c[1], &c[2]);
+            let error_type = lint_type_for_syntax_message(code, message);
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
         }
@@ -192,6 +189,52 @@ fn pylint_message(rest: &str) -> Option<(&str, &str, &str)> {
         Some((c.get(2)?.as_str(), c.get(3).map_or("", |m| m.as_str())))
     })?;
     Some((&rest[..5], message, symbol))
+}
+
+/// A flake8 or ruff message after the place, `E501 line too long` or `F401 [*] ...`: its code
+/// and message, as flake8's `^([A-Z][0-9]{3}) (.*)$` and then ruff's
+/// `^([A-Z]{1,4}[0-9]{2,4}|invalid-syntax):? (?:\[\*\] )?(.*)$` read them (flake8's reading wins:
+/// it keeps ruff's `[*] `), without a regex run over the message.
+fn flake8_or_ruff(rest: &str) -> Option<(&str, &str)> {
+    let (code, after) = split_lint_code(rest)?;
+    let flake8 = code.len() == 4 && code.as_bytes()[1].is_ascii_digit();
+    let message = match after.strip_prefix(' ') {
+        Some(message) if flake8 => message,
+        _ => {
+            let after = after.strip_prefix(':').unwrap_or(after).strip_prefix(' ')?;
+            after.strip_prefix("[*] ").unwrap_or(after)
+        }
+    };
+    (!message.contains('\n')).then_some((code, message))
+}
+
+/// flake8's and ruff's `pylint` format, `[E501] line too long`: its code and message, as
+/// `^\[([A-Z]{1,4}[0-9]{2,4}|invalid-syntax)\] (.*)$` reads them.
+fn code_bracketed(rest: &str) -> Option<(&str, &str)> {
+    let (code, after) = split_lint_code(rest.strip_prefix('[')?)?;
+    let message = after.strip_prefix("] ")?;
+    (!message.contains('\n')).then_some((code, message))
+}
+
+/// A ruff or flake8 code at the start of `text` and what follows it: `invalid-syntax`, or one to
+/// four capital letters and two to four digits, as `[A-Z]{1,4}[0-9]{2,4}` takes them before a
+/// byte that is neither (the letters and the digits are whole runs: a shorter code would be
+/// followed by a letter or a digit, which no format allows).
+fn split_lint_code(text: &str) -> Option<(&str, &str)> {
+    if text.starts_with("invalid-syntax") {
+        return Some(text.split_at("invalid-syntax".len()));
+    }
+    let b = text.as_bytes();
+    let letters = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    let digits = b[letters..].iter().take_while(|c| c.is_ascii_digit()).count();
+    ((1..=4).contains(&letters) && (2..=4).contains(&digits)).then(|| text.split_at(letters + digits))
+}
+
+/// Whether `rest` starts as [`PYLINT_BRACKETED`] needs (`[C0116(`): most bracketed messages are
+/// flake8's or ruff's `[E501] ...`, which the regex need not be run on to fail.
+fn pylint_bracketed_shaped(rest: &str) -> bool {
+    let b = rest.as_bytes();
+    b.len() > 6 && b[0] == b'[' && b[1].is_ascii_uppercase() && b[2..6].iter().all(u8::is_ascii_digit) && b[6] == b'('
 }
 
 /// `text` (a line: no `\n`) as `(.*?)(?:OPEN([\w-]+)CLOSE)?$` reads it, where OPEN holds a space
@@ -368,6 +411,19 @@ mod tests {
     use crate::parse::{Workspace, parse};
     use proptest::prelude::*;
 
+    /// The regexes the flake8, ruff and bracketed readers replaced.
+    static FLAKE8: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^([A-Z][0-9]{3}) (.*)$").expect("regex"));
+    static RUFF: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^([A-Z]{1,4}[0-9]{2,4}|invalid-syntax):? (?:\[\*\] )?(.*)$").expect("regex"));
+    static CODE_BRACKETED: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\[([A-Z]{1,4}[0-9]{2,4}|invalid-syntax)\] (.*)$").expect("regex"));
+
+    /// Where `part`, a slice of `text`, lies in it.
+    fn substr_range(text: &str, part: &str) -> std::ops::Range<usize> {
+        let start = part.as_ptr() as usize - text.as_ptr() as usize;
+        start..start + part.len()
+    }
+
     /// Messages made of the pieces that matter to the two readers: codes, their brackets and
     /// the spaces before them, words that are not ASCII.
     fn message() -> impl Strategy<Value = String> {
@@ -401,6 +457,30 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn flake8_ruff_and_bracketed_codes_are_read_as_their_regexes_read_them(
+            rest in prop::collection::vec(
+                prop_oneof![
+                    Just("E"), Just("ABCD"), Just("ABCDE"), Just("5"), Just("01"), Just("12345"), Just("é"),
+                    Just("\u{663}"), Just("invalid-syntax"), Just(":"), Just(" "), Just("[*] "), Just("["),
+                    Just("]"), Just("] "), Just("C0116("), Just("x"), Just("\n"),
+                ],
+                0..7,
+            ).prop_map(|p| p.concat()),
+        ) {
+            let text = rest.as_str();
+            let pair = |c: regex::Captures<'_>| (c.get(1).unwrap().range(), c.get(2).unwrap().range());
+            let ranges = |r: Option<(&str, &str)>| {
+                r.map(|(a, b)| (substr_range(text, a), substr_range(text, b)))
+            };
+            let by_regex = FLAKE8.captures(text).or_else(|| RUFF.captures(text)).map(pair);
+            prop_assert_eq!(ranges(flake8_or_ruff(text)), by_regex, "{:?}", rest);
+            prop_assert_eq!(ranges(code_bracketed(text)), CODE_BRACKETED.captures(text).map(pair), "{:?}", rest);
+            if !pylint_bracketed_shaped(&rest) {
+                prop_assert!(!PYLINT_BRACKETED.is_match(&rest), "{:?}", rest);
+            }
+        }
+
         #[test]
         fn mypy_and_pylint_messages_are_read_as_their_regexes_read_them(rest in message()) {
             let by_regex = MYPY.captures(&rest).map(|c| {
