@@ -178,10 +178,7 @@ fn mypy_message(rest: &str) -> Option<(&str, &str, &str)> {
 /// pylint's message after the place, `C0116: msg (symbol)`: its id, message and symbol (empty
 /// when there is none), as [`PYLINT`] reads it, without a regex on the common ASCII symbol.
 fn pylint_message(rest: &str) -> Option<(&str, &str, &str)> {
-    let b = rest.as_bytes();
-    let id_shaped =
-        b.len() >= 7 && b[0].is_ascii_uppercase() && b[1..5].iter().all(u8::is_ascii_digit) && b[5..7] == *b": ";
-    if !id_shaped {
+    if !(starts_with_pylint_id(rest.as_bytes()) && rest[5..].starts_with(": ")) {
         return None;
     }
     let (message, symbol) = trailing_code(&rest[7..], " (", ')').or_else(|| {
@@ -233,8 +230,13 @@ fn split_lint_code(text: &str) -> Option<(&str, &str)> {
 /// Whether `rest` starts as [`PYLINT_BRACKETED`] needs (`[C0116(`): most bracketed messages are
 /// flake8's or ruff's `[E501] ...`, which the regex need not be run on to fail.
 fn pylint_bracketed_shaped(rest: &str) -> bool {
-    let b = rest.as_bytes();
-    b.len() > 6 && b[0] == b'[' && b[1].is_ascii_uppercase() && b[2..6].iter().all(u8::is_ascii_digit) && b[6] == b'('
+    rest.strip_prefix('[')
+        .is_some_and(|r| starts_with_pylint_id(r.as_bytes()) && r[5..].starts_with('('))
+}
+
+/// Whether `b` starts with a pylint message id, a capital and four digits (`C0116`).
+fn starts_with_pylint_id(b: &[u8]) -> bool {
+    b.len() >= 5 && b[0].is_ascii_uppercase() && b[1..5].iter().all(u8::is_ascii_digit)
 }
 
 /// `text` (a line: no `\n`) as `(.*?)(?:OPEN([\w-]+)CLOSE)?$` reads it, where OPEN holds a space
