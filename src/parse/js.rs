@@ -218,13 +218,12 @@ impl Js {
         }
 
         if let Some(file) = self.eslint_file.as_deref() {
-            if let Some(c) = ESLINT_ROW.captures(line) {
-                let rule = c.get(5).map_or("", |m| m.as_str());
+            if let Some((n, message, rule)) = eslint_row(line) {
                 sink.report(eslint_finding(
                     file,
-                    c[1].parse().unwrap_or(1),
-                    c[4].trim(),
-                    rule,
+                    n.parse().unwrap_or(1),
+                    message.trim(),
+                    rule.unwrap_or(""),
                     false,
                     0.95,
                 ));
@@ -342,10 +341,7 @@ impl Js {
             let may_be_error = error_text.is_some_and(|t| t.as_bytes().first().is_some_and(u8::is_ascii_uppercase))
                 && (sink.may_hold(Needle::Error) && ERROR_WORD.find(line.as_bytes()).is_some()
                     || sink.may_hold(Needle::Exception) && EXCEPTION_WORD.find(line.as_bytes()).is_some());
-            if let Some(c) = may_be_error
-                .then(|| error_text.and_then(|t| JS_ERROR.captures(t)))
-                .flatten()
-            {
+            if let Some((kind, message)) = may_be_error.then(|| error_text.and_then(js_error)).flatten() {
                 // A failed test named before its error (vitest's `FAIL` line, mocha's title)
                 // gives it its name.
                 let titled = self
@@ -371,13 +367,13 @@ impl Js {
                     .filter(|(file, _, _)| sink.is_project_file(file))
                     .map(|(file, n, _)| (file, n))
                     .or_else(|| {
-                        esm_importer(&c[2])
+                        esm_importer(message)
                             .filter(|file| sink.is_project_file(file))
                             .map(|file| (file.to_owned(), 1))
                     });
                 self.failure = Some(Failure {
                     test,
-                    message: Some(format!("{}: {}", &c[1], &c[2])),
+                    message: Some(format!("{kind}: {message}")),
                     location,
                     ..Failure::default()
                 });
@@ -565,6 +561,104 @@ fn tsc_diagnostic(line: &str) -> Option<Finding<'_>> {
         rank,
         diagnostic: true,
     })
+}
+
+/// An error line, `TypeError: msg` or `Uncaught MyException [CODE]: msg`: its name and message,
+/// as [`JS_ERROR`] reads them, without running the regex on ASCII text (a regex capture cost
+/// thousands of instructions on each of the many lines that name an error).
+fn js_error(text: &str) -> Option<(&str, &str)> {
+    if !text.is_ascii() {
+        let c = JS_ERROR.captures(text)?;
+        return Some((c.get(1)?.as_str(), c.get(2)?.as_str()));
+    }
+    let text = text.strip_prefix("Uncaught ").unwrap_or(text);
+    // The name is a whole word: what follows it (` [CODE]` or `: `) is no word character.
+    let word = text
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .count();
+    let (kind, after) = text.split_at(word);
+    if !(kind.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
+        && (kind.ends_with("Error") || kind.ends_with("Exception")))
+    {
+        return None;
+    }
+    // An optional ` [CODE]` (Node's `[ERR_MODULE_NOT_FOUND]`).
+    let after = match after.strip_prefix(" [") {
+        Some(code) => {
+            let len = code
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                .count();
+            if len == 0 {
+                return None;
+            }
+            code[len..].strip_prefix(']')?
+        }
+        None => after,
+    };
+    let message = after.strip_prefix(": ")?;
+    (!message.contains('\n')).then_some((kind, message))
+}
+
+/// A row of eslint's `stylish` format under its file, `  3:7  error  msg  rule`: its line,
+/// message and rule, as [`ESLINT_ROW`] reads them, without running the regex on ASCII text.
+///
+/// The regex's message is lazy: it ends where the rest of the row is either two or more spaces,
+/// a rule and trailing whitespace, or only whitespace. A rule can only be the run of rule
+/// characters that ends where the trailing whitespace begins, so the message ends where the
+/// whitespace before that rule begins when there are two or more of it, else at the trailing
+/// whitespace.
+fn eslint_row(line: &str) -> Option<(&str, &str, Option<&str>)> {
+    if !line.is_ascii() || line.contains('\n') {
+        let c = ESLINT_ROW.captures(line)?;
+        return Some((c.get(1)?.as_str(), c.get(4)?.as_str(), c.get(5).map(|m| m.as_str())));
+    }
+    let is_space = |b: &u8| matches!(b, b' ' | b'\t' | 0x0b | 0x0c | b'\r');
+    let is_rule = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'/' | b'-');
+    let spaces = |s: &str| s.bytes().take_while(is_space).count();
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+
+    let indent = spaces(line);
+    let at_line = &line[indent..];
+    let n = digits(at_line);
+    if indent == 0 || n == 0 {
+        return None;
+    }
+    let at_column = at_line[n..].strip_prefix(':')?;
+    let column = digits(at_column);
+    let gap = spaces(&at_column[column..]);
+    if column == 0 || gap == 0 {
+        return None;
+    }
+    let at_level = &at_column[column + gap..];
+    let level = ["error", "warning"].into_iter().find(|l| at_level.starts_with(l))?;
+    let after_level = &at_level[level.len()..];
+    let gap = spaces(after_level);
+    if gap == 0 {
+        return None;
+    }
+    let rest = &after_level[gap..];
+    if rest.is_empty() {
+        // The message takes one byte of the whitespace when there are two.
+        return (gap >= 2).then(|| (&at_line[..n], &after_level[gap - 1..], None));
+    }
+    // `rest` starts with a byte that is not whitespace: the message is never empty.
+    let b = rest.as_bytes();
+    let trailing = rest.len() - b.iter().rev().take_while(|b| is_space(b)).count();
+    let rule_start = trailing - b[..trailing].iter().rev().take_while(|b| is_rule(b)).count();
+    if rule_start < trailing {
+        let at = if rule_start > 0 && b[rule_start - 1] == b'@' {
+            rule_start - 1
+        } else {
+            rule_start
+        };
+        let end = at - b[..at].iter().rev().take_while(|b| is_space(b)).count();
+        if end + 2 <= at {
+            return Some((&at_line[..n], &rest[..end], Some(&rest[at..trailing])));
+        }
+    }
+    Some((&at_line[..n], &rest[..trailing], None))
 }
 
 /// Whether `path` names a JS/TS source by its extension (each ends in s, x or e: one byte rules
@@ -763,6 +857,36 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// A `stylish` row is read as the regex it replaced reads it.
+        #[test]
+        fn eslint_rows_are_read_as_the_regex_reads_them(
+            line in prop_oneof![
+                " {0,2}[0-9]{0,2}:?[0-9]{0,2} {0,3}(error|warning|err)?( |  |\t)?(x|Unexpected var| |  |@|no-var|@ts/x|\\.|\u{e9}|\u{a0}|\r){0,6}",
+                "[ \t:0-9ewrnoaig@/x\u{a0}\u{663}.-]{0,24}",
+            ],
+        ) {
+            let by_regex = ESLINT_ROW
+                .captures(&line)
+                .map(|c| (c.get(1).unwrap().as_str(), c.get(4).unwrap().as_str(), c.get(5).map(|m| m.as_str())));
+            prop_assert_eq!(eslint_row(&line), by_regex, "{:?}", line);
+        }
+
+        /// An error line is read as the regex it replaced reads it.
+        #[test]
+        fn error_lines_are_read_as_the_regex_reads_them(
+            text in prop::collection::vec(
+                prop_oneof![
+                    Just("Uncaught "), Just("Uncaught"), Just("Type"), Just("Error"), Just("Exception"), Just("x"),
+                    Just("_"), Just("9"), Just("\u{e9}"), Just("\u{663}"), Just(" ["), Just("ERR_X"), Just("]"),
+                    Just(": "), Just(":"), Just(" "), Just("\n"), Just("\r"), Just("msg"),
+                ],
+                0..8,
+            ).prop_map(|p| p.concat()),
+        ) {
+            let by_regex = JS_ERROR.captures(&text).map(|c| (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str()));
+            prop_assert_eq!(js_error(&text), by_regex, "{:?}", text);
+        }
 
         /// A stack frame is read as the regex it replaced reads it.
         #[test]

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::look::Look;
-use super::rust::{lint_type_for_syntax_message, rustc_type};
+use super::rust::{lint_type_for_syntax_message, rustc_message, rustc_type};
 use super::{Finding, Needle, Rank, Sink, find_short, split_location};
 use crate::api::shared::ErrorType;
 
@@ -25,8 +25,6 @@ static PYLINT_BRACKETED: LazyLock<Regex> =
 static RUFF_GROUPED_ROW: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^ +(\d+):\d+ +([A-Z]{1,4}\d{2,4}|invalid-syntax):? (?:\[\*\] )?(.*)$").expect("regex")
 });
-static RUSTC_SHORT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(error|warning)(?:\[([A-Za-z0-9_:]+)\])?: (.*)$").expect("regex"));
 
 #[derive(Default)]
 pub(crate) struct Lint {
@@ -113,8 +111,8 @@ impl Lint {
         };
         if file.ends_with(".rs") {
             let level = rest.starts_with("error") || rest.starts_with("warning");
-            if let Some(c) = level.then(|| RUSTC_SHORT.captures(rest)).flatten() {
-                let (error_type, rank) = rustc_type(&c[1], c.get(2).map(|m| m.as_str()), &c[3]);
+            if let Some((level, code, message)) = level.then(|| rustc_message(rest)).flatten() {
+                let (error_type, rank) = rustc_type(level, code, message);
                 report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
             }
             return;

@@ -163,10 +163,10 @@ pub(crate) fn line(line: &str, sink: &mut Sink<'_>) {
         b'=' if line.ends_with('=') => {
             // Most `=` rules are a section's title (`FAILURES`, `short test summary info`): the
             // summary's ` in 0.12s` rules them out before the regex runs.
-            if let Some(c) = has(line, " in ").then(|| PYTEST_SUMMARY.captures(line)).flatten() {
+            if let Some(counts) = has(line, " in ").then(|| pytest_summary(line)).flatten() {
                 sink.summary.runner_summary_seen = true;
-                add_counts(&c[1], sink);
-                if c[1].contains("no tests ran") {
+                add_counts(counts, sink);
+                if counts.contains("no tests ran") {
                     sink.infra(InfraKind::NoTestsCollected);
                 }
             } else if line.contains(" no tests ran") {
@@ -223,14 +223,103 @@ pub(crate) fn line(line: &str, sink: &mut Sink<'_>) {
 }
 
 fn add_counts(counts: &str, sink: &mut Sink<'_>) {
-    for c in COUNT.captures_iter(counts) {
-        let n: u32 = c[1].parse().unwrap_or(0);
-        match &c[2] {
+    for_each_count(counts, |n, word| {
+        let n: u32 = n.parse().unwrap_or(0);
+        match word {
             "passed" | "xpassed" => sink.summary.passed += n,
             "failed" => sink.summary.failed += n,
             "error" | "errors" => sink.summary.errors += n,
             "skipped" | "xfailed" | "deselected" => sink.summary.skipped += n,
             _ => {}
+        }
+    });
+}
+
+/// pytest's summary rule, `==== 1 failed, 2 passed in 0.12s ====`: the counts before ` in `, as
+/// [`PYTEST_SUMMARY`] reads them, without running the regex on ASCII text (its lazy group
+/// backtracked over every rule at thousands of instructions each).
+fn pytest_summary(line: &str) -> Option<&str> {
+    if !line.is_ascii() || line.contains('\n') {
+        return PYTEST_SUMMARY.captures(line).and_then(|c| c.get(1)).map(|m| m.as_str());
+    }
+    let rule = line.bytes().take_while(|&b| b == b'=').count();
+    if rule == 0 {
+        return None;
+    }
+    let body = line[rule..].strip_prefix(' ')?;
+    // The lazy group ends at the first ` in ` after which the rest reads as the duration.
+    let mut from = 0;
+    while let Some(at) = body[from..].find(" in ").map(|k| from + k) {
+        if summary_tail(&body[at + 4..]) {
+            return Some(&body[..at]);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+/// Whether `rest` is what ends a pytest summary after ` in `: `[\d.]+s( \([^)]*\))? =+$`.
+fn summary_tail(rest: &str) -> bool {
+    let time = rest.bytes().take_while(|b| b.is_ascii_digit() || *b == b'.').count();
+    let Some(mut rest) = rest[time..].strip_prefix('s').filter(|_| time > 0) else {
+        return false;
+    };
+    // `(0:01:02)` after the seconds, on a long run.
+    if let Some(inner) = rest.strip_prefix(" (")
+        && let Some(close) = inner.find(')')
+        && is_rule_end(&inner[close + 1..])
+    {
+        return true;
+    }
+    rest = rest.strip_prefix(' ').unwrap_or("");
+    !rest.is_empty() && rest.bytes().all(|b| b == b'=')
+}
+
+/// ` =+$`.
+fn is_rule_end(text: &str) -> bool {
+    text.strip_prefix(' ')
+        .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b == b'='))
+}
+
+/// Each `N word` count in a summary's text, as [`COUNT`] finds them, without running the regex
+/// on ASCII text.
+fn for_each_count<'t>(text: &'t str, mut f: impl FnMut(&'t str, &'t str)) {
+    if !text.is_ascii() {
+        for c in COUNT.captures_iter(text) {
+            if let (Some(n), Some(word)) = (c.get(1), c.get(2)) {
+                f(n.as_str(), word.as_str());
+            }
+        }
+        return;
+    }
+    const WORDS: [&str; 10] = [
+        "passed",
+        "failed",
+        "errors",
+        "error",
+        "skipped",
+        "xfailed",
+        "xpassed",
+        "deselected",
+        "warnings",
+        "warning",
+    ];
+    let b = text.as_bytes();
+    let mut at = 0;
+    while at < b.len() {
+        if !b[at].is_ascii_digit() {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < b.len() && b[at].is_ascii_digit() {
+            at += 1;
+        }
+        if let Some(rest) = text[at..].strip_prefix(' ')
+            && let Some(word) = WORDS.iter().find(|w| rest.starts_with(*w))
+        {
+            f(&text[start..at], &rest[..word.len()]);
+            at += 1 + word.len();
         }
     }
 }
@@ -318,8 +407,38 @@ fn infra_signature(line: &str, sink: &mut Sink<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{InfraKind, Verdict};
+    use super::{COUNT, InfraKind, PYTEST_SUMMARY, Verdict, for_each_count, pytest_summary};
     use crate::parse::{Workspace, parse};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// pytest's summary rule and its counts are read as the regexes they replaced read them.
+        #[test]
+        fn summaries_are_read_as_the_regexes_read_them(
+            line in prop_oneof![
+                // Near a summary's shape, so that most are one or miss it by a byte.
+                "={0,2} ?([0-9]| in | passed| failed| errors?| warnings?|, |\\(x\\)|\u{663}){0,4}( in )?[0-9.]{0,3}s?( \\([0-9:]{0,3}\\)?)? ?={0,2}",
+                prop::collection::vec(
+                prop_oneof![
+                    Just("="), Just("=="), Just(" "), Just(" in "), Just("in"), Just("0.12"), Just("."), Just("3"),
+                    Just("s"), Just(" ("), Just("0:01:02"), Just(")"), Just(" passed"), Just(" failed"), Just(" errors"),
+                    Just(" error"), Just(" warnings"), Just(" xfailed"), Just(","), Just("\u{663}"), Just("\u{e9}"),
+                    Just("\n"), Just("x"),
+                ],
+                0..12,
+            ).prop_map(|p| p.concat()),
+            ],
+        ) {
+            let by_regex = PYTEST_SUMMARY.captures(&line).map(|c| c.get(1).unwrap().as_str());
+            prop_assert_eq!(pytest_summary(&line), by_regex, "{:?}", line);
+            let mut counts = Vec::new();
+            for_each_count(&line, |n, w| counts.push((n, w)));
+            let by_regex: Vec<_> = COUNT.captures_iter(&line).map(|c| (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str())).collect();
+            prop_assert_eq!(counts, by_regex, "{:?}", line);
+        }
+    }
 
     fn verdict(log: &str, exit: i32) -> Verdict {
         parse(log, &Workspace::new("/w")).verdict(exit)

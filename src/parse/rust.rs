@@ -13,8 +13,6 @@ use super::look::Look;
 use super::{Finding, Rank, Sink, TestOutcome, split_location, split_word};
 use crate::api::shared::ErrorType;
 
-static RUSTC_HEADER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(error|warning)(?:\[([A-Za-z0-9_:]+)\])?: (.+)$").expect("regex"));
 static RUFF_HEADER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^([A-Z]{1,4}\d{2,4}|invalid-syntax)(?: \[\*\])?:? (.+)$").expect("regex"));
 static PANIC_NEW: LazyLock<Regex> =
@@ -156,8 +154,8 @@ impl Rust {
         }
         match first {
             b'e' | b'w' if line.starts_with("error") || line.starts_with("warning") => {
-                if let Some(c) = RUSTC_HEADER.captures(line) {
-                    let message = c[3].to_owned();
+                if let Some((level, code, message)) = rustc_message(line).filter(|(.., m)| !m.is_empty()) {
+                    let message = message.to_owned();
                     // Summaries that point nowhere.
                     if message.starts_with("could not compile")
                         || message.starts_with("aborting due to")
@@ -169,17 +167,17 @@ impl Rust {
                         return;
                     }
                     self.header = Some(Header::Rustc {
-                        level: c[1].to_owned(),
-                        code: c.get(2).map(|m| m.as_str().to_owned()),
+                        level: level.to_owned(),
+                        code: code.map(str::to_owned),
                         message,
                     });
                 }
             }
             b'A'..=b'Z' | b'i' if ruff_code_prefix(line) => {
-                if let Some(c) = RUFF_HEADER.captures(line) {
+                if let Some((code, message)) = ruff_header(line) {
                     self.header = Some(Header::Ruff {
-                        code: c[1].to_owned(),
-                        message: c[2].to_owned(),
+                        code: code.to_owned(),
+                        message: message.to_owned(),
                     });
                 }
             }
@@ -351,6 +349,61 @@ fn doctest_header(line: &str) -> Option<Doctest> {
     })
 }
 
+/// rustc's message, `error[E0308]: msg` or `warning: msg` (a header, or what follows the place
+/// in `--message-format=short`): its level, code and message, as
+/// `^(error|warning)(?:\[([A-Za-z0-9_:]+)\])?: (.*)$` reads it, without a regex (a capture cost
+/// thousands of instructions a line).
+pub(crate) fn rustc_message(text: &str) -> Option<(&str, Option<&str>, &str)> {
+    let level = ["error", "warning"].into_iter().find(|l| text.starts_with(l))?;
+    let after = &text[level.len()..];
+    let (code, after) = match after.strip_prefix('[') {
+        Some(rest) => {
+            let len = rest
+                .bytes()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b':'))
+                .count();
+            if len == 0 {
+                return None;
+            }
+            (Some(&rest[..len]), rest[len..].strip_prefix(']')?)
+        }
+        None => (None, after),
+    };
+    let message = after.strip_prefix(": ")?;
+    (!message.contains('\n')).then_some((level, code, message))
+}
+
+/// ruff's `full` header, `F401 [*] msg` or `E501: msg`: its code and message, as [`RUFF_HEADER`]
+/// reads them, without running the regex on ASCII text.
+fn ruff_header(line: &str) -> Option<(&str, &str)> {
+    if !line.is_ascii() {
+        let c = RUFF_HEADER.captures(line)?;
+        return Some((c.get(1)?.as_str(), c.get(2)?.as_str()));
+    }
+    let code_len = if line.starts_with("invalid-syntax") {
+        "invalid-syntax".len()
+    } else {
+        let b = line.as_bytes();
+        let letters = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
+        let digits = b[letters..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if !((1..=4).contains(&letters) && (2..=4).contains(&digits)) {
+            return None;
+        }
+        letters + digits
+    };
+    let (code, after) = line.split_at(code_len);
+    // `:? (.+)`, after ` [*]` when that leaves a message, else right after the code.
+    fn message(after: &str) -> Option<&str> {
+        let after = after.strip_prefix(':').unwrap_or(after);
+        after.strip_prefix(' ').filter(|m| !m.is_empty() && !m.contains('\n'))
+    }
+    let message = after
+        .strip_prefix(" [*]")
+        .and_then(message)
+        .or_else(|| message(after))?;
+    Some((code, message))
+}
+
 /// `F401 `, `I001 `, `invalid-syntax:`: the start of a ruff diagnostic, checked without a regex.
 fn ruff_code_prefix(line: &str) -> bool {
     let b = line.as_bytes();
@@ -436,6 +489,57 @@ pub(crate) fn lint_type_for_syntax_message(code: &str, message: &str) -> ErrorTy
 #[cfg(test)]
 mod tests {
     use super::super::{TestOutcome, Workspace, parse};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What [`rustc_message`] reads, as a regex.
+    static RUSTC_MESSAGE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^(error|warning)(?:\[([A-Za-z0-9_:]+)\])?: (.*)$").expect("regex"));
+
+    fn pieces() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof![
+                Just("error"),
+                Just("warning"),
+                Just("["),
+                Just("]"),
+                Just("E0308"),
+                Just("clippy::x"),
+                Just("_"),
+                Just(":"),
+                Just(": "),
+                Just(" "),
+                Just("F401"),
+                Just("ABCDE"),
+                Just("12345"),
+                Just("invalid-syntax"),
+                Just(" [*]"),
+                Just("[*]"),
+                Just("\u{663}"),
+                Just("\u{e9}"),
+                Just("\n"),
+                Just("msg"),
+                Just("1"),
+                Just("A"),
+            ],
+            0..7,
+        )
+        .prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn rustc_and_ruff_messages_are_read_as_their_regexes_read_them(text in pieces()) {
+            let by_regex = RUSTC_MESSAGE
+                .captures(&text)
+                .map(|c| (c.get(1).unwrap().as_str(), c.get(2).map(|m| m.as_str()), c.get(3).unwrap().as_str()));
+            prop_assert_eq!(rustc_message(&text), by_regex, "{:?}", text);
+            let by_regex = RUFF_HEADER.captures(&text).map(|c| (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str()));
+            prop_assert_eq!(ruff_header(&text), by_regex, "{:?}", text);
+        }
+    }
 
     /// `cargo test`'s doctests (strsim 0.11.1 and fnv 1.0.7 from crates.io, one with a bug): their
     /// outcomes are counted under their names, and a panic in an example is reported at the
