@@ -549,17 +549,86 @@ fn esm_importer(message: &str) -> Option<&str> {
 /// error TS2322: ...`).
 fn tsc_diagnostic(line: &str) -> Option<Finding<'_>> {
     TS_CODE.find(line.as_bytes())?;
-    let c = TSC_CLASSIC.captures(line).or_else(|| TSC_PRETTY.captures(line))?;
-    let (error_type, rank) = ts_type(c.get(5)?.as_str(), c.get(4)?.as_str());
+    let TscParts {
+        file,
+        line: n,
+        level,
+        code,
+        message,
+    } = tsc_parts(line)?;
+    let (error_type, rank) = ts_type(code, level);
     Some(Finding {
-        file: c.get(1)?.as_str(),
-        line: c[2].parse().unwrap_or(1),
+        file,
+        line: n.parse().unwrap_or(1),
         error_type,
-        message: Cow::Owned(format!("{} {}: {}", &c[4], &c[5], &c[6])),
+        message: Cow::Owned(format!("{level} {code}: {message}")),
         test: None,
         confidence: 0.95,
         rank,
         diagnostic: true,
+    })
+}
+
+/// What a tsc diagnostic says (its column aside).
+#[derive(Debug, PartialEq, Eq)]
+struct TscParts<'a> {
+    file: &'a str,
+    line: &'a str,
+    level: &'a str,
+    code: &'a str,
+    message: &'a str,
+}
+
+/// A tsc diagnostic's parts, as [`TSC_CLASSIC`] and then [`TSC_PRETTY`] read them, without
+/// running the regexes on ASCII text. The path is the shortest run of non-whitespace before a
+/// `(` (classic) or a `:` (pretty) after which the rest reads as the diagnostic.
+fn tsc_parts(line: &str) -> Option<TscParts<'_>> {
+    if !line.is_ascii() || line.contains('\n') {
+        let c = TSC_CLASSIC.captures(line).or_else(|| TSC_PRETTY.captures(line))?;
+        return Some(TscParts {
+            file: c.get(1)?.as_str(),
+            line: c.get(2)?.as_str(),
+            level: c.get(4)?.as_str(),
+            code: c.get(5)?.as_str(),
+            message: c.get(6)?.as_str(),
+        });
+    }
+    let path_end = line
+        .bytes()
+        .position(|b| matches!(b, b' ' | b'\t' | 0x0b | 0x0c | b'\r'))
+        .unwrap_or(line.len());
+    [(b'(', b',', "): "), (b':', b':', " - ")]
+        .into_iter()
+        .find_map(|(open, between, close)| {
+            line.as_bytes()[..path_end]
+                .iter()
+                .enumerate()
+                .skip(1)
+                .filter(|&(_, &b)| b == open)
+                .find_map(|(at, _)| tsc_rest(line, at, between, close))
+        })
+}
+
+/// The diagnostic after a path that ends before `at`: `N,M): level TSn: msg` (classic) or
+/// `N:M - level TSn: msg` (pretty).
+fn tsc_rest<'a>(line: &'a str, at: usize, between: u8, close: &str) -> Option<TscParts<'a>> {
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = &line[at + 1..];
+    let n = digits(rest);
+    let column = rest[n..].strip_prefix(between as char).filter(|_| n > 0)?;
+    let c = digits(column);
+    let at_level = column[c..].strip_prefix(close).filter(|_| c > 0)?;
+    let level = ["error", "warning"].into_iter().find(|l| at_level.starts_with(l))?;
+    let at_code = at_level[level.len()..].strip_prefix(" TS")?;
+    let code_digits = digits(at_code);
+    let message = at_code[code_digits..].strip_prefix(": ").filter(|_| code_digits > 0)?;
+    let code_start = line.len() - at_code.len() - 2;
+    Some(TscParts {
+        file: &line[..at],
+        line: &rest[..n],
+        level,
+        code: &line[code_start..code_start + 2 + code_digits],
+        message,
     })
 }
 
@@ -870,6 +939,25 @@ mod tests {
                 .captures(&line)
                 .map(|c| (c.get(1).unwrap().as_str(), c.get(4).unwrap().as_str(), c.get(5).map(|m| m.as_str())));
             prop_assert_eq!(eslint_row(&line), by_regex, "{:?}", line);
+        }
+
+        /// A tsc diagnostic is read as the regexes it replaced read it.
+        #[test]
+        fn tsc_diagnostics_are_read_as_the_regexes_read_them(
+            line in prop_oneof![
+                "[a-z(:. \u{e9}]{0,3}\\([0-9]{0,2},[0-9]{0,2}\\): (error|warning|err) TS[0-9]{0,3}: (msg|\n|\u{663}|\\(1,2\\): error TS1: x)?",
+                "[a-z(:. \u{e9}]{0,3}:[0-9]{0,2}:[0-9]{0,2} - (error|warning|err) TS[0-9]{0,3}: (msg|\n|\u{663}|:1:2 - error TS1: x)?",
+                "(\\(|:|[a-z]|[0-9]|,|\\): | - |error|TS|: | |\u{e9}){0,10}",
+            ],
+        ) {
+            let by_regex = TSC_CLASSIC.captures(&line).or_else(|| TSC_PRETTY.captures(&line)).map(|c| TscParts {
+                file: c.get(1).unwrap().as_str(),
+                line: c.get(2).unwrap().as_str(),
+                level: c.get(4).unwrap().as_str(),
+                code: c.get(5).unwrap().as_str(),
+                message: c.get(6).unwrap().as_str(),
+            });
+            prop_assert_eq!(tsc_parts(&line), by_regex, "{:?}", line);
         }
 
         /// An error line is read as the regex it replaced reads it.

@@ -71,14 +71,14 @@ impl Lint {
                 return;
             }
             if let Some(file) = self.grouped_file.as_deref()
-                && let Some(c) = RUFF_GROUPED_ROW.captures(line)
+                && let Some((n, code, message)) = ruff_grouped_row(line)
             {
-                let error_type = lint_type_for_syntax_message(&c[2], &c[3]);
-                let message = Cow::Owned(format!("{} {}", &c[2], &c[3]));
+                let error_type = lint_type_for_syntax_message(code, message);
+                let message = Cow::Owned(format!("{code} {message}"));
                 report(
                     sink,
                     file,
-                    c[1].parse().unwrap_or(1),
+                    n.parse().unwrap_or(1),
                     error_type,
                     Rank::of(error_type),
                     message,
@@ -99,9 +99,9 @@ impl Lint {
         }
         self.grouped_file = None;
         if let Some((file, n, rest)) = sink.may_hold(Needle::PyParen).then(|| msvs_location(line)).flatten() {
-            if let Some(c) = PYLINT_BRACKETED.captures(rest) {
-                let error_type = pylint_type(&c[1], &c[2], &c[3]);
-                let message = Cow::Owned(format!("{}: {} ({})", &c[1], &c[3], &c[2]));
+            if let Some((id, symbol, message)) = pylint_bracketed(rest) {
+                let error_type = pylint_type(id, symbol, message);
+                let message = Cow::Owned(format!("{id}: {message} ({symbol})"));
                 report(sink, file, n, error_type, Rank::of(error_type), message);
             }
             return;
@@ -140,12 +140,9 @@ impl Lint {
             let error_type = pylint_type(id, symbol, message);
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
-        } else if let Some(c) = (bracket && pylint_bracketed_shaped(rest))
-            .then(|| PYLINT_BRACKETED.captures(rest))
-            .flatten()
-        {
-            let error_type = pylint_type(&c[1], &c[2], &c[3]);
-            let message = Cow::Owned(format!("{}: {} ({})", &c[1], &c[3], &c[2]));
+        } else if let Some((id, symbol, message)) = bracket.then(|| pylint_bracketed(rest)).flatten() {
+            let error_type = pylint_type(id, symbol, message);
+            let message = Cow::Owned(format!("{id}: {message} ({symbol})"));
             report(sink, file, n, error_type, Rank::of(error_type), message);
         } else if let Some((code, message)) = (code || first == b'i')
             .then(|| flake8_or_ruff(rest))
@@ -225,11 +222,56 @@ fn split_lint_code(text: &str) -> Option<(&str, &str)> {
     ((1..=4).contains(&letters) && (2..=4).contains(&digits)).then(|| text.split_at(letters + digits))
 }
 
-/// Whether `rest` starts as [`PYLINT_BRACKETED`] needs (`[C0116(`): most bracketed messages are
-/// flake8's or ruff's `[E501] ...`, which the regex need not be run on to fail.
-fn pylint_bracketed_shaped(rest: &str) -> bool {
-    rest.strip_prefix('[')
-        .is_some_and(|r| starts_with_pylint_id(r.as_bytes()) && r[5..].starts_with('('))
+/// pylint's `parseable` and `msvs` message after the place, `[C0116(missing-docstring), obj] msg`:
+/// its id, symbol and message, as [`PYLINT_BRACKETED`] reads them, without running the regex
+/// unless the symbol holds a character that is not ASCII (which `\w` may take).
+fn pylint_bracketed(rest: &str) -> Option<(&str, &str, &str)> {
+    let inner = rest.strip_prefix('[')?;
+    if !(starts_with_pylint_id(inner.as_bytes()) && inner[5..].starts_with('(')) {
+        // Most bracketed messages are flake8's or ruff's `[E501] ...`.
+        return None;
+    }
+    let after_open = &inner[6..];
+    let symbol = after_open
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+        .count();
+    if after_open.as_bytes().get(symbol).is_some_and(|&b| b >= 0x80) {
+        let c = PYLINT_BRACKETED.captures(rest)?;
+        return Some((c.get(1)?.as_str(), c.get(2)?.as_str(), c.get(3)?.as_str()));
+    }
+    // `(?:, )?[^\]]*\] `: the object runs to the first `]`.
+    let after_symbol = after_open[symbol..].strip_prefix(')').filter(|_| symbol > 0)?;
+    let close = after_symbol.find(']')?;
+    let message = after_symbol[close + 1..].strip_prefix(' ')?;
+    (!message.contains('\n')).then_some((&inner[..5], &after_open[..symbol], message))
+}
+
+/// A row of ruff's `grouped` format, `  12:5  F401 [*] msg`: its line, code and message, as
+/// [`RUFF_GROUPED_ROW`] reads them, without running the regex on ASCII text.
+fn ruff_grouped_row(line: &str) -> Option<(&str, &str, &str)> {
+    if !line.is_ascii() {
+        let c = RUFF_GROUPED_ROW.captures(line)?;
+        return Some((c.get(1)?.as_str(), c.get(2)?.as_str(), c.get(3)?.as_str()));
+    }
+    let spaces = |s: &str| s.bytes().take_while(|&b| b == b' ').count();
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let indent = spaces(line);
+    let at_line = &line[indent..];
+    let n = digits(at_line);
+    if indent == 0 || n == 0 {
+        return None;
+    }
+    let at_column = at_line[n..].strip_prefix(':')?;
+    let column = digits(at_column);
+    let gap = spaces(&at_column[column..]);
+    if column == 0 || gap == 0 {
+        return None;
+    }
+    let (code, after) = split_lint_code(&at_column[column + gap..])?;
+    let after = after.strip_prefix(':').unwrap_or(after).strip_prefix(' ')?;
+    let message = after.strip_prefix("[*] ").unwrap_or(after);
+    (!message.contains('\n')).then_some((&at_line[..n], code, message))
 }
 
 /// Whether `b` starts with a pylint message id, a capital and four digits (`C0116`).
@@ -424,6 +466,17 @@ mod tests {
         start..start + part.len()
     }
 
+    /// A regex's first three groups, as the readers give them.
+    fn triple<'t>(regex: &Regex, text: &'t str) -> Option<(&'t str, &'t str, &'t str)> {
+        regex.captures(text).map(|c| {
+            (
+                c.get(1).unwrap().as_str(),
+                c.get(2).unwrap().as_str(),
+                c.get(3).unwrap().as_str(),
+            )
+        })
+    }
+
     /// Messages made of the pieces that matter to the two readers: codes, their brackets and
     /// the spaces before them, words that are not ASCII.
     fn message() -> impl Strategy<Value = String> {
@@ -457,13 +510,16 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
         #[test]
         fn flake8_ruff_and_bracketed_codes_are_read_as_their_regexes_read_them(
             rest in prop::collection::vec(
                 prop_oneof![
                     Just("E"), Just("ABCD"), Just("ABCDE"), Just("5"), Just("01"), Just("12345"), Just("é"),
                     Just("\u{663}"), Just("invalid-syntax"), Just(":"), Just(" "), Just("[*] "), Just("["),
-                    Just("]"), Just("] "), Just("C0116("), Just("x"), Just("\n"),
+                    Just("]"), Just("] "), Just("C0116("), Just("x"), Just("\n"), Just(")"), Just(", "), Just("-"),
+                    Just("_"), Just("12:5"), Just("  "),
                 ],
                 0..7,
             ).prop_map(|p| p.concat()),
@@ -476,9 +532,19 @@ mod tests {
             let by_regex = FLAKE8.captures(text).or_else(|| RUFF.captures(text)).map(pair);
             prop_assert_eq!(ranges(flake8_or_ruff(text)), by_regex, "{:?}", rest);
             prop_assert_eq!(ranges(code_bracketed(text)), CODE_BRACKETED.captures(text).map(pair), "{:?}", rest);
-            if !pylint_bracketed_shaped(&rest) {
-                prop_assert!(!PYLINT_BRACKETED.is_match(&rest), "{:?}", rest);
-            }
+            prop_assert_eq!(pylint_bracketed(text), triple(&PYLINT_BRACKETED, text), "{:?}", text);
+            prop_assert_eq!(ruff_grouped_row(text), triple(&RUFF_GROUPED_ROW, text), "{:?}", text);
+        }
+
+        /// Near the shapes of pylint's bracketed messages and ruff's grouped rows, so that most
+        /// are one or miss it by a byte.
+        #[test]
+        fn bracketed_messages_and_grouped_rows_are_read_as_their_regexes_read_them(
+            bracketed in "\\[?(C0116|E1|C011)?\\(?[a-z_\u{e9}-]{0,3}\\)?(, )?[a-z ]{0,2}\\]?( |  )?(msg|\n|\\[\\*\\] )?",
+            row in " {0,2}[0-9]{0,2}:?[0-9]{0,2} {0,2}(F401|ABCDE12|E1|invalid-syntax|\u{663}){0,1}:? ?(\\[\\*\\] )?(msg|\n)?",
+        ) {
+            prop_assert_eq!(pylint_bracketed(&bracketed), triple(&PYLINT_BRACKETED, &bracketed), "{:?}", bracketed);
+            prop_assert_eq!(ruff_grouped_row(&row), triple(&RUFF_GROUPED_ROW, &row), "{:?}", row);
         }
 
         #[test]
