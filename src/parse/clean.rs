@@ -80,7 +80,7 @@ fn ci_marker(line: &str) -> usize {
     let Some(rest) = line.strip_prefix("##[") else {
         return 0;
     };
-    match rest.find(']') {
+    match memchr::memchr(b']', rest.as_bytes()) {
         Some(end) if rest[..end].bytes().all(|b| b.is_ascii_lowercase()) && end > 0 => end + 4,
         _ => 0,
     }
@@ -178,6 +178,7 @@ fn skip_while_in(bytes: &[u8], i: usize, range: std::ops::RangeInclusive<u8>) ->
 
 /// Appends `piece` to the text cleaned so far, noting whether the byte it puts after the text's
 /// last one makes a pair that some needle holds.
+#[inline]
 fn push_joining(out: &mut String, piece: &str, joined: &mut bool) {
     if let (Some(&a), Some(&b)) = (out.as_bytes().last(), piece.as_bytes().first()) {
         *joined |= super::needles::adjacent_in_a_needle(a, b);

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use super::look::Look;
 use super::outcome::InfraKind;
-use super::{Finding, Marks, Needle, Rank, Sink, TestOutcome, has, set_name, split_location, split_word};
+use super::{Finding, Marks, Needle, Rank, Sink, TestOutcome, has, has_byte, set_name, split_location, split_word};
 use crate::api::shared::ErrorType;
 
 static TEST_LOCATION: LazyLock<Regex> =
@@ -398,7 +398,7 @@ fn is_function_line(line: &str) -> bool {
     line.ends_with(')')
         && line
             .find('(')
-            .is_some_and(|open| open > 0 && !line[..open].contains(' '))
+            .is_some_and(|open| open > 0 && !has_byte(&line[..open], b' '))
 }
 
 /// `=== RUN   TestX/sub` (or CONT, PAUSE): the test's name, as `^=== (?:RUN|CONT|PAUSE)\s+(\S+)`

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::look::{Look, is_ascii_space};
-use super::{Finding, Needle, Rank, Sink, TestOutcome, looks_like_source};
+use super::{Finding, Needle, Rank, Sink, TestOutcome, has_byte, looks_like_source, rsplit_once_byte, split_once_byte};
 use crate::api::shared::ErrorType;
 
 static TSC_CLASSIC: LazyLock<Regex> =
@@ -208,7 +208,7 @@ impl Js {
             let trimmed = line.trim_end();
             // Every JS/TS extension ends in s, x or e: one byte rules out most lines.
             if matches!(trimmed.as_bytes().last(), Some(b's' | b'x' | b'e'))
-                && !trimmed.contains(' ')
+                && !has_byte(trimmed, b' ')
                 && JS_EXTENSIONS.iter().any(|e| trimmed.ends_with(e))
                 && looks_like_source(trimmed)
             {
@@ -739,7 +739,7 @@ fn is_js_path(path: &str) -> bool {
 /// A finding of eslint's one-line formatters, `compact` and `unix`, whose path is a JS/TS
 /// source's.
 fn eslint_one_line(line: &str) -> Option<Finding<'_>> {
-    let (path, _) = line.split_once(':')?;
+    let (path, _) = split_once_byte(line, b':')?;
     if !is_js_path(path) {
         return None;
     }
@@ -790,8 +790,8 @@ fn frame_location(text: &str) -> Option<(&str, &str)> {
 
 fn plain_location(text: &str) -> Option<(&str, &str)> {
     let text = text.strip_suffix(')').unwrap_or(text);
-    let (head, column) = text.rsplit_once(':')?;
-    let (path, line) = head.rsplit_once(':')?;
+    let (head, column) = rsplit_once_byte(text, b':')?;
+    let (path, line) = rsplit_once_byte(head, b':')?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let path_ok = !path.is_empty()
         && !path
@@ -804,8 +804,8 @@ fn plain_location(text: &str) -> Option<(&str, &str)> {
 /// the line.
 fn swc_source(line: &str) -> Option<(&str, u32)> {
     let place = line.strip_prefix(",-[")?.strip_suffix(']')?;
-    let (head, column) = place.rsplit_once(':')?;
-    let (file, n) = head.rsplit_once(':')?;
+    let (head, column) = rsplit_once_byte(place, b':')?;
+    let (file, n) = rsplit_once_byte(head, b':')?;
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     (digits(column) && digits(n) && !file.is_empty()).then(|| (file, n.parse().unwrap_or(1)))
 }
@@ -847,8 +847,14 @@ fn node_header(line: &str) -> Option<(&str, u32)> {
     if !line.as_bytes().last().is_some_and(u8::is_ascii_digit) {
         return None;
     }
-    let (path, n) = line.rsplit_once(':')?;
-    if n.is_empty() || n.len() > 9 || !n.bytes().all(|b| b.is_ascii_digit()) || path.contains(' ') {
+    // The last `:` stands right before the number: the number is the line's last digits.
+    let digits = line.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let colon = line.len() - digits;
+    if digits > 9 || colon == 0 || line.as_bytes()[colon - 1] != b':' {
+        return None;
+    }
+    let (path, n) = (&line[..colon - 1], &line[colon..]);
+    if has_byte(path, b' ') {
         return None;
     }
     let path = path.strip_prefix("file://").unwrap_or(path);
@@ -958,6 +964,23 @@ mod tests {
                 message: c.get(6).unwrap().as_str(),
             });
             prop_assert_eq!(tsc_parts(&line), by_regex, "{:?}", line);
+        }
+
+        /// Node's `file:line` header is found as splitting at the last colon found it.
+        #[test]
+        fn node_headers_are_read_as_the_last_colon_splits_them(
+            line in "(file://)?[a-z/ .:\u{e9}]{0,6}(\\.js|\\.ts|\\.py)?(:[0-9]{0,11}){0,2}",
+        ) {
+            let by_split = line
+                .as_bytes()
+                .last()
+                .is_some_and(u8::is_ascii_digit)
+                .then(|| line.rsplit_once(':'))
+                .flatten()
+                .filter(|(path, n)| !n.is_empty() && n.len() <= 9 && n.bytes().all(|b| b.is_ascii_digit()) && !path.contains(' '))
+                .map(|(path, n)| (path.strip_prefix("file://").unwrap_or(path), n.parse().unwrap_or(1)))
+                .filter(|(path, _)| JS_EXTENSIONS.iter().any(|e| path.ends_with(e)) && looks_like_source(path));
+            prop_assert_eq!(node_header(&line), by_split, "{:?}", line);
         }
 
         /// An error line is read as the regex it replaced reads it.

@@ -10,7 +10,7 @@ use regex::Regex;
 
 use super::look::Look;
 use super::rust::{lint_type_for_syntax_message, rustc_message, rustc_type};
-use super::{Finding, Needle, Rank, Sink, find_short, split_location};
+use super::{Finding, Needle, Rank, Sink, find_short, has_byte, split_location};
 use crate::api::shared::ErrorType;
 
 static MYPY: LazyLock<Regex> =
@@ -86,13 +86,13 @@ impl Lint {
             }
             return;
         }
-        if first == b'\t' || !line.contains(':') {
+        if first == b'\t' || !has_byte(line, b':') {
             return;
         }
         // ruff `grouped`: `path/to/file.py:` alone on its line.
         if let Some(path) = line.strip_suffix(':')
             && (path.ends_with(".py") || path.ends_with(".pyi"))
-            && !path.contains(' ')
+            && !has_byte(path, b' ')
         {
             self.grouped_file = Some(path.to_owned());
             return;
@@ -306,7 +306,7 @@ fn trailing_code<'t>(text: &'t str, open: &str, close: char) -> Option<(&'t str,
 fn msvs_location(line: &str) -> Option<(&str, u32, &str)> {
     let open = find_short(line, ".py(")? + 3;
     let path = &line[..open];
-    if path.contains(' ') {
+    if has_byte(path, b' ') {
         return None;
     }
     let after = &line[open + 1..];

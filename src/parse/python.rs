@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::look::{Look, is_ascii_space};
-use super::{Finding, Needle, Rank, Sink, TestOutcome, has, split_location, split_word};
+use super::{Finding, Needle, Rank, Sink, TestOutcome, has, has_byte, split_location, split_once_byte, split_word};
 use crate::api::shared::ErrorType;
 
 static FILE_FRAME: LazyLock<Regex> =
@@ -969,7 +969,7 @@ const USUAL_EXCEPTION_ENDINGS: &[&str] = &[
 /// word and the test's id, as `^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S+)(?: - (.*))?$` reads
 /// them, without a regex (a `-rA` log of a long suite is mostly such lines).
 pub(crate) fn summary_outcome(line: &str) -> Option<(&str, &str)> {
-    let (word, rest) = line.split_once(' ')?;
+    let (word, rest) = split_once_byte(line, b' ')?;
     if !matches!(word, "PASSED" | "FAILED" | "ERROR" | "XFAIL" | "XPASS") {
         return None;
     }
@@ -983,7 +983,7 @@ pub(crate) fn summary_outcome(line: &str) -> Option<(&str, &str)> {
 /// that the line's end, ` - ` or another space follows.
 fn split_node_id(text: &str) -> (&str, &str) {
     let (name, tail) = split_word(text);
-    if tail.is_empty() || !name.contains('[') || name.ends_with(']') {
+    if tail.is_empty() || name.ends_with(']') || !has_byte(name, b'[') {
         return (name, tail);
     }
     let close = if text.ends_with(']') && !has(text, "] ") {
@@ -1007,14 +1007,20 @@ fn verbose_outcome(line: &str) -> Option<(&str, TestOutcome)> {
     // The run of spaces before the outcome and the one before `[ 42%]` are long: trimmed a byte
     // at a time.
     let rest = super::trim_start(rest);
-    let word = rest.split(' ').next()?;
-    let outcome = match word {
-        "PASSED" | "XFAIL" | "XPASS" => TestOutcome::Passed,
-        "FAILED" => TestOutcome::Failed,
-        "SKIPPED" => TestOutcome::Skipped,
-        "ERROR" => TestOutcome::Error,
-        _ => return None,
-    };
+    // The outcome is the word up to the next space (or the line's end).
+    let (word, outcome) = [
+        ("PASSED", TestOutcome::Passed),
+        ("FAILED", TestOutcome::Failed),
+        ("SKIPPED", TestOutcome::Skipped),
+        ("XFAIL", TestOutcome::Passed),
+        ("XPASS", TestOutcome::Passed),
+        ("ERROR", TestOutcome::Error),
+    ]
+    .into_iter()
+    .find(|(word, _)| {
+        rest.strip_prefix(word)
+            .is_some_and(|r| r.is_empty() || r.starts_with(' '))
+    })?;
     let tail = super::trim(&rest[word.len()..]);
     (tail.is_empty() || (tail.starts_with('[') && tail.ends_with("%]"))).then_some((id, outcome))
 }

@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::look::Look;
-use super::{Finding, Rank, Sink, TestOutcome, split_location, split_word};
+use super::{Finding, Rank, Sink, TestOutcome, has_byte, split_location, split_word};
 use crate::api::shared::ErrorType;
 
 static RUFF_HEADER: LazyLock<Regex> =
@@ -332,7 +332,7 @@ fn doctest_name(name: &str) -> Option<(&str, u32)> {
     if !(mode.is_empty() || mode.starts_with(" - ")) {
         return None;
     }
-    if file.is_empty() || file.contains(' ') || !n.bytes().all(|b| b.is_ascii_digit()) {
+    if file.is_empty() || has_byte(file, b' ') || !n.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     Some((file, n.parse().ok()?))
