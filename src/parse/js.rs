@@ -10,7 +10,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::look::{Look, is_ascii_space};
-use super::{Finding, Needle, Rank, Sink, TestOutcome, has_byte, looks_like_source, rsplit_once_byte, split_once_byte};
+use super::{
+    Finding, Needle, Rank, Sink, TestOutcome, has_byte, looks_like_source, row_place, rsplit_once_byte, split_once_byte,
+};
 use crate::api::shared::ErrorType;
 
 static TSC_CLASSIC: LazyLock<Regex> =
@@ -686,21 +688,8 @@ fn eslint_row(line: &str) -> Option<(&str, &str, Option<&str>)> {
     let is_space = |b: &u8| matches!(b, b' ' | b'\t' | 0x0b | 0x0c | b'\r');
     let is_rule = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'/' | b'-');
     let spaces = |s: &str| s.bytes().take_while(is_space).count();
-    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
 
-    let indent = spaces(line);
-    let at_line = &line[indent..];
-    let n = digits(at_line);
-    if indent == 0 || n == 0 {
-        return None;
-    }
-    let at_column = at_line[n..].strip_prefix(':')?;
-    let column = digits(at_column);
-    let gap = spaces(&at_column[column..]);
-    if column == 0 || gap == 0 {
-        return None;
-    }
-    let at_level = &at_column[column + gap..];
+    let (n, at_level) = row_place(line, |b| is_space(&b))?;
     let level = ["error", "warning"].into_iter().find(|l| at_level.starts_with(l))?;
     let after_level = &at_level[level.len()..];
     let gap = spaces(after_level);
@@ -710,7 +699,7 @@ fn eslint_row(line: &str) -> Option<(&str, &str, Option<&str>)> {
     let rest = &after_level[gap..];
     if rest.is_empty() {
         // The message takes one byte of the whitespace when there are two.
-        return (gap >= 2).then(|| (&at_line[..n], &after_level[gap - 1..], None));
+        return (gap >= 2).then(|| (n, &after_level[gap - 1..], None));
     }
     // `rest` starts with a byte that is not whitespace: the message is never empty.
     let b = rest.as_bytes();
@@ -724,10 +713,10 @@ fn eslint_row(line: &str) -> Option<(&str, &str, Option<&str>)> {
         };
         let end = at - b[..at].iter().rev().take_while(|b| is_space(b)).count();
         if end + 2 <= at {
-            return Some((&at_line[..n], &rest[..end], Some(&rest[at..trailing])));
+            return Some((n, &rest[..end], Some(&rest[at..trailing])));
         }
     }
-    Some((&at_line[..n], &rest[..trailing], None))
+    Some((n, &rest[..trailing], None))
 }
 
 /// Whether `path` names a JS/TS source by its extension (each ends in s, x or e: one byte rules

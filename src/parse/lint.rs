@@ -10,7 +10,7 @@ use regex::Regex;
 
 use super::look::Look;
 use super::rust::{lint_type_for_syntax_message, rustc_message, rustc_type};
-use super::{Finding, Needle, Rank, Sink, find_short, has_byte, split_location};
+use super::{Finding, Needle, Rank, Sink, find_short, has_byte, row_place, split_location};
 use crate::api::shared::ErrorType;
 
 static MYPY: LazyLock<Regex> =
@@ -254,24 +254,11 @@ fn ruff_grouped_row(line: &str) -> Option<(&str, &str, &str)> {
         let c = RUFF_GROUPED_ROW.captures(line)?;
         return Some((c.get(1)?.as_str(), c.get(2)?.as_str(), c.get(3)?.as_str()));
     }
-    let spaces = |s: &str| s.bytes().take_while(|&b| b == b' ').count();
-    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
-    let indent = spaces(line);
-    let at_line = &line[indent..];
-    let n = digits(at_line);
-    if indent == 0 || n == 0 {
-        return None;
-    }
-    let at_column = at_line[n..].strip_prefix(':')?;
-    let column = digits(at_column);
-    let gap = spaces(&at_column[column..]);
-    if column == 0 || gap == 0 {
-        return None;
-    }
-    let (code, after) = split_lint_code(&at_column[column + gap..])?;
+    let (n, rest) = row_place(line, |b| b == b' ')?;
+    let (code, after) = split_lint_code(rest)?;
     let after = after.strip_prefix(':').unwrap_or(after).strip_prefix(' ')?;
     let message = after.strip_prefix("[*] ").unwrap_or(after);
-    (!message.contains('\n')).then_some((&at_line[..n], code, message))
+    (!message.contains('\n')).then_some((n, code, message))
 }
 
 /// Whether `b` starts with a pylint message id, a capital and four digits (`C0116`).

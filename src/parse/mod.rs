@@ -918,6 +918,27 @@ pub(crate) fn has(s: &str, needle: &str) -> bool {
     find_short(s, needle).is_some()
 }
 
+/// The place at the start of a row a linter prints indented under its file's line, `  12:5  rest`
+/// (eslint `stylish`, ruff `grouped`): the line number and what follows the whitespace after the
+/// column, as `^S+([0-9]+):[0-9]+S+` reads them for the whitespace `S` that `is_space` tells.
+pub(crate) fn row_place(line: &str, is_space: impl Fn(u8) -> bool) -> Option<(&str, &str)> {
+    let spaces = |s: &str| s.bytes().take_while(|&b| is_space(b)).count();
+    let digits = |s: &str| s.bytes().take_while(u8::is_ascii_digit).count();
+    let indent = spaces(line);
+    let at_line = &line[indent..];
+    let n = digits(at_line);
+    if indent == 0 || n == 0 {
+        return None;
+    }
+    let at_column = at_line[n..].strip_prefix(':')?;
+    let column = digits(at_column);
+    let gap = spaces(&at_column[column..]);
+    if column == 0 || gap == 0 {
+        return None;
+    }
+    Some((&at_line[..n], &at_column[column + gap..]))
+}
+
 /// Where the ASCII `byte` first is in `s`. This and the helpers below are `str`'s char searches
 /// done faster on a log's short texts: a text of 16 bytes or more by a vectorised search
 /// (`str::contains(char)` and its kin cost several times as much there, and they run on most
