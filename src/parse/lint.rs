@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::look::Look;
-use super::rust::{lint_type_for_syntax_message, rustc_message, rustc_type};
+use super::rust::{lint_type_for_syntax_message, rustc_message, rustc_type, split_lint_code};
 use super::{Finding, Needle, Rank, Sink, find_short, has_byte, row_place, split_location};
 use crate::api::shared::ErrorType;
 
@@ -206,20 +206,6 @@ fn code_bracketed(rest: &str) -> Option<(&str, &str)> {
     let (code, after) = split_lint_code(rest.strip_prefix('[')?)?;
     let message = after.strip_prefix("] ")?;
     (!message.contains('\n')).then_some((code, message))
-}
-
-/// A ruff or flake8 code at the start of `text` and what follows it: `invalid-syntax`, or one to
-/// four capital letters and two to four digits, as `[A-Z]{1,4}[0-9]{2,4}` takes them before a
-/// byte that is neither (the letters and the digits are whole runs: a shorter code would be
-/// followed by a letter or a digit, which no format allows).
-fn split_lint_code(text: &str) -> Option<(&str, &str)> {
-    if text.starts_with("invalid-syntax") {
-        return Some(text.split_at("invalid-syntax".len()));
-    }
-    let b = text.as_bytes();
-    let letters = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
-    let digits = b[letters..].iter().take_while(|c| c.is_ascii_digit()).count();
-    ((1..=4).contains(&letters) && (2..=4).contains(&digits)).then(|| text.split_at(letters + digits))
 }
 
 /// pylint's `parseable` and `msvs` message after the place, `[C0116(missing-docstring), obj] msg`:

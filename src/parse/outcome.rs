@@ -292,6 +292,7 @@ fn for_each_count<'t>(text: &'t str, mut f: impl FnMut(&'t str, &'t str)) {
         }
         return;
     }
+    // The regex's `errors?` and `warnings?` take the `s` when there is one: the longer word first.
     const WORDS: [&str; 10] = [
         "passed",
         "failed",

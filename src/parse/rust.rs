@@ -373,6 +373,20 @@ pub(crate) fn rustc_message(text: &str) -> Option<(&str, Option<&str>, &str)> {
     (!message.contains('\n')).then_some((level, code, message))
 }
 
+/// A ruff or flake8 code at the start of `text` and what follows it: `invalid-syntax`, or one to
+/// four capital letters and two to four digits, as `[A-Z]{1,4}[0-9]{2,4}` takes them before a
+/// byte that is neither (the letters and the digits are whole runs: a shorter code would be
+/// followed by a letter or a digit, which no format allows).
+pub(crate) fn split_lint_code(text: &str) -> Option<(&str, &str)> {
+    if text.starts_with("invalid-syntax") {
+        return Some(text.split_at("invalid-syntax".len()));
+    }
+    let b = text.as_bytes();
+    let letters = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
+    let digits = b[letters..].iter().take_while(|c| c.is_ascii_digit()).count();
+    ((1..=4).contains(&letters) && (2..=4).contains(&digits)).then(|| text.split_at(letters + digits))
+}
+
 /// ruff's `full` header, `F401 [*] msg` or `E501: msg`: its code and message, as [`RUFF_HEADER`]
 /// reads them, without running the regex on ASCII text.
 fn ruff_header(line: &str) -> Option<(&str, &str)> {
@@ -380,18 +394,7 @@ fn ruff_header(line: &str) -> Option<(&str, &str)> {
         let c = RUFF_HEADER.captures(line)?;
         return Some((c.get(1)?.as_str(), c.get(2)?.as_str()));
     }
-    let code_len = if line.starts_with("invalid-syntax") {
-        "invalid-syntax".len()
-    } else {
-        let b = line.as_bytes();
-        let letters = b.iter().take_while(|c| c.is_ascii_uppercase()).count();
-        let digits = b[letters..].iter().take_while(|c| c.is_ascii_digit()).count();
-        if !((1..=4).contains(&letters) && (2..=4).contains(&digits)) {
-            return None;
-        }
-        letters + digits
-    };
-    let (code, after) = line.split_at(code_len);
+    let (code, after) = split_lint_code(line)?;
     // `:? (.+)`, after ` [*]` when that leaves a message, else right after the code.
     fn message(after: &str) -> Option<&str> {
         let after = after.strip_prefix(':').unwrap_or(after);
