@@ -16,6 +16,7 @@ pub mod clean;
 mod format_check;
 mod go;
 mod js;
+mod json_item;
 mod json_stream;
 mod lint;
 mod look;

@@ -20,6 +20,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::js::{eslint_finding, js_type};
+use super::json_item::{self, EslintMessage, Item};
 use super::json_stream::{JsonStream, Piece, Role, Shape, Status, Tag};
 use super::lint::{mypy_type, pylint_type, pyright_finding};
 use super::rust::{lint_type_for_syntax_message, rustc_type};
@@ -281,7 +282,7 @@ impl Structured {
                     if let Piece::Value(Tag::Item, item) = piece {
                         if !room(sink, start) {
                             sink.leave_out(1);
-                        } else if let Ok(item) = serde_json::from_str::<Value>(item) {
+                        } else if let Some(item) = json_item::read(item) {
                             array_item(&item, start, sink);
                         }
                     }
@@ -341,7 +342,7 @@ pub(crate) fn single_line(line: &str, sink: &mut Sink<'_>) -> bool {
         mypy_json(line, sink);
     } else if line.starts_with("{\"cell\":") {
         // ruff `json-lines` (ruff sorts keys, `cell` comes first).
-        if let Ok(item) = serde_json::from_str::<Value>(line) {
+        if let Some(item) = json_item::read(line) {
             array_item(&item, sink.report_count(), sink);
         }
     } else {
@@ -384,38 +385,40 @@ fn room(sink: &Sink<'_>, start: usize) -> bool {
     sink.report_count() < MAX_REPORTS && sink.report_count() - start < MAX_DOCUMENT_REPORTS
 }
 
-/// One element of a ruff, eslint or pylint JSON array, told apart by its fields.
-fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
-    if let Some(messages) = item.get("messages").and_then(Value::as_array) {
+/// One element of a linter's JSON array (or a ruff `json-lines` record), told apart by its fields.
+fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
+    let pylint_id = match &item.message_id.0 {
+        Some(id) => id.0.as_deref(),
+        None => item.message_id_json2.0.as_ref().and_then(|id| id.0.as_deref()),
+    };
+    let location = item.location.0.as_ref().and_then(|l| l.0.as_ref());
+    if let Some(messages) = &item.messages.0 {
         // eslint: one element per file, with its messages.
-        let file = str_of(item, "filePath");
+        let file = item.file_path.text();
+        let no_fields = EslintMessage::default();
         for (i, m) in messages.iter().enumerate() {
             if !room(sink, start) {
                 sink.leave_out(messages.len() - i);
                 break;
             }
-            let fatal = m.get("fatal") == Some(&Value::Bool(true));
+            let m = m.0.as_ref().unwrap_or(&no_fields);
             let finding = eslint_finding(
                 file,
-                u32_of(m, "line"),
-                str_of(m, "message"),
-                str_of(m, "ruleId"),
-                fatal,
+                position(m.line.0),
+                m.message.text(),
+                m.rule_id.text(),
+                m.fatal.0,
                 1.0,
             );
             sink.report(finding);
         }
-    } else if let Some(id) = item
-        .get("message-id")
-        .or_else(|| item.get("messageId"))
-        .and_then(Value::as_str)
-    {
+    } else if let Some(id) = pylint_id {
         // pylint `json` (`message-id`) and `json2` (`messageId`)
-        let (symbol, message) = (str_of(item, "symbol"), str_of(item, "message"));
+        let (symbol, message) = (item.symbol.text(), item.message.0.string.text());
         let error_type = pylint_type(id, symbol, message);
         sink.report(Finding {
-            file: str_of(item, "path"),
-            line: u32_of(item, "line"),
+            file: item.path.text(),
+            line: position(item.line.0),
             error_type,
             message: Cow::Owned(format!("{id}: {message} ({symbol})")),
             test: None,
@@ -423,59 +426,65 @@ fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
             rank: Rank::of(error_type),
             diagnostic: true,
         });
-    } else if let Some(locations) = item.get("locations").and_then(Value::as_array) {
-        // A SARIF result.
-        let Some(physical) = locations.first().and_then(|l| l.get("physicalLocation")) else {
+    } else if let Some(locations) = &item.locations.0 {
+        // A SARIF result: its first location, when that names a physical one.
+        let Some(physical) = locations
+            .first()
+            .and_then(|l| l.0.as_ref())
+            .and_then(|l| l.physical_location.0.as_ref())
+        else {
             return;
         };
-        let rule = str_of(item, "ruleId");
-        let message = item.get("message").map_or("", |m| str_of(m, "text"));
-        let line = physical.get("region").map_or(1, |r| u32_of(r, "startLine"));
-        let file = physical.get("artifactLocation").map_or("", |a| str_of(a, "uri"));
-        lint_item(file, line, rule, message, sink);
-    } else if let Some(location) = item.get("location").filter(|l| l.get("range").is_some()) {
+        let physical = physical.0.as_ref();
+        let line = position(physical.and_then(|p| p.region.0.as_ref()).and_then(|r| r.start_line.0));
+        let file = physical
+            .and_then(|p| p.artifact_location.0.as_ref())
+            .map_or("", |a| a.uri.text());
+        lint_item(file, line, item.rule_id.text(), item.message.0.inner.text(), sink);
+    } else if let Some(location) = location.filter(|l| l.range.0.is_some()) {
         // reviewdog's rdjson diagnostic.
-        let code = item.get("code").map_or("", |c| str_of(c, "value"));
-        let line = u32_of(&location["range"]["start"], "line");
-        lint_item(str_of(location, "path"), line, code, str_of(item, "message"), sink);
-    } else if let Some(check) = item.get("check_name").and_then(Value::as_str) {
+        let code = item.code.0.as_ref().map_or("", |c| c.0.inner.text());
+        let line = position(line_of(location.range.0.as_ref().and_then(|r| r.0.as_ref())));
+        lint_item(location.path.text(), line, code, item.message.0.string.text(), sink);
+    } else if let Some(check) = item.check_name.0.as_deref() {
         // GitLab code quality: `location.positions.begin.line` or `location.lines.begin`.
-        let location = &item["location"];
-        let line = if location.get("positions").is_some() {
-            u32_of(&location["positions"]["begin"], "line")
-        } else {
-            u32_of(&location["lines"], "begin")
-        };
-        let description = str_of(item, "description");
+        let line = position(location.and_then(|l| {
+            match &l.positions.0 {
+                Some(positions) => positions
+                    .0
+                    .as_ref()
+                    .and_then(|p| p.begin.0.as_ref())
+                    .and_then(|b| b.line.0),
+                None => l.lines.0.as_ref().and_then(|lines| lines.begin.0),
+            }
+        }));
+        let description = item.description.text();
         let message = description
             .strip_prefix(check)
             .and_then(|d| d.strip_prefix(": "))
             .unwrap_or(description);
-        lint_item(str_of(location, "path"), line, check, message, sink);
-    } else if let Some(range) = item.get("range").filter(|_| item.get("file").is_some()) {
+        lint_item(location.map_or("", |l| l.path.text()), line, check, message, sink);
+    } else if let (Some(range), Some(file)) = (&item.range.0, &item.file.0) {
         // pyright `--outputjson`: lines counted from 0; a message may go on over several lines.
-        let level = str_of(item, "severity");
+        let level = item.severity.text();
         if matches!(level, "error" | "warning") {
-            let message = str_of(item, "message").lines().next().unwrap_or("");
-            let line = range["start"]["line"]
-                .as_u64()
-                .map_or(1, |n| n.saturating_add(1).min(u64::from(u32::MAX)) as u32);
-            sink.report(pyright_finding(
-                str_of(item, "file"),
-                line,
-                level,
-                message,
-                str_of(item, "rule"),
-            ));
+            let message = item.message.0.string.text().lines().next().unwrap_or("");
+            let line = line_of(range.0.as_ref()).map_or(1, |n| n.saturating_add(1).min(u64::from(u32::MAX)) as u32);
+            sink.report(pyright_finding(file.text(), line, level, message, item.rule.text()));
         }
-    } else if item.get("filename").is_some() {
+    } else if let Some(file) = &item.filename.0 {
         // ruff
-        let code = item.get("code").and_then(Value::as_str).unwrap_or("invalid-syntax");
-        let message = str_of(item, "message");
+        let code = item
+            .code
+            .0
+            .as_ref()
+            .and_then(|c| c.0.string.0.as_deref())
+            .unwrap_or("invalid-syntax");
+        let message = item.message.0.string.text();
         let error_type = lint_type_for_syntax_message(code, message);
         sink.report(Finding {
-            file: str_of(item, "filename"),
-            line: u32_of(&item["location"], "row"),
+            file: file.text(),
+            line: position(location.and_then(|l| l.row.0)),
             error_type,
             message: Cow::Owned(format!("{code} {message}")),
             test: None,
@@ -484,6 +493,11 @@ fn array_item(item: &Value, start: usize, sink: &mut Sink<'_>) {
             diagnostic: true,
         });
     }
+}
+
+/// `range.start.line` (reviewdog's and pyright's ranges).
+fn line_of(range: Option<&json_item::Range>) -> Option<u64> {
+    range.and_then(|r| r.start.0.as_ref()).and_then(|start| start.line.0)
 }
 
 /// A linter's finding from a format that names its rule: the rule code gives the bug type.
@@ -1154,5 +1168,339 @@ fn predefined_entity(name: &str) -> Option<char> {
         "gt" => Some('>'),
         "apos" => Some('\''),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::Workspace;
+    use proptest::prelude::*;
+
+    /// [`array_item`] as it was, on a whole `serde_json::Value`: what the typed reading must match.
+    fn array_item_by_value(item: &Value, start: usize, sink: &mut Sink<'_>) {
+        if let Some(messages) = item.get("messages").and_then(Value::as_array) {
+            // eslint: one element per file, with its messages.
+            let file = str_of(item, "filePath");
+            for (i, m) in messages.iter().enumerate() {
+                if !room(sink, start) {
+                    sink.leave_out(messages.len() - i);
+                    break;
+                }
+                let fatal = m.get("fatal") == Some(&Value::Bool(true));
+                let finding = eslint_finding(
+                    file,
+                    u32_of(m, "line"),
+                    str_of(m, "message"),
+                    str_of(m, "ruleId"),
+                    fatal,
+                    1.0,
+                );
+                sink.report(finding);
+            }
+        } else if let Some(id) = item
+            .get("message-id")
+            .or_else(|| item.get("messageId"))
+            .and_then(Value::as_str)
+        {
+            // pylint `json` (`message-id`) and `json2` (`messageId`)
+            let (symbol, message) = (str_of(item, "symbol"), str_of(item, "message"));
+            let error_type = pylint_type(id, symbol, message);
+            sink.report(Finding {
+                file: str_of(item, "path"),
+                line: u32_of(item, "line"),
+                error_type,
+                message: Cow::Owned(format!("{id}: {message} ({symbol})")),
+                test: None,
+                confidence: 1.0,
+                rank: Rank::of(error_type),
+                diagnostic: true,
+            });
+        } else if let Some(locations) = item.get("locations").and_then(Value::as_array) {
+            // A SARIF result.
+            let Some(physical) = locations.first().and_then(|l| l.get("physicalLocation")) else {
+                return;
+            };
+            let rule = str_of(item, "ruleId");
+            let message = item.get("message").map_or("", |m| str_of(m, "text"));
+            let line = physical.get("region").map_or(1, |r| u32_of(r, "startLine"));
+            let file = physical.get("artifactLocation").map_or("", |a| str_of(a, "uri"));
+            lint_item(file, line, rule, message, sink);
+        } else if let Some(location) = item.get("location").filter(|l| l.get("range").is_some()) {
+            // reviewdog's rdjson diagnostic.
+            let code = item.get("code").map_or("", |c| str_of(c, "value"));
+            let line = u32_of(&location["range"]["start"], "line");
+            lint_item(str_of(location, "path"), line, code, str_of(item, "message"), sink);
+        } else if let Some(check) = item.get("check_name").and_then(Value::as_str) {
+            // GitLab code quality: `location.positions.begin.line` or `location.lines.begin`.
+            let location = &item["location"];
+            let line = if location.get("positions").is_some() {
+                u32_of(&location["positions"]["begin"], "line")
+            } else {
+                u32_of(&location["lines"], "begin")
+            };
+            let description = str_of(item, "description");
+            let message = description
+                .strip_prefix(check)
+                .and_then(|d| d.strip_prefix(": "))
+                .unwrap_or(description);
+            lint_item(str_of(location, "path"), line, check, message, sink);
+        } else if let Some(range) = item.get("range").filter(|_| item.get("file").is_some()) {
+            // pyright `--outputjson`: lines counted from 0; a message may go on over several lines.
+            let level = str_of(item, "severity");
+            if matches!(level, "error" | "warning") {
+                let message = str_of(item, "message").lines().next().unwrap_or("");
+                let line = range["start"]["line"]
+                    .as_u64()
+                    .map_or(1, |n| n.saturating_add(1).min(u64::from(u32::MAX)) as u32);
+                sink.report(pyright_finding(
+                    str_of(item, "file"),
+                    line,
+                    level,
+                    message,
+                    str_of(item, "rule"),
+                ));
+            }
+        } else if item.get("filename").is_some() {
+            // ruff
+            let code = item.get("code").and_then(Value::as_str).unwrap_or("invalid-syntax");
+            let message = str_of(item, "message");
+            let error_type = lint_type_for_syntax_message(code, message);
+            sink.report(Finding {
+                file: str_of(item, "filename"),
+                line: u32_of(&item["location"], "row"),
+                error_type,
+                message: Cow::Owned(format!("{code} {message}")),
+                test: None,
+                confidence: 1.0,
+                rank: Rank::of(error_type),
+                diagnostic: true,
+            });
+        }
+    }
+
+    /// JSON made of the fields the formats read, nested, each of any JSON type.
+    fn json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-3i64..40).prop_map(Value::from),
+            Just(Value::from(7.5)),
+            Just(Value::from(u64::MAX)),
+            prop_oneof![
+                Just("error"),
+                Just("warning"),
+                Just("E501"),
+                Just("a.py"),
+                Just("src/a.js"),
+                Just("C0116"),
+                Just("no-var"),
+                Just("x: y"),
+                Just("say \"hi\"\nmore"),
+                Just(""),
+                Just("invalid-syntax"),
+            ]
+            .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::vec(
+                    (
+                        prop_oneof![
+                            Just("messages"),
+                            Just("filePath"),
+                            Just("message-id"),
+                            Just("messageId"),
+                            Just("symbol"),
+                            Just("message"),
+                            Just("path"),
+                            Just("line"),
+                            Just("locations"),
+                            Just("ruleId"),
+                            Just("location"),
+                            Just("code"),
+                            Just("check_name"),
+                            Just("description"),
+                            Just("range"),
+                            Just("file"),
+                            Just("severity"),
+                            Just("rule"),
+                            Just("filename"),
+                            Just("fatal"),
+                            Just("physicalLocation"),
+                            Just("region"),
+                            Just("startLine"),
+                            Just("artifactLocation"),
+                            Just("uri"),
+                            Just("start"),
+                            Just("positions"),
+                            Just("begin"),
+                            Just("lines"),
+                            Just("row"),
+                            Just("value"),
+                            Just("text"),
+                        ],
+                        inner,
+                    ),
+                    0..6,
+                )
+                .prop_map(|fields| Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())),
+            ]
+        })
+    }
+
+    /// `value` mostly, or now and then any other JSON in its place.
+    fn or_other(value: BoxedStrategy<Value>) -> BoxedStrategy<Value> {
+        prop_oneof![5 => value, 1 => json()].boxed()
+    }
+
+    fn text() -> BoxedStrategy<Value> {
+        or_other(
+            prop_oneof![
+                Just("error"),
+                Just("warning"),
+                Just("E501"),
+                Just("src/a.py"),
+                Just("x: y"),
+                Just("a\"b\nc")
+            ]
+            .prop_map(Value::from)
+            .boxed(),
+        )
+    }
+
+    fn number() -> BoxedStrategy<Value> {
+        or_other((-2i64..30).prop_map(Value::from).boxed())
+    }
+
+    /// An object with each of `fields` present three times in four.
+    fn object(fields: Vec<(&'static str, BoxedStrategy<Value>)>) -> BoxedStrategy<Value> {
+        let fields: Vec<_> = fields
+            .into_iter()
+            .map(|(key, value)| prop::option::weighted(0.75, value).prop_map(move |v| v.map(|v| (key.to_owned(), v))))
+            .collect();
+        or_other(
+            fields
+                .prop_map(|fields| Value::Object(fields.into_iter().flatten().collect()))
+                .boxed(),
+        )
+    }
+
+    /// Elements shaped as each format's, with fields missing or of another type now and then.
+    fn element() -> impl Strategy<Value = Value> {
+        let line_of = |key: &'static str| object(vec![(key, object(vec![("line", number())]))]);
+        prop_oneof![
+            object(vec![
+                ("filePath", text()),
+                (
+                    "messages",
+                    or_other(
+                        prop::collection::vec(
+                            object(vec![
+                                ("fatal", or_other(any::<bool>().prop_map(Value::Bool).boxed())),
+                                ("line", number()),
+                                ("message", text()),
+                                ("ruleId", text()),
+                            ]),
+                            0..3
+                        )
+                        .prop_map(Value::Array)
+                        .boxed()
+                    )
+                ),
+            ]),
+            object(vec![
+                ("message-id", text()),
+                ("messageId", text()),
+                ("symbol", text()),
+                ("message", text()),
+                ("path", text()),
+                ("line", number())
+            ]),
+            object(vec![
+                ("ruleId", text()),
+                ("message", prop_oneof![text(), object(vec![("text", text())])].boxed()),
+                (
+                    "locations",
+                    or_other(
+                        prop::collection::vec(
+                            object(vec![(
+                                "physicalLocation",
+                                object(vec![
+                                    ("region", object(vec![("startLine", number())])),
+                                    ("artifactLocation", object(vec![("uri", text())])),
+                                ])
+                            )]),
+                            0..2
+                        )
+                        .prop_map(Value::Array)
+                        .boxed()
+                    )
+                ),
+            ]),
+            object(vec![
+                ("message", text()),
+                ("code", prop_oneof![text(), object(vec![("value", text())])].boxed()),
+                (
+                    "location",
+                    object(vec![("path", text()), ("range", line_of("start")), ("row", number())])
+                ),
+            ]),
+            object(vec![
+                ("check_name", text()),
+                ("description", text()),
+                (
+                    "location",
+                    object(vec![
+                        ("path", text()),
+                        ("positions", line_of("begin")),
+                        ("lines", object(vec![("begin", number())]))
+                    ])
+                ),
+            ]),
+            object(vec![
+                ("file", text()),
+                ("severity", text()),
+                ("message", text()),
+                ("rule", text()),
+                ("range", line_of("start"))
+            ]),
+            object(vec![
+                ("filename", text()),
+                ("code", text()),
+                ("message", text()),
+                ("location", object(vec![("row", number())]))
+            ]),
+            json(),
+        ]
+    }
+
+    fn reports(item: &str, read: impl Fn(&str, &mut Sink<'_>)) -> String {
+        let workspace = Workspace::new("/w");
+        let mut sink = Sink::new(&workspace);
+        read(item, &mut sink);
+        serde_json::to_string(&sink.finish()).expect("a parse output serialises")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// An element read into the few fields used gives the reports a whole `Value` gave.
+        #[test]
+        fn an_element_read_into_its_fields_reports_what_its_value_reported(item in element()) {
+            let text = item.to_string();
+            let typed = reports(&text, |t, sink| {
+                if let Some(item) = json_item::read(t) {
+                    array_item(&item, 0, sink);
+                }
+            });
+            let by_value = reports(&text, |t, sink| {
+                if let Ok(item) = serde_json::from_str::<Value>(t) {
+                    array_item_by_value(&item, 0, sink);
+                }
+            });
+            prop_assert_eq!(typed, by_value, "{}", text);
+        }
     }
 }

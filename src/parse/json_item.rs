@@ -1,0 +1,457 @@
+//! One element of a linter's JSON report (eslint, pylint, SARIF, reviewdog, GitLab, pyright,
+//! ruff), read into the few fields the parser uses: serde skips the rest of the element without
+//! building a value of it, and the strings are borrowed from the log where they hold no escape.
+//! Read into a whole `serde_json::Value`, an element cost ~25,000 instructions (a map and a string
+//! for every field, then freeing them all).
+//!
+//! The reading is as lenient as looking fields up in a `Value`: a field of another JSON type than
+//! the one used reads as absent ([`Str`], [`Count`], [`Array`], [`Object`]), and whether a field
+//! is there at all, whatever it holds (`null` too), is kept apart where a format is told by it
+//! ([`Field`]). One difference: an object that names a field twice fails to read (a `Value` keeps
+//! the last); no tool writes one.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+/// The element in `text`, when it is a JSON object (any other JSON is no element of a report).
+pub(crate) fn read(text: &str) -> Option<Item<'_>> {
+    serde_json::from_str::<Object<Item>>(text).ok().and_then(|item| item.0)
+}
+
+/// A field that may be absent (`None`), whatever it holds when it is there.
+#[derive(Debug, Default)]
+pub(crate) struct Field<T>(pub Option<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Field<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(d).map(|t| Field(Some(t)))
+    }
+}
+
+/// A string, or `None` for any other JSON.
+#[derive(Debug, Default)]
+pub(crate) struct Str<'a>(pub Option<Cow<'a, str>>);
+
+impl<'a> Str<'a> {
+    /// The string, or `""` (as `str_of` gave it).
+    pub fn text(&self) -> &str {
+        self.0.as_deref().unwrap_or("")
+    }
+}
+
+/// A non-negative integer, or `None` for any other JSON (as `Value::as_u64` reads it).
+#[derive(Debug, Default)]
+pub(crate) struct Count(pub Option<u64>);
+
+/// Whether the JSON is `true`.
+#[derive(Debug, Default)]
+pub(crate) struct IsTrue(pub bool);
+
+/// An array of `T`, or `None` for any other JSON.
+#[derive(Debug)]
+pub(crate) struct Array<T>(pub Option<Vec<T>>);
+
+impl<T> Default for Array<T> {
+    fn default() -> Self {
+        Array(None)
+    }
+}
+
+/// An object read as `T`, or `None` for any other JSON.
+#[derive(Debug)]
+pub(crate) struct Object<T>(pub Option<T>);
+
+impl<T> Default for Object<T> {
+    fn default() -> Self {
+        Object(None)
+    }
+}
+
+/// A field read for one JSON type: what it makes of a string, a number or a boolean (the default,
+/// "not of my type", unless it says otherwise); `null`, arrays and objects are read through and
+/// are the default.
+trait Leaf<'de>: Default {
+    fn string(_: Cow<'de, str>) -> Self {
+        Self::default()
+    }
+    fn unsigned(_: u64) -> Self {
+        Self::default()
+    }
+    fn boolean(_: bool) -> Self {
+        Self::default()
+    }
+}
+
+impl<'de> Leaf<'de> for Str<'de> {
+    fn string(s: Cow<'de, str>) -> Self {
+        Str(Some(s))
+    }
+}
+
+impl Leaf<'_> for Count {
+    fn unsigned(n: u64) -> Self {
+        Count(Some(n))
+    }
+}
+
+impl Leaf<'_> for IsTrue {
+    fn boolean(b: bool) -> Self {
+        IsTrue(b)
+    }
+}
+
+struct LeafVisitor<L>(PhantomData<L>);
+
+impl<'de, L: Leaf<'de>> Visitor<'de> for LeafVisitor<L> {
+    type Value = L;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<L, E> {
+        Ok(L::string(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<L, E> {
+        Ok(L::string(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<L, E> {
+        Ok(L::string(Cow::Owned(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<L, E> {
+        Ok(L::unsigned(v))
+    }
+    /// serde_json gives a negative integer here: not a `u64`, as `Value::as_u64` has it.
+    fn visit_i64<E>(self, v: i64) -> Result<L, E> {
+        Ok(u64::try_from(v).map_or_else(|_| L::default(), L::unsigned))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<L, E> {
+        Ok(L::default())
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<L, E> {
+        Ok(L::boolean(v))
+    }
+    fn visit_unit<E>(self) -> Result<L, E> {
+        Ok(L::default())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<L, A::Error> {
+        IgnoredAny.visit_seq(seq).map(|_| L::default())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<L, A::Error> {
+        IgnoredAny.visit_map(map).map(|_| L::default())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LeafVisitor::<Str<'de>>(PhantomData))
+    }
+}
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LeafVisitor::<Count>(PhantomData))
+    }
+}
+
+impl<'de> Deserialize<'de> for IsTrue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LeafVisitor::<IsTrue>(PhantomData))
+    }
+}
+
+/// Reads an array of `T` or an object as `T`; any other JSON is `None`.
+struct ContainerVisitor<T, const ARRAY: bool>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>, const ARRAY: bool> Visitor<'de> for ContainerVisitor<T, ARRAY> {
+    type Value = Option<Container<T>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        if !ARRAY {
+            return IgnoredAny.visit_seq(seq).map(|_| None);
+        }
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Some(Container::Array(items)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        if ARRAY {
+            return IgnoredAny.visit_map(map).map(|_| None);
+        }
+        T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| Some(Container::Object(t)))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+enum Container<T> {
+    Array(Vec<T>),
+    Object(T),
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Array<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Array(
+            match d.deserialize_any(ContainerVisitor::<T, true>(PhantomData))? {
+                Some(Container::Array(items)) => Some(items),
+                _ => None,
+            },
+        ))
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Object(
+            match d.deserialize_any(ContainerVisitor::<T, false>(PhantomData))? {
+                Some(Container::Object(t)) => Some(t),
+                _ => None,
+            },
+        ))
+    }
+}
+
+/// A string, or an object's `key` field when it is a string (SARIF's `message.text`, reviewdog's
+/// `code.value`), each read as its own: the formats that share a field name give it either shape.
+#[derive(Debug, Default)]
+pub(crate) struct StrOrObject<'a> {
+    pub string: Str<'a>,
+    pub inner: Str<'a>,
+}
+
+impl<'a> StrOrObject<'a> {
+    fn string(s: Cow<'a, str>) -> Self {
+        StrOrObject {
+            string: Str(Some(s)),
+            inner: Str(None),
+        }
+    }
+}
+
+struct StrOrObjectVisitor(&'static str);
+
+impl<'de> Visitor<'de> for StrOrObjectVisitor {
+    type Value = StrOrObject<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(StrOrObject::string(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(StrOrObject::string(Cow::Owned(v.to_owned())))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(StrOrObject::string(Cow::Owned(v)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut inner = Str(None);
+        let mut seen = false;
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            if key.text() == self.0 {
+                if seen {
+                    return Err(de::Error::duplicate_field(self.0));
+                }
+                seen = true;
+                inner = map.next_value()?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(StrOrObject {
+            string: Str(None),
+            inner,
+        })
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        IgnoredAny.visit_seq(seq).map(|_| StrOrObject::default())
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(StrOrObject::default())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(StrOrObject::default())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(StrOrObject::default())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(StrOrObject::default())
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(StrOrObject::default())
+    }
+}
+
+/// [`StrOrObject`] whose object's field is `text` (SARIF's message).
+#[derive(Debug, Default)]
+pub(crate) struct TextOrObject<'a>(pub StrOrObject<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for TextOrObject<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrOrObjectVisitor("text")).map(TextOrObject)
+    }
+}
+
+/// [`StrOrObject`] whose object's field is `value` (reviewdog's code).
+#[derive(Debug, Default)]
+pub(crate) struct ValueOrObject<'a>(pub StrOrObject<'a>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for ValueOrObject<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrOrObjectVisitor("value")).map(ValueOrObject)
+    }
+}
+
+/// The fields of every format's element that the parser reads.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Item<'a> {
+    /// eslint: the file's messages.
+    #[serde(borrow)]
+    pub messages: Array<Object<EslintMessage<'a>>>,
+    #[serde(borrow, rename = "filePath")]
+    pub file_path: Str<'a>,
+    /// pylint `json`.
+    #[serde(borrow, rename = "message-id")]
+    pub message_id: Field<Str<'a>>,
+    /// pylint `json2`.
+    #[serde(borrow, rename = "messageId")]
+    pub message_id_json2: Field<Str<'a>>,
+    #[serde(borrow)]
+    pub symbol: Str<'a>,
+    /// A string (pylint, reviewdog, pyright, ruff) or SARIF's `{"text": ...}`.
+    #[serde(borrow)]
+    pub message: TextOrObject<'a>,
+    #[serde(borrow)]
+    pub path: Str<'a>,
+    pub line: Count,
+    /// SARIF.
+    #[serde(borrow)]
+    pub locations: Array<Object<SarifLocation<'a>>>,
+    #[serde(borrow, rename = "ruleId")]
+    pub rule_id: Str<'a>,
+    /// reviewdog's, GitLab's and ruff's place.
+    #[serde(borrow)]
+    pub location: Field<Object<Location<'a>>>,
+    /// reviewdog's `{"value": ...}`, ruff's string.
+    #[serde(borrow)]
+    pub code: Field<ValueOrObject<'a>>,
+    /// GitLab code quality.
+    #[serde(borrow)]
+    pub check_name: Str<'a>,
+    #[serde(borrow)]
+    pub description: Str<'a>,
+    /// pyright.
+    pub range: Field<Object<Range>>,
+    pub file: Field<Str<'a>>,
+    #[serde(borrow)]
+    pub severity: Str<'a>,
+    #[serde(borrow)]
+    pub rule: Str<'a>,
+    /// ruff: told by the field's presence.
+    pub filename: Field<Str<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct EslintMessage<'a> {
+    pub fatal: IsTrue,
+    pub line: Count,
+    #[serde(borrow)]
+    pub message: Str<'a>,
+    #[serde(borrow, rename = "ruleId")]
+    pub rule_id: Str<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct SarifLocation<'a> {
+    #[serde(borrow, rename = "physicalLocation")]
+    pub physical_location: Field<Object<PhysicalLocation<'a>>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct PhysicalLocation<'a> {
+    pub region: Object<Region>,
+    #[serde(borrow, rename = "artifactLocation")]
+    pub artifact_location: Object<ArtifactLocation<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Region {
+    #[serde(rename = "startLine")]
+    pub start_line: Count,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ArtifactLocation<'a> {
+    #[serde(borrow)]
+    pub uri: Str<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Location<'a> {
+    /// reviewdog: `range.start.line`.
+    pub range: Field<Object<Range>>,
+    #[serde(borrow)]
+    pub path: Str<'a>,
+    /// GitLab: `positions.begin.line`, or `lines.begin`.
+    pub positions: Field<Object<Positions>>,
+    pub lines: Object<Lines>,
+    /// ruff.
+    pub row: Count,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Range {
+    pub start: Object<LineOf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Positions {
+    pub begin: Object<LineOf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct LineOf {
+    pub line: Count,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct Lines {
+    pub begin: Count,
+}
