@@ -455,3 +455,23 @@ pub(crate) struct LineOf {
 pub(crate) struct Lines {
     pub begin: Count,
 }
+
+/// One test's result in jest's `--json` report.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct JestAssertion<'a> {
+    #[serde(borrow, rename = "fullName")]
+    pub full_name: Str<'a>,
+    #[serde(borrow)]
+    pub status: Str<'a>,
+    #[serde(borrow, rename = "failureMessages")]
+    pub failure_messages: Array<Str<'a>>,
+}
+
+/// The test result in `text`: any JSON that is not an object is one with no fields, as `Value`
+/// lookups read it; text that is not JSON is none.
+pub(crate) fn read_jest_assertion(text: &str) -> Option<JestAssertion<'_>> {
+    serde_json::from_str::<Object<JestAssertion>>(text)
+        .ok()
+        .map(|a| a.0.unwrap_or_default())
+}

@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::js::{eslint_finding, js_type};
-use super::json_item::{self, EslintMessage, Item};
+use super::json_item::{self, EslintMessage, Item, JestAssertion};
 use super::json_stream::{JsonStream, Piece, Role, Shape, Status, Tag};
 use super::lint::{mypy_type, pylint_type, pyright_finding};
 use super::rust::{lint_type_for_syntax_message, rustc_type};
@@ -563,7 +563,7 @@ impl JestSuite {
         match piece {
             Piece::Value(Tag::Assertion, text) => {
                 self.assertions += 1;
-                if let Ok(a) = serde_json::from_str::<Value>(text) {
+                if let Some(a) = json_item::read_jest_assertion(text) {
                     jest_assertion(&a, start, sink);
                 }
             }
@@ -603,9 +603,9 @@ impl JestSuite {
     }
 }
 
-fn jest_assertion(a: &Value, start: usize, sink: &mut Sink<'_>) {
-    let name = str_of(a, "fullName");
-    let outcome = match str_of(a, "status") {
+fn jest_assertion(a: &JestAssertion<'_>, start: usize, sink: &mut Sink<'_>) {
+    let name = a.full_name.text();
+    let outcome = match a.status.text() {
         "passed" => TestOutcome::Passed,
         "failed" => TestOutcome::Failed,
         _ => TestOutcome::Skipped,
@@ -621,10 +621,12 @@ fn jest_assertion(a: &Value, start: usize, sink: &mut Sink<'_>) {
         sink.leave_out(1);
     } else if outcome == TestOutcome::Failed {
         let messages: Vec<&str> = a
-            .get("failureMessages")
-            .and_then(Value::as_array)
-            .map(|m| m.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+            .failure_messages
+            .0
+            .iter()
+            .flatten()
+            .filter_map(|m| m.0.as_deref())
+            .collect();
         failure_text(&messages.join("\n"), name, false, false, sink);
     }
 }
@@ -1279,6 +1281,33 @@ mod tests {
         }
     }
 
+    /// [`jest_assertion`] as it was, on a whole `serde_json::Value`.
+    fn jest_assertion_by_value(a: &Value, start: usize, sink: &mut Sink<'_>) {
+        let name = str_of(a, "fullName");
+        let outcome = match str_of(a, "status") {
+            "passed" => TestOutcome::Passed,
+            "failed" => TestOutcome::Failed,
+            _ => TestOutcome::Skipped,
+        };
+        match outcome {
+            TestOutcome::Passed => sink.summary.passed += 1,
+            TestOutcome::Failed => sink.summary.failed += 1,
+            _ => sink.summary.skipped += 1,
+        }
+        sink.test(name, outcome);
+        if outcome == TestOutcome::Failed && !room(sink, start) {
+            // Its failure text is not read: a finding left out.
+            sink.leave_out(1);
+        } else if outcome == TestOutcome::Failed {
+            let messages: Vec<&str> = a
+                .get("failureMessages")
+                .and_then(Value::as_array)
+                .map(|m| m.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            failure_text(&messages.join("\n"), name, false, false, sink);
+        }
+    }
+
     /// JSON made of the fields the formats read, nested, each of any JSON type.
     fn json() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
@@ -1340,6 +1369,9 @@ mod tests {
                             Just("row"),
                             Just("value"),
                             Just("text"),
+                            Just("fullName"),
+                            Just("status"),
+                            Just("failureMessages"),
                         ],
                         inner,
                     ),
@@ -1498,6 +1530,45 @@ mod tests {
             let by_value = reports(&text, |t, sink| {
                 if let Ok(item) = serde_json::from_str::<Value>(t) {
                     array_item_by_value(&item, 0, sink);
+                }
+            });
+            prop_assert_eq!(typed, by_value, "{}", text);
+        }
+
+        /// A jest test result read into its fields gives what its `Value` gave.
+        #[test]
+        fn a_jest_result_read_into_its_fields_reports_what_its_value_reported(
+            result in prop_oneof![
+                object(vec![
+                    ("fullName", text()),
+                    ("status", prop_oneof![Just(Value::from("failed")), Just(Value::from("passed")), text()].boxed()),
+                    (
+                        "failureMessages",
+                        or_other(
+                            prop::collection::vec(
+                                prop_oneof![
+                                    Just(Value::from("Error: boom\n    at Object.<anonymous> (/w/a.test.js:3:9)")),
+                                    text(),
+                                ],
+                                0..3,
+                            )
+                            .prop_map(Value::Array)
+                            .boxed(),
+                        ),
+                    ),
+                ]),
+                json(),
+            ],
+        ) {
+            let text = result.to_string();
+            let typed = reports(&text, |t, sink| {
+                if let Some(a) = json_item::read_jest_assertion(t) {
+                    jest_assertion(&a, 0, sink);
+                }
+            });
+            let by_value = reports(&text, |t, sink| {
+                if let Ok(a) = serde_json::from_str::<Value>(t) {
+                    jest_assertion_by_value(&a, 0, sink);
                 }
             });
             prop_assert_eq!(typed, by_value, "{}", text);
