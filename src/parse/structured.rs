@@ -604,8 +604,27 @@ impl JestSuite {
 }
 
 fn jest_assertion(a: &JestAssertion<'_>, start: usize, sink: &mut Sink<'_>) {
-    let name = a.full_name.text();
-    let outcome = match a.status.text() {
+    let messages = || {
+        a.failure_messages
+            .0
+            .iter()
+            .flatten()
+            .filter_map(|m| m.0.as_deref())
+            .collect()
+    };
+    jest_result(a.full_name.text(), a.status.text(), messages, start, sink);
+}
+
+/// One jest test result: its outcome counted and recorded, and a failed test's messages read
+/// (`messages` is asked only then).
+fn jest_result<'m>(
+    name: &str,
+    status: &str,
+    messages: impl FnOnce() -> Vec<&'m str>,
+    start: usize,
+    sink: &mut Sink<'_>,
+) {
+    let outcome = match status {
         "passed" => TestOutcome::Passed,
         "failed" => TestOutcome::Failed,
         _ => TestOutcome::Skipped,
@@ -620,14 +639,7 @@ fn jest_assertion(a: &JestAssertion<'_>, start: usize, sink: &mut Sink<'_>) {
         // Its failure text is not read: a finding left out.
         sink.leave_out(1);
     } else if outcome == TestOutcome::Failed {
-        let messages: Vec<&str> = a
-            .failure_messages
-            .0
-            .iter()
-            .flatten()
-            .filter_map(|m| m.0.as_deref())
-            .collect();
-        failure_text(&messages.join("\n"), name, false, false, sink);
+        failure_text(&messages().join("\n"), name, false, false, sink);
     }
 }
 
@@ -1281,31 +1293,15 @@ mod tests {
         }
     }
 
-    /// [`jest_assertion`] as it was, on a whole `serde_json::Value`.
+    /// [`jest_assertion`]'s reading of the fields as it was, on a whole `serde_json::Value`.
     fn jest_assertion_by_value(a: &Value, start: usize, sink: &mut Sink<'_>) {
-        let name = str_of(a, "fullName");
-        let outcome = match str_of(a, "status") {
-            "passed" => TestOutcome::Passed,
-            "failed" => TestOutcome::Failed,
-            _ => TestOutcome::Skipped,
-        };
-        match outcome {
-            TestOutcome::Passed => sink.summary.passed += 1,
-            TestOutcome::Failed => sink.summary.failed += 1,
-            _ => sink.summary.skipped += 1,
-        }
-        sink.test(name, outcome);
-        if outcome == TestOutcome::Failed && !room(sink, start) {
-            // Its failure text is not read: a finding left out.
-            sink.leave_out(1);
-        } else if outcome == TestOutcome::Failed {
-            let messages: Vec<&str> = a
-                .get("failureMessages")
+        let messages = || {
+            a.get("failureMessages")
                 .and_then(Value::as_array)
                 .map(|m| m.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            failure_text(&messages.join("\n"), name, false, false, sink);
-        }
+                .unwrap_or_default()
+        };
+        jest_result(str_of(a, "fullName"), str_of(a, "status"), messages, start, sink);
     }
 
     /// JSON made of the fields the formats read, nested, each of any JSON type.
@@ -1508,11 +1504,25 @@ mod tests {
         ]
     }
 
-    fn reports(item: &str, read: impl Fn(&str, &mut Sink<'_>)) -> String {
+    /// What `text` gives read the new way and the old (a `Value`, when `text` is JSON).
+    fn both_readings(
+        text: &str,
+        typed: impl Fn(&str, &mut Sink<'_>),
+        by_value: impl Fn(&Value, &mut Sink<'_>),
+    ) -> (String, String) {
         let workspace = Workspace::new("/w");
-        let mut sink = Sink::new(&workspace);
-        read(item, &mut sink);
-        serde_json::to_string(&sink.finish()).expect("a parse output serialises")
+        let output = |read: &dyn Fn(&mut Sink<'_>)| {
+            let mut sink = Sink::new(&workspace);
+            read(&mut sink);
+            serde_json::to_string(&sink.finish()).expect("a parse output serialises")
+        };
+        let typed = output(&|sink| typed(text, sink));
+        let by_value = output(&|sink| {
+            if let Ok(value) = serde_json::from_str::<Value>(text) {
+                by_value(&value, sink);
+            }
+        });
+        (typed, by_value)
     }
 
     proptest! {
@@ -1522,16 +1532,15 @@ mod tests {
         #[test]
         fn an_element_read_into_its_fields_reports_what_its_value_reported(item in element()) {
             let text = item.to_string();
-            let typed = reports(&text, |t, sink| {
-                if let Some(item) = json_item::read(t) {
-                    array_item(&item, 0, sink);
-                }
-            });
-            let by_value = reports(&text, |t, sink| {
-                if let Ok(item) = serde_json::from_str::<Value>(t) {
-                    array_item_by_value(&item, 0, sink);
-                }
-            });
+            let (typed, by_value) = both_readings(
+                &text,
+                |t, sink| {
+                    if let Some(item) = json_item::read(t) {
+                        array_item(&item, 0, sink);
+                    }
+                },
+                |item, sink| array_item_by_value(item, 0, sink),
+            );
             prop_assert_eq!(typed, by_value, "{}", text);
         }
 
@@ -1561,16 +1570,15 @@ mod tests {
             ],
         ) {
             let text = result.to_string();
-            let typed = reports(&text, |t, sink| {
-                if let Some(a) = json_item::read_jest_assertion(t) {
-                    jest_assertion(&a, 0, sink);
-                }
-            });
-            let by_value = reports(&text, |t, sink| {
-                if let Ok(a) = serde_json::from_str::<Value>(t) {
-                    jest_assertion_by_value(&a, 0, sink);
-                }
-            });
+            let (typed, by_value) = both_readings(
+                &text,
+                |t, sink| {
+                    if let Some(a) = json_item::read_jest_assertion(t) {
+                        jest_assertion(&a, 0, sink);
+                    }
+                },
+                |a, sink| jest_assertion_by_value(a, 0, sink),
+            );
             prop_assert_eq!(typed, by_value, "{}", text);
         }
     }
