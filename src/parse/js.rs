@@ -621,15 +621,16 @@ fn tsc_rest<'a>(line: &'a str, at: usize, between: u8, close: &str) -> Option<Ts
     let c = digits(column);
     let at_level = column[c..].strip_prefix(close).filter(|_| c > 0)?;
     let level = ["error", "warning"].into_iter().find(|l| at_level.starts_with(l))?;
-    let at_code = at_level[level.len()..].strip_prefix(" TS")?;
+    let after_level = &at_level[level.len()..];
+    let at_code = after_level.strip_prefix(" TS")?;
     let code_digits = digits(at_code);
     let message = at_code[code_digits..].strip_prefix(": ").filter(|_| code_digits > 0)?;
-    let code_start = line.len() - at_code.len() - 2;
     Some(TscParts {
         file: &line[..at],
         line: &rest[..n],
         level,
-        code: &line[code_start..code_start + 2 + code_digits],
+        // `TS` and its digits.
+        code: &after_level[1..3 + code_digits],
         message,
     })
 }
@@ -642,12 +643,14 @@ fn js_error(text: &str) -> Option<(&str, &str)> {
         let c = JS_ERROR.captures(text)?;
         return Some((c.get(1)?.as_str(), c.get(2)?.as_str()));
     }
+    let word_len = |s: &str| {
+        s.bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count()
+    };
     let text = text.strip_prefix("Uncaught ").unwrap_or(text);
     // The name is a whole word: what follows it (` [CODE]` or `: `) is no word character.
-    let word = text
-        .bytes()
-        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
-        .count();
+    let word = word_len(text);
     let (kind, after) = text.split_at(word);
     if !(kind.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
         && (kind.ends_with("Error") || kind.ends_with("Exception")))
@@ -657,10 +660,7 @@ fn js_error(text: &str) -> Option<(&str, &str)> {
     // An optional ` [CODE]` (Node's `[ERR_MODULE_NOT_FOUND]`).
     let after = match after.strip_prefix(" [") {
         Some(code) => {
-            let len = code
-                .bytes()
-                .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
-                .count();
+            let len = word_len(code);
             if len == 0 {
                 return None;
             }

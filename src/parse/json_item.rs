@@ -71,10 +71,10 @@ impl<T> Default for Object<T> {
     }
 }
 
-/// A field read for one JSON type: what it makes of a string, a number or a boolean (the default,
-/// "not of my type", unless it says otherwise); `null`, arrays and objects are read through and
-/// are the default.
-trait Leaf<'de>: Default {
+/// A field read as leniently as a `Value` lookup reads it: what it makes of each kind of JSON,
+/// which is the default ("not of my type") unless it says otherwise. What it does not read is read
+/// through: `null`, numbers that are not a `u64` (as `Value::as_u64` has it), arrays and objects.
+trait Lenient<'de>: Default {
     fn string(_: Cow<'de, str>) -> Self {
         Self::default()
     }
@@ -84,29 +84,22 @@ trait Leaf<'de>: Default {
     fn boolean(_: bool) -> Self {
         Self::default()
     }
-}
-
-impl<'de> Leaf<'de> for Str<'de> {
-    fn string(s: Cow<'de, str>) -> Self {
-        Str(Some(s))
+    fn array<A: SeqAccess<'de>>(seq: A) -> Result<Self, A::Error> {
+        IgnoredAny.visit_seq(seq).map(|_| Self::default())
+    }
+    fn object<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        IgnoredAny.visit_map(map).map(|_| Self::default())
     }
 }
 
-impl Leaf<'_> for Count {
-    fn unsigned(n: u64) -> Self {
-        Count(Some(n))
-    }
+/// Deserializes any JSON as `L` reads it.
+fn lenient<'de, L: Lenient<'de>, D: Deserializer<'de>>(d: D) -> Result<L, D::Error> {
+    d.deserialize_any(LenientVisitor(PhantomData))
 }
 
-impl Leaf<'_> for IsTrue {
-    fn boolean(b: bool) -> Self {
-        IsTrue(b)
-    }
-}
+struct LenientVisitor<L>(PhantomData<L>);
 
-struct LeafVisitor<L>(PhantomData<L>);
-
-impl<'de, L: Leaf<'de>> Visitor<'de> for LeafVisitor<L> {
+impl<'de, L: Lenient<'de>> Visitor<'de> for LenientVisitor<L> {
     type Value = L;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -124,7 +117,7 @@ impl<'de, L: Leaf<'de>> Visitor<'de> for LeafVisitor<L> {
     fn visit_u64<E>(self, v: u64) -> Result<L, E> {
         Ok(L::unsigned(v))
     }
-    /// serde_json gives a negative integer here: not a `u64`, as `Value::as_u64` has it.
+    /// serde_json gives a negative integer here: not a `u64`.
     fn visit_i64<E>(self, v: i64) -> Result<L, E> {
         Ok(u64::try_from(v).map_or_else(|_| L::default(), L::unsigned))
     }
@@ -138,105 +131,79 @@ impl<'de, L: Leaf<'de>> Visitor<'de> for LeafVisitor<L> {
         Ok(L::default())
     }
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<L, A::Error> {
-        IgnoredAny.visit_seq(seq).map(|_| L::default())
+        L::array(seq)
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<L, A::Error> {
-        IgnoredAny.visit_map(map).map(|_| L::default())
+        L::object(map)
+    }
+}
+
+impl<'de> Lenient<'de> for Str<'de> {
+    fn string(s: Cow<'de, str>) -> Self {
+        Str(Some(s))
     }
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(LeafVisitor::<Str<'de>>(PhantomData))
+        lenient::<Str<'de>, D>(d)
+    }
+}
+
+impl Lenient<'_> for Count {
+    fn unsigned(n: u64) -> Self {
+        Count(Some(n))
     }
 }
 
 impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(LeafVisitor::<Count>(PhantomData))
+        lenient(d)
+    }
+}
+
+impl Lenient<'_> for IsTrue {
+    fn boolean(b: bool) -> Self {
+        IsTrue(b)
     }
 }
 
 impl<'de> Deserialize<'de> for IsTrue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(LeafVisitor::<IsTrue>(PhantomData))
+        lenient(d)
     }
 }
 
-/// Reads an array of `T` or an object as `T`; any other JSON is `None`.
-struct ContainerVisitor<T, const ARRAY: bool>(PhantomData<T>);
-
-impl<'de, T: Deserialize<'de>, const ARRAY: bool> Visitor<'de> for ContainerVisitor<T, ARRAY> {
-    type Value = Option<Container<T>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        if !ARRAY {
-            return IgnoredAny.visit_seq(seq).map(|_| None);
-        }
+impl<'de, T: Deserialize<'de>> Lenient<'de> for Array<T> {
+    fn array<A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element()? {
             items.push(item);
         }
-        Ok(Some(Container::Array(items)))
+        Ok(Array(Some(items)))
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        if ARRAY {
-            return IgnoredAny.visit_map(map).map(|_| None);
-        }
-        T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| Some(Container::Object(t)))
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-}
-
-enum Container<T> {
-    Array(Vec<T>),
-    Object(T),
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Array<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Array(
-            match d.deserialize_any(ContainerVisitor::<T, true>(PhantomData))? {
-                Some(Container::Array(items)) => Some(items),
-                _ => None,
-            },
-        ))
+        lenient(d)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Lenient<'de> for Object<T> {
+    fn object<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        T::deserialize(de::value::MapAccessDeserializer::new(map)).map(|t| Object(Some(t)))
     }
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Object(
-            match d.deserialize_any(ContainerVisitor::<T, false>(PhantomData))? {
-                Some(Container::Object(t)) => Some(t),
-                _ => None,
-            },
-        ))
+        lenient(d)
     }
 }
 
-/// A string, or an object's `key` field when it is a string (SARIF's `message.text`, reviewdog's
-/// `code.value`), each read as its own: the formats that share a field name give it either shape.
+/// A string, or an object's string field (SARIF's `message.text`, reviewdog's `code.value`), each
+/// read as its own: the formats that share a field name give it either shape.
 #[derive(Debug, Default)]
 pub(crate) struct StrOrObject<'a> {
     pub string: Str<'a>,
@@ -250,61 +217,23 @@ impl<'a> StrOrObject<'a> {
             inner: Str(None),
         }
     }
-}
 
-struct StrOrObjectVisitor(&'static str);
-
-impl<'de> Visitor<'de> for StrOrObjectVisitor {
-    type Value = StrOrObject<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(StrOrObject::string(Cow::Borrowed(v)))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(StrOrObject::string(Cow::Owned(v.to_owned())))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-        Ok(StrOrObject::string(Cow::Owned(v)))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut inner = Str(None);
-        let mut seen = false;
-        while let Some(key) = map.next_key::<Str<'de>>()? {
-            if key.text() == self.0 {
-                if seen {
-                    return Err(de::Error::duplicate_field(self.0));
-                }
-                seen = true;
-                inner = map.next_value()?;
-            } else {
+    /// The object's `key` field, read as a [`Str`]; the rest is read through.
+    fn object<'de: 'a, A: MapAccess<'de>>(mut map: A, key: &'static str) -> Result<Self, A::Error> {
+        let mut inner = None;
+        while let Some(k) = map.next_key::<Str<'de>>()? {
+            if k.text() != key {
                 map.next_value::<IgnoredAny>()?;
+            } else if inner.is_some() {
+                return Err(de::Error::duplicate_field(key));
+            } else {
+                inner = Some(map.next_value::<Str<'de>>()?);
             }
         }
         Ok(StrOrObject {
             string: Str(None),
-            inner,
+            inner: inner.unwrap_or_default(),
         })
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        IgnoredAny.visit_seq(seq).map(|_| StrOrObject::default())
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(StrOrObject::default())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(StrOrObject::default())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(StrOrObject::default())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(StrOrObject::default())
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(StrOrObject::default())
     }
 }
 
@@ -312,9 +241,18 @@ impl<'de> Visitor<'de> for StrOrObjectVisitor {
 #[derive(Debug, Default)]
 pub(crate) struct TextOrObject<'a>(pub StrOrObject<'a>);
 
+impl<'de> Lenient<'de> for TextOrObject<'de> {
+    fn string(s: Cow<'de, str>) -> Self {
+        TextOrObject(StrOrObject::string(s))
+    }
+    fn object<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        StrOrObject::object(map, "text").map(TextOrObject)
+    }
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for TextOrObject<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(StrOrObjectVisitor("text")).map(TextOrObject)
+        lenient::<TextOrObject<'de>, D>(d)
     }
 }
 
@@ -322,9 +260,18 @@ impl<'de: 'a, 'a> Deserialize<'de> for TextOrObject<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct ValueOrObject<'a>(pub StrOrObject<'a>);
 
+impl<'de> Lenient<'de> for ValueOrObject<'de> {
+    fn string(s: Cow<'de, str>) -> Self {
+        ValueOrObject(StrOrObject::string(s))
+    }
+    fn object<A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
+        StrOrObject::object(map, "value").map(ValueOrObject)
+    }
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for ValueOrObject<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(StrOrObjectVisitor("value")).map(ValueOrObject)
+        lenient::<ValueOrObject<'de>, D>(d)
     }
 }
 

@@ -945,7 +945,7 @@ pub(crate) fn row_place(line: &str, is_space: impl Fn(u8) -> bool) -> Option<(&s
 /// (`str::contains(char)` and its kin cost several times as much there, and they run on most
 /// lines), a shorter one a byte at a time (cheaper than setting up a vectorised search).
 #[inline]
-pub(crate) fn find_byte(s: &str, byte: u8) -> Option<usize> {
+fn find_byte(s: &str, byte: u8) -> Option<usize> {
     let b = s.as_bytes();
     if b.len() < 16 {
         b.iter().position(|&c| c == byte)

@@ -8,7 +8,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use super::look::Look;
-use super::{Needle, ParseOutput, Sink, has};
+use super::{Needle, ParseOutput, Sink, find_short, has};
 
 /// How one test ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -161,9 +161,7 @@ pub(crate) fn line(line: &str, sink: &mut Sink<'_>) {
     let Some(first) = line.bytes().next() else { return };
     match first {
         b'=' if line.ends_with('=') => {
-            // Most `=` rules are a section's title (`FAILURES`, `short test summary info`): the
-            // summary's ` in 0.12s` rules them out before the regex runs.
-            if let Some(counts) = has(line, " in ").then(|| pytest_summary(line)).flatten() {
+            if let Some(counts) = pytest_summary(line) {
                 sink.summary.runner_summary_seen = true;
                 add_counts(counts, sink);
                 if counts.contains("no tests ran") {
@@ -240,7 +238,11 @@ fn add_counts(counts: &str, sink: &mut Sink<'_>) {
 /// backtracked over every rule at thousands of instructions each).
 fn pytest_summary(line: &str) -> Option<&str> {
     if !line.is_ascii() || line.contains('\n') {
-        return PYTEST_SUMMARY.captures(line).and_then(|c| c.get(1)).map(|m| m.as_str());
+        // Most `=` rules are a section's title (`FAILURES`): without ` in ` the regex need not run.
+        if !has(line, " in ") {
+            return None;
+        }
+        return PYTEST_SUMMARY.captures(line)?.get(1).map(|m| m.as_str());
     }
     let rule = line.bytes().take_while(|&b| b == b'=').count();
     if rule == 0 {
@@ -249,7 +251,7 @@ fn pytest_summary(line: &str) -> Option<&str> {
     let body = line[rule..].strip_prefix(' ')?;
     // The lazy group ends at the first ` in ` after which the rest reads as the duration.
     let mut from = 0;
-    while let Some(at) = body[from..].find(" in ").map(|k| from + k) {
+    while let Some(at) = find_short(&body[from..], " in ").map(|k| from + k) {
         if summary_tail(&body[at + 4..]) {
             return Some(&body[..at]);
         }
