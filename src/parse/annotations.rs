@@ -48,7 +48,14 @@ fn github(line: &str, sink: &mut Sink<'_>) -> bool {
         return false;
     };
     let message = unescape_data(message);
-    report(sink, &file, n, command == "error", &message);
+    // Biome titles an annotation with the diagnostic's category: a rule's (`lint/...`) is a
+    // linter finding whatever its level, `parse` a syntax error.
+    let category = property("title").and_then(|t| match t.split('/').next() {
+        Some("lint" | "assist" | "format") if t.contains('/') || t == "format" => Some(ErrorType::Linting),
+        _ if t == "parse" => Some(ErrorType::Syntax),
+        _ => None,
+    });
+    report(sink, &file, n, command == "error", &message, category);
     true
 }
 
@@ -71,7 +78,7 @@ fn azure(line: &str, sink: &mut Sink<'_>) -> bool {
         Some(code) if !code.is_empty() => format!("{code} {message}"),
         _ => message.to_owned(),
     };
-    report(sink, file, n, property("type") == Some("error"), &message);
+    report(sink, file, n, property("type") == Some("error"), &message, None);
     true
 }
 
@@ -82,7 +89,9 @@ fn property<'a>(properties: &'a str, separator: char, key: &str) -> Option<&'a s
         .find_map(|p| p.trim().strip_prefix(key)?.strip_prefix('='))
 }
 
-fn report(sink: &mut Sink<'_>, file: &str, line: u32, error: bool, message: &str) {
+/// Reports an annotation: typed by the code its message starts with, else by the `category` its
+/// tool gave it, else by its level.
+fn report(sink: &mut Sink<'_>, file: &str, line: u32, error: bool, message: &str, category: Option<ErrorType>) {
     // The message's first line; ruff's github output repeats the location in it.
     let first = message.lines().next().unwrap_or("").trim();
     let text = match split_location(first) {
@@ -93,6 +102,8 @@ fn report(sink: &mut Sink<'_>, file: &str, line: u32, error: bool, message: &str
         lint_type_for_syntax_message(&c[1], &c[2])
     } else if let Some(c) = MYPY.captures(text) {
         mypy_type(c.get(2).map_or("", |m| m.as_str()), &c[1])
+    } else if let Some(category) = category {
+        category
     } else if error {
         // An annotation from a tool we do not know by its code: a failure, not a style finding.
         ErrorType::Logic
@@ -123,4 +134,36 @@ fn unescape_property(s: &str) -> String {
         .replace("%0D", "\r")
         .replace("%0A", "\n")
         .replace("%25", "%")
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::{Workspace, parse};
+
+    #[test]
+    fn a_biome_annotation_is_typed_by_its_category() {
+        // `biome lint --reporter=github` (Biome 2): a rule's error is a linter finding, as its
+        // warnings and notices are; a `parse` error is a syntax error. Another tool's error
+        // annotation, without a code, is a failure.
+        let log = "\
+::notice title=lint/style/useTemplate,file=/w/index.js,line=116,endLine=116,col=12,endColumn=36::Template literals are preferred over string concatenation.
+::error title=lint/suspicious/noDoubleEquals,file=/w/index.js,line=31,endLine=31,col=19,endColumn=21::Using == may be unsafe if you are relying on type coercion.
+::error title=parse,file=/w/index.js,line=40,col=30::Expected a semicolon or an implicit semicolon after a statement, but found none
+::error title=build failed,file=/w/index.js,line=50::Cannot read properties of undefined
+";
+        let parsed = parse(log, &Workspace::new("/w"));
+        let mut got: Vec<(u32, String)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.line_number, format!("{:?}", r.error_type)))
+            .collect();
+        got.sort();
+        let expected = [(31, "Linting"), (40, "Syntax"), (50, "Logic"), (116, "Linting")];
+        assert_eq!(
+            got,
+            expected.iter().map(|&(n, t)| (n, t.to_owned())).collect::<Vec<_>>(),
+            "{:#?}",
+            parsed.reports
+        );
+    }
 }

@@ -239,6 +239,16 @@ impl Go {
             b'=' if line.starts_with("=== ") => {
                 if let Some(name) = run_line(line) {
                     set_name(&mut self.current_test, name);
+                } else if let Some(name) = gotestsum_failure(line) {
+                    // gotestsum's summary of the failures, after every test ran: what follows
+                    // is the named test's output (a package's own failure names none).
+                    match name {
+                        Some(name) => {
+                            sink.test(name, TestOutcome::Failed);
+                            set_name(&mut self.current_test, name);
+                        }
+                        None => self.current_test = None,
+                    }
                 }
             }
             b'o' | b'F' | b'?' if line.contains('\t') || line.starts_with("ok ") || line.starts_with("FAIL ") => {
@@ -318,6 +328,9 @@ impl Go {
             && let Some((file, n, message)) = split_location(diagnostic)
             && file.ends_with(".go")
             && !message.is_empty()
+            // golangci-lint's line before the compiler's errors of a package, `words.go:1: : #
+            // pkg [pkg.test]`: the package's header, not a finding.
+            && !message.starts_with(": # ")
         {
             let (error_type, rank) = go_type(message);
             sink.report(Finding {
@@ -412,6 +425,15 @@ pub(crate) fn run_line(line: &str) -> Option<&str> {
     }
     let (name, _) = split_word(after_space);
     (!name.is_empty()).then_some(name)
+}
+
+/// gotestsum's `=== FAIL: pkg TestX (0.00s)` (`=== FAIL: pkg  (0.00s)` for a package that failed
+/// as a whole): the test's name, if it has one.
+fn gotestsum_failure(line: &str) -> Option<Option<&str>> {
+    let rest = line.strip_prefix("=== FAIL: ")?;
+    let (_package, rest) = split_word(rest);
+    let (name, _) = split_word(rest.strip_prefix(' ')?);
+    Some((!name.is_empty() && !name.starts_with('(')).then_some(name))
 }
 
 /// `--- FAIL: TestX/sub (0.00s)`, indented for a subtest: the outcome word and the test's name,
@@ -586,6 +608,43 @@ FAIL
                     Some("BenchmarkOrdinal")
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn gotestsum_s_failure_summary_names_its_test_and_golangci_s_package_header_is_no_finding() {
+        // gotestsum 1.13 (`--format standard-verbose`): the last test that ran passed; the
+        // summary after the run repeats a failure under its own name, then a package's build
+        // failure. golangci-lint 2 prints a package header before the compiler's errors.
+        let log = "\
+=== RUN   TestCustomRelTime
+--- PASS: TestCustomRelTime (0.00s)
+FAIL
+FAIL\tgithub.com/dustin/go-humanize\t0.015s
+
+=== Failed
+=== FAIL: . TestOrdinals (0.00s)
+    common_test.go:14: On 2, expected '2nd', but got '2th'
+
+=== FAIL: english  (0.00s)
+FAIL\tgithub.com/dustin/go-humanize/english [build failed]
+english/words.go:1: : # github.com/dustin/go-humanize/english [github.com/dustin/go-humanize/english.test]
+english/words.go:79:34: undefined: strngs (typecheck)
+";
+        let parsed = parse(log, &Workspace::new("/w"));
+        let got: Vec<(&str, u32, Option<&str>)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("common_test.go", 14, Some("TestOrdinals")),
+                ("english/words.go", 79, None)
+            ],
+            "{:#?}",
+            parsed.reports
         );
     }
 }

@@ -1,7 +1,8 @@
 //! One-line `path:line[:col]: message` diagnostics of the Python linters and type checker — mypy
 //! (with or without columns and error ends), flake8 (default and `pylint` formats), pylint (text,
 //! `parseable`, `msvs`), ruff (concise, `pylint`, `grouped`), pyright's and basedpyright's
-//! indented `path:line:col - error: message` — and cargo's `--message-format=short`.
+//! indented `path:line:col - error: message`, pyflakes' `path:line:col: message` without a code —
+//! and cargo's `--message-format=short`.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -30,6 +31,17 @@ static RUFF_GROUPED_ROW: LazyLock<Regex> = LazyLock::new(|| {
 pub(crate) struct Lint {
     /// ruff `grouped`: the file whose rows follow (its line is the path and a colon).
     grouped_file: Option<String>,
+    /// pyflakes: a message without a code that is none of its warnings, which is a syntax error
+    /// if the source line and a caret under it follow.
+    syntax: Option<PendingSyntax>,
+}
+
+/// A pyflakes message that may be a syntax error, and how many lines came after it.
+struct PendingSyntax {
+    file: String,
+    line: u32,
+    message: String,
+    after: u8,
 }
 
 impl Lint {
@@ -38,7 +50,7 @@ impl Lint {
     /// diagnostic or start a group.
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
-        if self.grouped_file.is_some() {
+        if self.grouped_file.is_some() || self.syntax.is_some() {
             return true;
         }
         let Some(colon) = look.colon else {
@@ -61,6 +73,9 @@ impl Lint {
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        if self.syntax.is_some() && self.syntax_line(line, sink) {
+            return;
+        }
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
@@ -152,8 +167,100 @@ impl Lint {
             let error_type = lint_type_for_syntax_message(code, message);
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
+        } else if is_pyflakes_warning(rest) {
+            // pyflakes prints no code: its warnings are known by their words.
+            report(sink, file, n, ErrorType::Linting, Rank::Warning, Cow::Borrowed(rest));
+        } else if !rest.is_empty() && has_column(line, file) {
+            // Anything else pyflakes prints is Python's own syntax error, shown with the source
+            // line and a caret.
+            self.syntax = Some(PendingSyntax {
+                file: file.to_owned(),
+                line: n,
+                message: rest.to_owned(),
+                after: 0,
+            });
         }
     }
+
+    /// A line after a pyflakes message that may be a syntax error: the source line, then the
+    /// caret under it, which makes it one. Returns whether the line was taken.
+    fn syntax_line(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
+        let Some(pending) = self.syntax.as_mut() else {
+            return false;
+        };
+        pending.after += 1;
+        if pending.after == 1 {
+            // The source line; another diagnostic instead ends the wait.
+            if split_location(line).is_some_and(|(path, ..)| path.ends_with(".py") || path.ends_with(".pyi")) {
+                self.syntax = None;
+                return false;
+            }
+            return true;
+        }
+        let pending = self.syntax.take().expect("a pending syntax error");
+        let caret = line.trim_end();
+        if !caret.ends_with('^') || !caret.bytes().all(|b| b == b' ' || b == b'^') {
+            return false;
+        }
+        let error_type = lint_type_for_syntax_message("E999", &pending.message);
+        report(
+            sink,
+            &pending.file,
+            pending.line,
+            error_type,
+            Rank::of(error_type),
+            Cow::Owned(pending.message),
+        );
+        true
+    }
+}
+
+/// Whether `line`, whose path is `file`, gives a column after its line number
+/// (`path:line:col: message`): pyflakes does, Python's warnings and pytest's `--tb=line` do not.
+fn has_column(line: &str, file: &str) -> bool {
+    let after_line = line[file.len() + 1..].trim_start_matches(|c: char| c.is_ascii_digit());
+    after_line
+        .strip_prefix(':')
+        .is_some_and(|r| r.as_bytes().first().is_some_and(u8::is_ascii_digit))
+}
+
+/// Whether a message without a code is one of pyflakes' warnings (its `messages.py`).
+fn is_pyflakes_warning(message: &str) -> bool {
+    const STARTS: &[&str] = &[
+        "undefined name ",
+        "redefinition of unused ",
+        "import ",
+        "'from ",
+        "local variable ",
+        "duplicate argument ",
+        "dictionary key ",
+        "from __future__ imports must occur",
+        "future feature ",
+        "'return' outside function",
+        "'yield' outside function",
+        "'continue' not properly in loop",
+        "'break' outside loop",
+        "default 'except:' must be last",
+        "two starred expressions",
+        "too many expressions in star-unpacking",
+        "assertion is always true",
+        "use ==/!= to compare",
+        "f-string is missing placeholders",
+        "'...'",
+        "'raise NotImplemented'",
+        "syntax error in forward annotation",
+        "syntax error in type comment",
+        "unused annotation",
+    ];
+    const CONTAINS: &[&str] = &[
+        " imported but unused",
+        " may be undefined, or defined from star imports",
+        " shadowed by loop variable",
+        " is assigned to but never used",
+        " referenced before assignment",
+        " is annotated but never used",
+    ];
+    STARTS.iter().any(|s| message.starts_with(s)) || CONTAINS.iter().any(|c| message.contains(c))
 }
 
 /// mypy's message after the place, `error: msg  [code]`: its level, message and code (empty
@@ -561,5 +668,51 @@ mod tests {
                 "{file}:{line} {kind} not in {types:?}"
             );
         }
+    }
+
+    #[test]
+    fn pyflakes_warnings_are_linting_and_its_syntax_errors_need_the_caret() {
+        // pyflakes 3.2's output (its messages have no code): two warnings; a syntax error, shown
+        // with the source line and a caret; a codeless message with no caret after it (not one);
+        // a warning with no column (pyflakes before 2.2), and Python's own warning, whose line has
+        // no column either.
+        let log = "\
+pkg/core.py:1:1: 'os' imported but unused
+pkg/core.py:180:12: undefined name 'wrod'
+pkg/core.py:413:18: '(' was never closed
+    word = re.sub(r\"([A-Z]+)\", r'\\1_', word
+                 ^
+pkg/core.py:9:4: expected an indented block after 'if' statement on line 8
+    return 1
+    ^^^^^^
+pkg/core.py:20:1: something a script printed
+then more of its output
+and its last line
+pkg/core.py:21:1: local variable 'x' is assigned to but never used
+pkg/core.py:30: DeprecationWarning: invalid escape sequence '\\d'
+pkg/core.py:31: undefined name 'old'
+";
+        let parsed = parse(log, &Workspace::new("/w"));
+        let got: Vec<(u32, String)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.line_number, format!("{:?}", r.error_type)))
+            .collect();
+        let expected: Vec<(u32, String)> = [
+            (1, "Linting"),
+            (180, "Linting"),
+            (413, "Syntax"),
+            (9, "Indentation"),
+            (21, "Linting"),
+            (31, "Linting"),
+        ]
+        .iter()
+        .map(|&(n, t)| (n, t.to_owned()))
+        .collect();
+        let mut got_sorted = got.clone();
+        got_sorted.sort();
+        let mut expected_sorted = expected.clone();
+        expected_sorted.sort();
+        assert_eq!(got_sorted, expected_sorted, "{:#?}", parsed.reports);
     }
 }

@@ -2,8 +2,8 @@
 //! only — no LLM, no I/O, no clock, no hash-order iteration.
 //!
 //! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps). Each
-//! format family (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `structured`) keeps
-//! a little state and hands what it finds to the [`Sink`], which normalises paths ([`paths`]),
+//! format family (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `esbuild`, `biome`,
+//! `structured`) keeps a little state and hands what it finds to the [`Sink`], which normalises paths ([`paths`]),
 //! merges duplicates, keeps the output bounded and ordered, and records test outcomes and
 //! infrastructure signatures ([`outcome`]). A structured document (a JSON array, a jest report, JUnit XML) is read as it
 //! arrives, in bounded memory; the lines it takes are held back from the text formats only until
@@ -12,7 +12,9 @@
 
 mod annotations;
 mod ascii;
+mod biome;
 pub mod clean;
+mod esbuild;
 mod format_check;
 mod go;
 mod js;
@@ -271,6 +273,8 @@ pub struct Parser<'w> {
     lint: lint::Lint,
     tap: tap::Tap,
     format_check: format_check::FormatCheck,
+    esbuild: esbuild::Esbuild,
+    biome: biome::Biome,
     structured: structured::Structured,
     /// A line arriving in pieces: its first bytes, until they are enough to clean it.
     partial: String,
@@ -294,6 +298,8 @@ impl<'w> Parser<'w> {
             lint: lint::Lint::default(),
             tap: tap::Tap::default(),
             format_check: format_check::FormatCheck::default(),
+            esbuild: esbuild::Esbuild::default(),
+            biome: biome::Biome::default(),
             structured: structured::Structured::default(),
             partial: String::new(),
             in_rest: false,
@@ -554,6 +560,12 @@ impl<'w> Parser<'w> {
         }
         if self.offered(self.format_check.wants(&look)) {
             self.format_check.line(line, &mut self.sink);
+        }
+        if self.offered(self.esbuild.wants(&look)) {
+            self.esbuild.line(line, &mut self.sink);
+        }
+        if self.offered(self.biome.wants(&look)) {
+            self.biome.line(line, &mut self.sink);
         }
     }
 

@@ -478,7 +478,8 @@ pub(crate) fn rustc_type(level: &str, code: Option<&str>, message: &str) -> (Err
 /// INDENTATION, everything else is LINTING.
 pub(crate) fn lint_type_for_syntax_message(code: &str, message: &str) -> ErrorType {
     let m = message.to_ascii_lowercase();
-    let syntax_code = matches!(code, "invalid-syntax" | "E999" | "E0001" | "E902") || code.starts_with("syntax");
+    let syntax_code =
+        matches!(code, "invalid-syntax" | "E999" | "E0001" | "E901" | "E902") || code.starts_with("syntax");
     if !syntax_code && !m.starts_with("syntaxerror") && !m.starts_with("parsing failed") {
         return ErrorType::Linting;
     }

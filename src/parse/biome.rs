@@ -1,0 +1,165 @@
+//! Biome's terminal reporter (`biome lint`, `biome check`, `biome ci`): a header with the place
+//! and the diagnostic's category, ruled off to the line's end, and the message a line or two
+//! below it after its severity's mark —
+//!
+//! ```text
+//! index.js:31:19 lint/suspicious/noDoubleEquals  FIXABLE  ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+//!
+//!   × Using == may be unsafe if you are relying on type coercion.
+//! ```
+//!
+//! A rule's category (`lint/...`, `assist/...`) is a linter finding, `parse` a syntax error; a
+//! formatter's diff (`index.js format ━━━`) names no line and is not read.
+
+use std::borrow::Cow;
+
+use super::look::Look;
+use super::{Finding, Rank, Sink, split_location, split_word, trim_start};
+use crate::api::shared::ErrorType;
+
+/// The header's rule, U+2501.
+const RULE: char = '━';
+/// Lines between a header and its message: a blank one, at most one more.
+const MAX_LINES_TO_MESSAGE: u8 = 3;
+
+#[derive(Default)]
+pub(crate) struct Biome {
+    /// A header read whose message has not come yet.
+    header: Option<Header>,
+}
+
+struct Header {
+    file: String,
+    line: u32,
+    error_type: ErrorType,
+    category: String,
+    /// Lines read since the header.
+    lines: u8,
+}
+
+impl Biome {
+    /// Whether [`Biome::line`] can do anything with the line: after a header, the lines up to its
+    /// message; otherwise a header, which ends in the rule's character (its last byte, 0x81) and
+    /// has a place.
+    #[inline]
+    pub fn wants(&self, look: &Look<'_>) -> bool {
+        self.header.is_some() || look.last == 0x81 && look.colon.is_some() && look.line.ends_with(RULE)
+    }
+
+    pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        if let Some(header) = header(line) {
+            self.header = Some(header);
+            return;
+        }
+        let Some(header) = self.header.as_mut() else {
+            return;
+        };
+        header.lines += 1;
+        let message = ["× ", "! ", "i ", "ℹ "]
+            .iter()
+            .find_map(|mark| trim_start(line).strip_prefix(mark).filter(|_| line.starts_with(' ')));
+        if let Some(message) = message {
+            let header = self.header.take().expect("a header");
+            sink.report(Finding {
+                file: &header.file,
+                line: header.line,
+                error_type: header.error_type,
+                message: Cow::Owned(format!("{} {message}", header.category)),
+                test: None,
+                confidence: 0.9,
+                rank: Rank::of(header.error_type),
+                diagnostic: true,
+            });
+        } else if header.lines >= MAX_LINES_TO_MESSAGE {
+            self.header = None;
+        }
+    }
+}
+
+/// `path:line:col category [FIXABLE] ━━━`: the place, the category and its bug type.
+fn header(line: &str) -> Option<Header> {
+    let body = line.trim_end_matches(RULE).trim_end();
+    if body.len() == line.len() {
+        return None;
+    }
+    let (place, rest) = split_word(body);
+    let (file, n, _) = split_location(place)?;
+    let (category, _) = split_word(trim_start(rest));
+    let error_type = if category == "parse" {
+        ErrorType::Syntax
+    } else if category.starts_with("lint/") || category.starts_with("assist/") {
+        ErrorType::Linting
+    } else {
+        return None;
+    };
+    Some(Header {
+        file: file.to_owned(),
+        line: n,
+        error_type,
+        category: category.to_owned(),
+        lines: 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::{Workspace, parse};
+
+    #[test]
+    fn a_biome_diagnostic_is_placed_by_its_header_and_typed_by_its_category() {
+        // Biome 2.3's `biome check`: a rule's error with its code frame, a parse error, a
+        // formatter's diff (no line: not read), and the run's summary.
+        let log = "\
+index.js:31:19 lint/suspicious/noDoubleEquals  FIXABLE  ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+
+  × Using == may be unsafe if you are relying on type coercion.
+  
+    30 │   var type = typeof val;
+  > 31 │   if (type == 'string' && val.length > 0) {
+       │                   ^^
+
+index.js:116:30 parse ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+
+  × Expected a semicolon or an implicit semicolon after a statement, but found none
+
+index.js format ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+
+  × Formatter would have printed the following content:
+
+check ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+
+  × Some errors were emitted while running checks.
+";
+        let parsed = parse(log, &Workspace::new("/w"));
+        let got: Vec<(&str, u32, String, &str)> = parsed
+            .reports
+            .iter()
+            .map(|r| {
+                (
+                    r.file_path.as_str(),
+                    r.line_number,
+                    format!("{:?}", r.error_type),
+                    r.message.as_str(),
+                )
+            })
+            .collect();
+        // Errors come before linter findings.
+        assert_eq!(
+            got,
+            [
+                (
+                    "index.js",
+                    116,
+                    "Syntax".to_owned(),
+                    "parse Expected a semicolon or an implicit semicolon after a statement, but found none"
+                ),
+                (
+                    "index.js",
+                    31,
+                    "Linting".to_owned(),
+                    "lint/suspicious/noDoubleEquals Using == may be unsafe if you are relying on type coercion."
+                ),
+            ]
+        );
+    }
+}
