@@ -1,7 +1,8 @@
 //! CI annotations that tools print for the CI to pick up: GitHub Actions workflow commands
 //! (`::error file=...,line=...::message`, ruff's and flake8's `github` output, any tool's
-//! annotations) and Azure Pipelines logging commands (`##vso[task.logissue ...]message`, ruff's
-//! `azure` output). They name the file and line as properties; the message may itself be a
+//! annotations), Azure Pipelines logging commands (`##vso[task.logissue ...]message`, ruff's
+//! `azure` output) and TeamCity's inspection service messages (`##teamcity[inspection ...]`,
+//! golangci-lint's `teamcity` output). They name the file and line as properties; the message may itself be a
 //! `path:line:col: CODE text` diagnostic, whose code gives the bug type.
 
 use std::borrow::Cow;
@@ -24,7 +25,7 @@ static MYPY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^error: (.*?)(?:  \
 pub(crate) fn line(line: &str, sink: &mut Sink<'_>) -> bool {
     match line.as_bytes().first() {
         Some(b':') => github(line, sink),
-        Some(b'#') => azure(line, sink),
+        Some(b'#') => azure(line, sink) || teamcity(line, sink),
         _ => false,
     }
 }
@@ -80,6 +81,73 @@ fn azure(line: &str, sink: &mut Sink<'_>) -> bool {
     };
     report(sink, file, n, property("type") == Some("error"), &message, None);
     true
+}
+
+/// `##teamcity[inspection typeId='errcheck' message='...' file='a.go' line='3' SEVERITY='ERROR']`:
+/// an inspection is a linter's finding (golangci-lint's `typecheck` inspections are the
+/// compiler's errors, typed by their words). Other service messages are not read.
+fn teamcity(line: &str, sink: &mut Sink<'_>) -> bool {
+    let Some(attributes) = line
+        .strip_prefix("##teamcity[inspection ")
+        .and_then(|rest| rest.trim_end().strip_suffix(']'))
+    else {
+        return false;
+    };
+    let value = |name: &str| teamcity_value(attributes, name);
+    let (Some(file), Some(n)) = (value("file"), value("line").and_then(|l| l.parse::<u32>().ok())) else {
+        return false;
+    };
+    let type_id = value("typeId").unwrap_or_default();
+    let message = value("message").unwrap_or_default();
+    let (error_type, rank) = if type_id == "typecheck" {
+        super::go::go_type(&message)
+    } else {
+        (ErrorType::Linting, Rank::Warning)
+    };
+    sink.report(Finding {
+        file: &file,
+        line: n,
+        error_type,
+        message: Cow::Owned(format!("{type_id} {message}")),
+        test: None,
+        confidence: 0.9,
+        rank,
+        diagnostic: true,
+    });
+    true
+}
+
+/// The value of `name='value'` among a service message's attributes, its `|` escapes undone.
+fn teamcity_value(attributes: &str, name: &str) -> Option<String> {
+    let mut rest = attributes;
+    loop {
+        let (key, after) = rest.trim_start().split_once("='")?;
+        // The value ends at the first `'` not escaped by `|`.
+        let bytes = after.as_bytes();
+        let mut end = 0;
+        while end < bytes.len() && bytes[end] != b'\'' {
+            end += if bytes[end] == b'|' { 2 } else { 1 };
+        }
+        let raw = after.get(..end)?;
+        if key == name {
+            let mut value = String::with_capacity(raw.len());
+            let mut chars = raw.chars();
+            while let Some(c) = chars.next() {
+                if c != '|' {
+                    value.push(c);
+                    continue;
+                }
+                match chars.next() {
+                    Some('n') => value.push('\n'),
+                    Some('r') => value.push('\r'),
+                    Some(other) => value.push(other),
+                    None => {}
+                }
+            }
+            return Some(value);
+        }
+        rest = after.get(end + 1..)?;
+    }
 }
 
 /// The value of `key=value` in a list of properties separated by `separator`.
@@ -164,6 +232,49 @@ mod tests {
             expected.iter().map(|&(n, t)| (n, t.to_owned())).collect::<Vec<_>>(),
             "{:#?}",
             parsed.reports
+        );
+    }
+
+    #[test]
+    fn a_teamcity_inspection_is_a_finding_and_its_escapes_are_undone() {
+        // golangci-lint 2.6 `--output.teamcity.path=stdout`, and an escaped message.
+        let log = "\
+##teamcity[inspectionType id='ineffassign' name='ineffassign' description='ineffassign' category='Golangci-lint reports']
+##teamcity[inspection typeId='ineffassign' message='ineffectual assignment to base' file='bytes.go' line='90' SEVERITY='ERROR']
+##teamcity[inspection typeId='typecheck' message='undefined: strngs' file='english/words.go' line='79' SEVERITY='ERROR']
+##teamcity[inspection typeId='revive' message='don|'t |[stutter|]|nsee ||' file='a.go' line='3' SEVERITY='WARNING']
+##teamcity[testStarted name='TestX']
+";
+        let parsed = parse(log, &Workspace::new("/w"));
+        let got: Vec<(&str, u32, String, &str)> = parsed
+            .reports
+            .iter()
+            .map(|r| {
+                (
+                    r.file_path.as_str(),
+                    r.line_number,
+                    format!("{:?}", r.error_type),
+                    r.message.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "english/words.go",
+                    79,
+                    "Import".to_owned(),
+                    "typecheck undefined: strngs"
+                ),
+                (
+                    "bytes.go",
+                    90,
+                    "Linting".to_owned(),
+                    "ineffassign ineffectual assignment to base"
+                ),
+                ("a.go", 3, "Linting".to_owned(), "revive don't [stutter]\nsee |"),
+            ]
         );
     }
 }

@@ -449,7 +449,7 @@ pub(crate) fn result_header(line: &str) -> Option<(&str, &str)> {
 }
 
 /// The bug type of a Go compiler or vet message.
-fn go_type(message: &str) -> (ErrorType, Rank) {
+pub(crate) fn go_type(message: &str) -> (ErrorType, Rank) {
     let m = message;
     if m.starts_with("syntax error") || m.starts_with("expected ") || m.contains("unexpected newline") {
         return (ErrorType::Syntax, Rank::Error);

@@ -323,6 +323,23 @@ pub(crate) struct Item<'a> {
     pub rule: Str<'a>,
     /// ruff: told by the field's presence.
     pub filename: Field<Str<'a>>,
+    /// golangci-lint: told by the field's presence.
+    #[serde(borrow, rename = "FromLinter")]
+    pub from_linter: Field<Str<'a>>,
+    #[serde(borrow, rename = "Text")]
+    pub text: Str<'a>,
+    #[serde(borrow, rename = "Pos")]
+    pub pos: Field<Object<GoPosition<'a>>>,
+}
+
+/// golangci-lint's place of an issue.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct GoPosition<'a> {
+    #[serde(borrow, rename = "Filename")]
+    pub filename: Str<'a>,
+    #[serde(rename = "Line")]
+    pub line: Count,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -217,8 +217,11 @@ impl JsonStream {
             (Shape::Report, None) => Action::Descend(Role::Report),
             (Shape::Report, Some(Role::Report)) => match key {
                 // eslint's `json-with-metadata` keeps its file list under `results`; pyright's
-                // `--outputjson` its findings under `generalDiagnostics`.
-                "diagnostics" | "messages" | "results" | "generalDiagnostics" => Action::Descend(Role::Items),
+                // `--outputjson` its findings under `generalDiagnostics`, golangci-lint's `json` under
+                // `Issues`.
+                "diagnostics" | "messages" | "results" | "generalDiagnostics" | "Issues" => {
+                    Action::Descend(Role::Items)
+                }
                 "runs" => Action::Descend(Role::Results),
                 _ => Action::Skip,
             },

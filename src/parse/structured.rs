@@ -26,6 +26,7 @@ use super::lint::{mypy_type, pylint_type, pyright_finding};
 use super::rust::{lint_type_for_syntax_message, rustc_type};
 use super::xml_stream::{Flow, XmlPiece, XmlStream};
 use super::{Finding, MAX_REPORTS, Parser, Rank, Sink, TestOutcome};
+use crate::api::shared::ErrorType;
 
 /// Most reports one structured document adds, so that a huge lint report leaves room for the
 /// failures after it.
@@ -136,9 +137,7 @@ impl Structured {
         }
         let reading = match first {
             // A report object (SARIF, rdjson, pylint `json2`), pretty-printed: `{` alone.
-            b'{' if line.trim_end() == "{" || line.starts_with("{\"results\":[") => {
-                Reading::JsonArray(JsonStream::new(Shape::Report))
-            }
+            b'{' if line.trim_end() == "{" || starts_report(line) => Reading::JsonArray(JsonStream::new(Shape::Report)),
             // jest's `--json` report, and vitest's (`--reporter=json`, the same shape).
             b'{' if line.starts_with("{\"numFailedTestSuites\"") || line.starts_with("{\"numTotalTestSuites\"") => {
                 sink.summary.runner_summary_seen = true;
@@ -363,7 +362,15 @@ fn starts_document(line: &str) -> bool {
         || trimmed == "{"
         || line.starts_with("[{")
         || line.starts_with("{\"numFailedTestSuites\"")
-        || line.starts_with("{\"results\":[")
+        || starts_report(line)
+}
+
+/// A report object printed on one line: eslint's and others' `{"results":[`, SARIF (golangci-lint
+/// prints `{"version":"2.1.0",`, other tools `{"$schema":`), golangci-lint's `{"Issues":[`.
+fn starts_report(line: &str) -> bool {
+    ["{\"results\":[", "{\"Issues\":[", "{\"version\":\"2.", "{\"$schema\":"]
+        .iter()
+        .any(|start| line.starts_with(start))
 }
 
 /// Appends `s` to `text`, which holds at most [`super::clean::MAX_LINE`] bytes (like any line).
@@ -424,6 +431,29 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
             test: None,
             confidence: 1.0,
             rank: Rank::of(error_type),
+            diagnostic: true,
+        });
+    } else if let Some(linter) = &item.from_linter.0 {
+        // golangci-lint's `json`: `{"FromLinter": ..., "Text": ..., "Pos": {"Filename", "Line"}}`;
+        // the compiler's errors come as the `typecheck` linter's.
+        let linter = linter.text();
+        let place = item.pos.0.as_ref().and_then(|p| p.0.as_ref());
+        let file = place.map_or("", |p| p.filename.text());
+        let line = position(place.and_then(|p| p.line.0));
+        let text = item.text.text();
+        let (error_type, rank) = if linter == "typecheck" {
+            super::go::go_type(text)
+        } else {
+            (ErrorType::Linting, Rank::Warning)
+        };
+        sink.report(Finding {
+            file,
+            line,
+            error_type,
+            message: Cow::Owned(format!("{linter} {text}")),
+            test: None,
+            confidence: 1.0,
+            rank,
             diagnostic: true,
         });
     } else if let Some(locations) = &item.locations.0 {
@@ -1230,6 +1260,26 @@ mod tests {
                 rank: Rank::of(error_type),
                 diagnostic: true,
             });
+        } else if let Some(linter) = item.get("FromLinter") {
+            // golangci-lint.
+            let linter = linter.as_str().unwrap_or("");
+            let place = item.get("Pos");
+            let text = str_of(item, "Text");
+            let (error_type, rank) = if linter == "typecheck" {
+                super::super::go::go_type(text)
+            } else {
+                (ErrorType::Linting, Rank::Warning)
+            };
+            sink.report(Finding {
+                file: place.map_or("", |p| str_of(p, "Filename")),
+                line: place.map_or(1, |p| u32_of(p, "Line")),
+                error_type,
+                message: Cow::Owned(format!("{linter} {text}")),
+                test: None,
+                confidence: 1.0,
+                rank,
+                diagnostic: true,
+            });
         } else if let Some(locations) = item.get("locations").and_then(Value::as_array) {
             // A SARIF result.
             let Some(physical) = locations.first().and_then(|l| l.get("physicalLocation")) else {
@@ -1500,6 +1550,14 @@ mod tests {
                 ("message", text()),
                 ("location", object(vec![("row", number())]))
             ]),
+            object(vec![
+                (
+                    "FromLinter",
+                    prop_oneof![text(), Just(Value::from("typecheck"))].boxed()
+                ),
+                ("Text", text()),
+                ("Pos", object(vec![("Filename", text()), ("Line", number())]))
+            ]),
             json(),
         ]
     }
@@ -1581,5 +1639,38 @@ mod tests {
             );
             prop_assert_eq!(typed, by_value, "{}", text);
         }
+    }
+
+    #[test]
+    fn golangci_lint_s_one_line_json_and_sarif_are_read_with_the_summary_after_them() {
+        // golangci-lint 2.6 `--output.json.path=stdout` and `--output.sarif.path=stdout` (trimmed
+        // to two issues each), each followed by the text summary golangci-lint prints after it.
+        let json = r#"{"Issues":[{"FromLinter":"ineffassign","Text":"ineffectual assignment to base","Severity":"","SourceLines":["\tbase := 1024.0"],"Pos":{"Filename":"bytes.go","Offset":1428,"Line":90,"Column":2},"ExpectNoLint":false,"ExpectedNoLintLinter":""},{"FromLinter":"typecheck","Text":"undefined: strngs","Severity":"","SourceLines":[],"Pos":{"Filename":"english/words.go","Line":79,"Column":34}}],"Report":{"Linters":[{"Name":"errcheck","Enabled":true}]}}
+2 issues:
+* ineffassign: 1
+* typecheck: 1
+"#;
+        let sarif = r#"{"version":"2.1.0","$schema":"https://schemastore.azurewebsites.net/schemas/json/sarif-2.1.0-rtm.6.json","runs":[{"tool":{"driver":{"name":"golangci-lint"}},"results":[{"ruleId":"errcheck","level":"error","message":{"text":"Error return value is not checked"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"bigbytes_test.go","index":0},"region":{"startLine":212,"startColumn":16}}}]}]}]}
+1 issues:
+* errcheck: 1
+"#;
+        let places = |log: &str| -> Vec<(String, u32, String)> {
+            crate::parse::parse(log, &Workspace::new("/w"))
+                .reports
+                .iter()
+                .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
+                .collect()
+        };
+        assert_eq!(
+            places(json),
+            [
+                ("english/words.go".to_owned(), 79, "Import".to_owned()),
+                ("bytes.go".to_owned(), 90, "Linting".to_owned()),
+            ]
+        );
+        assert_eq!(
+            places(sarif),
+            [("bigbytes_test.go".to_owned(), 212, "Linting".to_owned())]
+        );
     }
 }
