@@ -276,6 +276,8 @@ pub struct Parser<'w> {
     esbuild: esbuild::Esbuild,
     biome: biome::Biome,
     structured: structured::Structured,
+    /// Workspace packages' line prefixes (pnpm's `packages/calc test: `), taken off.
+    runner_prefixes: clean::RunnerPrefixes,
     /// A line arriving in pieces: its first bytes, until they are enough to clean it.
     partial: String,
     /// The pieces now are the rest of a long line, for a structured document.
@@ -301,6 +303,7 @@ impl<'w> Parser<'w> {
             esbuild: esbuild::Esbuild::default(),
             biome: biome::Biome::default(),
             structured: structured::Structured::default(),
+            runner_prefixes: clean::RunnerPrefixes::default(),
             partial: String::new(),
             in_rest: false,
             pending_cr: false,
@@ -318,7 +321,10 @@ impl<'w> Parser<'w> {
         // The first escape or `\r` at or after the current line's start, found by a search of
         // its own: a line with none (most lines) is not searched for them again when cleaned,
         // and a coloured line costs one search, not one for each of its escapes.
-        let special_from = |from: usize| memchr::memchr2(0x1b, b'\r', &bytes[from..]).map_or(usize::MAX, |k| from + k);
+        // A `$` marks a line that may start a workspace package's script (pnpm's `pkg test$ cmd`):
+        // it is looked at as closely as one with escapes.
+        let special_from =
+            |from: usize| memchr::memchr3(0x1b, b'\r', b'$', &bytes[from..]).map_or(usize::MAX, |k| from + k);
         let mut special = special_from(0);
         let mut start = 0;
         for at in memchr::memchr_iter(b'\n', bytes) {
@@ -356,6 +362,10 @@ impl<'w> Parser<'w> {
     /// rest goes on to a document, may hold any).
     fn line_with(&mut self, raw: &str, marks: Marks, escapes_or_returns: bool) {
         let (line, joined) = clean::clean_line_noting_escapes(raw, escapes_or_returns);
+        if escapes_or_returns && has_byte(&line, b'$') {
+            self.runner_prefixes.note(&line);
+        }
+        let line = self.runner_prefixes.strip(line);
         self.sink.marks = if raw.len() > clean::MAX_LINE {
             if memchr::memchr(0x1b, raw.as_bytes()).is_some() {
                 Marks::ALL
