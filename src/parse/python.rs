@@ -487,7 +487,15 @@ impl Python {
             .assertion
             .as_ref()
             .map(|message| ("AssertionError".to_owned(), message.clone()));
-        let Some((kind, message)) = block.exception.as_ref().or(assertion.as_ref()) else {
+        // pytest's long traceback ends a failed `assert` with a bare `path:N: AssertionError`: what
+        // failed is the `E   assert ...` line above it.
+        let exception = match (&block.exception, &assertion) {
+            (Some((kind, message)), Some(assertion)) if kind == "AssertionError" && message.is_empty() => {
+                Some(assertion)
+            }
+            (exception, assertion) => exception.as_ref().or(assertion.as_ref()),
+        };
+        let Some((kind, message)) = exception else {
             return;
         };
         // The deepest frame in the project; for a SyntaxError the frame that names its location.
@@ -1466,5 +1474,29 @@ FAILED shipping/util.py::shipping.util.f
             let by_regex = section_header.captures(&line).map(|c| c.get(1).map_or("", |m| m.as_str()));
             prop_assert_eq!(section_title(&line), by_regex, "{:?}", line);
         }
+    }
+
+    #[test]
+    fn a_long_traceback_s_bare_assertion_error_says_what_the_assert_compared() {
+        // pytest 9 on boltons (`--tb=long`): a rewritten `assert` shows the comparison on `E`
+        // lines and ends with a bare `AssertionError`.
+        let log = "\
+=================================== FAILURES ===================================
+_____________________________ test_parse_int_list ______________________________
+
+    def test_parse_int_list():
+>       assert strutils.parse_int_list(\"1,3,5-8,10-11,15\") == [1, 3, 5, 6, 7, 8, 10, 11, 15]
+E       assert [1, 3, 5, 6, 7, 10, ...] == [1, 3, 5, 6, 7, 8, ...]
+E         
+E         At index 5 diff: 10 != 8
+
+tests/test_strutils.py:84: AssertionError
+";
+        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
+        let messages: Vec<&str> = parsed.reports.iter().map(|r| r.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            ["AssertionError: assert [1, 3, 5, 6, 7, 10, ...] == [1, 3, 5, 6, 7, 8, ...]"]
+        );
     }
 }

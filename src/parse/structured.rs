@@ -146,7 +146,7 @@ impl Structured {
             b'[' if line.trim_end() == "[" || line.starts_with("[{") => {
                 Reading::JsonArray(JsonStream::new(Shape::Array))
             }
-            b'<' if line.starts_with("<?xml") || line.starts_with("<testsuite") => {
+            b'<' if line.starts_with("<?xml") || line.starts_with("<testsuite") || line.starts_with("<checkstyle") => {
                 Reading::Junit(XmlStream::default(), Junit::default())
             }
             _ => return false,
@@ -304,7 +304,8 @@ impl Structured {
                         Step::Done | Step::GiveUp => Flow::Stop,
                     }
                 });
-                if step == Step::Done {
+                // A JUnit document is a test run's summary; Checkstyle's is a linter's.
+                if step == Step::Done && junit.checkstyle.is_none() {
                     sink.summary.runner_summary_seen = true;
                 }
                 stream.unread()
@@ -358,6 +359,7 @@ fn starts_document(line: &str) -> bool {
     let trimmed = line.trim_end();
     line.starts_with("<?xml")
         || line.starts_with("<testsuites")
+        || line.starts_with("<checkstyle")
         || trimmed == "["
         || trimmed == "{"
         || line.starts_with("[{")
@@ -691,6 +693,9 @@ struct Junit {
     suite: Option<String>,
     case: Option<Case>,
     in_failure: bool,
+    /// The document is Checkstyle's (`<checkstyle><file name><error line message source>`), which
+    /// linters print too (golangci-lint, eslint's `checkstyle` formatter): the current file.
+    checkstyle: Option<String>,
 }
 
 /// An element name as remembered: its first 64 bytes.
@@ -702,7 +707,7 @@ fn short_name(name: &str) -> &str {
 fn holds_only_elements(name: &str) -> bool {
     matches!(
         name,
-        "testsuites" | "testsuite" | "testcase" | "properties" | "property"
+        "testsuites" | "testsuite" | "testcase" | "properties" | "property" | "checkstyle" | "file"
     )
 }
 
@@ -754,10 +759,13 @@ impl Junit {
             return Err(());
         }
         if self.open.is_empty() {
-            if self.root_seen || !matches!(name, "testsuites" | "testsuite") {
+            if self.root_seen || !matches!(name, "testsuites" | "testsuite" | "checkstyle") {
                 return Err(());
             }
             self.root_seen = true;
+            if name == "checkstyle" {
+                self.checkstyle = Some(String::new());
+            }
         }
         if self.open.len() >= MAX_XML_DEPTH {
             return Err(());
@@ -779,6 +787,23 @@ impl Junit {
                     return Step::GiveUp;
                 }
                 let name = e.name().0;
+                if let Some(file) = self.checkstyle.as_mut() {
+                    match name {
+                        "file" => *file = attr(e, "name").unwrap_or_default(),
+                        "error" if room(sink, start) => {
+                            let line = attr(e, "line").and_then(|l| l.parse().ok()).unwrap_or(1);
+                            let message = attr(e, "message").unwrap_or_default();
+                            let source = attr(e, "source").unwrap_or_default();
+                            // eslint names its rule `eslint.rules.no-undef`.
+                            let rule = source.strip_prefix("eslint.rules.").unwrap_or(&source);
+                            lint_item(file, line, rule, &message, sink);
+                            // Each finding read confirms the document, as a test case does.
+                            return Step::Commit;
+                        }
+                        _ => {}
+                    }
+                    return if self.open.is_empty() { Step::Done } else { Step::Go };
+                }
                 match name {
                     "testsuite" => {
                         let name = attr(e, "name");
@@ -1672,5 +1697,76 @@ mod tests {
             places(sarif),
             [("bigbytes_test.go".to_owned(), 212, "Linting".to_owned())]
         );
+    }
+
+    #[test]
+    fn a_checkstyle_document_is_a_linter_s_findings() {
+        // golangci-lint 2.6 `--output.checkstyle.path=stdout` (two files), then eslint 8's
+        // `-f checkstyle` on one line without a declaration, then a pytest failure after both.
+        let log = r#"<?xml version="1.0" encoding="UTF-8"?>
+
+<checkstyle version="5.0">
+  <file name="bigbytes.go">
+    <error column="6" line="159" message="QF1001: could apply De Morgan&#39;s law" severity="error" source="staticcheck"></error>
+  </file>
+  <file name="bytes.go">
+    <error column="2" line="90" message="ineffectual assignment to base" severity="error" source="ineffassign"></error>
+  </file>
+</checkstyle>
+<checkstyle version="4.3"><file name="/w/src/a.js"><error line="3" column="7" severity="error" message="&apos;x&apos; is not defined. (no-undef)" source="eslint.rules.no-undef" /></file></checkstyle>
+=================================== FAILURES ===================================
+____________________________________ test_a ____________________________________
+
+    def test_a():
+>       assert f() == 2
+E       assert 1 == 2
+
+tests/test_a.py:4: AssertionError
+"#;
+        let parsed = crate::parse::parse(log, &Workspace::new("/w"));
+        let got: Vec<(&str, u32, String, &str)> = parsed
+            .reports
+            .iter()
+            .map(|r| {
+                (
+                    r.file_path.as_str(),
+                    r.line_number,
+                    format!("{:?}", r.error_type),
+                    r.message.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "tests/test_a.py",
+                    4,
+                    "Logic".to_owned(),
+                    "AssertionError: assert 1 == 2"
+                ),
+                (
+                    "bigbytes.go",
+                    159,
+                    "Linting".to_owned(),
+                    "staticcheck QF1001: could apply De Morgan's law"
+                ),
+                (
+                    "bytes.go",
+                    90,
+                    "Linting".to_owned(),
+                    "ineffassign ineffectual assignment to base"
+                ),
+                (
+                    "src/a.js",
+                    3,
+                    "Linting".to_owned(),
+                    "no-undef 'x' is not defined. (no-undef)"
+                ),
+            ],
+            "{:#?}",
+            parsed.reports
+        );
+        assert!(!parsed.summary.runner_summary_seen);
     }
 }
