@@ -340,6 +340,8 @@ pub(crate) fn single_line(line: &str, sink: &mut Sink<'_>) -> bool {
         cargo_message(line, sink);
     } else if line.starts_with("{\"file\": ") {
         mypy_json(line, sink);
+    } else if line.starts_with("{\"code\":") {
+        staticcheck_json(line, sink);
     } else if line.starts_with("{\"cell\":") {
         // ruff `json-lines` (ruff sorts keys, `cell` comes first).
         if let Some(item) = json_item::read(line) {
@@ -1171,6 +1173,23 @@ fn mypy_json(line: &str, sink: &mut Sink<'_>) {
     });
 }
 
+/// A record of staticcheck's `-f json`: a check's finding at its `location`, or (`"code":
+/// "compile"`, no location) the compiler's errors, which its `message` holds as `go build` prints
+/// them.
+fn staticcheck_json(line: &str, sink: &mut Sink<'_>) {
+    let Ok(v) = serde_json::from_str::<Value>(line) else {
+        return;
+    };
+    let (code, message) = (str_of(&v, "code"), str_of(&v, "message"));
+    let location = &v["location"];
+    let file = str_of(location, "file");
+    if code == "compile" || file.is_empty() {
+        failure_text(message, "", false, true, sink);
+    } else if str_of(&v, "severity") != "ignored" {
+        lint_item(file, u32_of(location, "line"), code, message, sink);
+    }
+}
+
 /// The extensions of the text files pytest's `--doctest-glob` is given (its default is
 /// `test*.txt`).
 const DOCTEST_TEXT_EXTENSIONS: [&str; 5] = ["txt", "rst", "md", "markdown", "text"];
@@ -1768,5 +1787,29 @@ tests/test_a.py:4: AssertionError
             parsed.reports
         );
         assert!(!parsed.summary.runner_summary_seen);
+    }
+
+    #[test]
+    fn staticcheck_s_json_records_are_findings_and_its_compile_records_the_compiler_s_errors() {
+        // staticcheck 2025.1 `-f json`: a package that does not compile, then a check's finding.
+        let log = r##"{"code":"compile","severity":"error","location":{"file":"","line":0,"column":0},"end":{"file":"","line":0,"column":0},"message":"# github.com/dustin/go-humanize/english\nenglish/words.go:66:45: cannot use quantity (variable of type int) as int64 value in argument to humanize.Comma\nenglish/words.go:79:34: undefined: strngs"}
+{"code":"SA4006","severity":"error","location":{"file":"/w/bytes.go","line":90,"column":2},"end":{"file":"/w/bytes.go","line":90,"column":6},"message":"this value of base is never used"}
+"##;
+        let parsed = crate::parse::parse(log, &Workspace::new("/w"));
+        let got: Vec<(&str, u32, String)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, format!("{:?}", r.error_type)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("english/words.go", 66, "TypeError".to_owned()),
+                ("english/words.go", 79, "Import".to_owned()),
+                ("bytes.go", 90, "Linting".to_owned()),
+            ],
+            "{:#?}",
+            parsed.reports
+        );
     }
 }
