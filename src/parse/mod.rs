@@ -3,7 +3,7 @@
 //!
 //! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps). Each
 //! format family (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `esbuild`, `biome`,
-//! `structured`) keeps a little state and hands what it finds to the [`Sink`], which normalises paths ([`paths`]),
+//! `doctest`, `structured`) keeps a little state and hands what it finds to the [`Sink`], which normalises paths ([`paths`]),
 //! merges duplicates, keeps the output bounded and ordered, and records test outcomes and
 //! infrastructure signatures ([`outcome`]). A structured document (a JSON array, a jest report, JUnit XML) is read as it
 //! arrives, in bounded memory; the lines it takes are held back from the text formats only until
@@ -14,6 +14,7 @@ mod annotations;
 mod ascii;
 mod biome;
 pub mod clean;
+mod doctest;
 mod esbuild;
 mod format_check;
 mod go;
@@ -275,6 +276,7 @@ pub struct Parser<'w> {
     format_check: format_check::FormatCheck,
     esbuild: esbuild::Esbuild,
     biome: biome::Biome,
+    doctest: doctest::Doctest,
     structured: structured::Structured,
     /// Workspace packages' line prefixes (pnpm's `packages/calc test: `), taken off.
     runner_prefixes: clean::RunnerPrefixes,
@@ -302,6 +304,7 @@ impl<'w> Parser<'w> {
             format_check: format_check::FormatCheck::default(),
             esbuild: esbuild::Esbuild::default(),
             biome: biome::Biome::default(),
+            doctest: doctest::Doctest::default(),
             structured: structured::Structured::default(),
             runner_prefixes: clean::RunnerPrefixes::default(),
             partial: String::new(),
@@ -577,6 +580,9 @@ impl<'w> Parser<'w> {
         if self.offered(self.biome.wants(&look)) {
             self.biome.line(line, &mut self.sink);
         }
+        if self.offered(self.doctest.wants(&look)) {
+            self.doctest.line(line, &mut self.sink);
+        }
     }
 
     /// Whether a format that `wants` the line or not is handed it.
@@ -599,6 +605,7 @@ impl<'w> Parser<'w> {
         self.js.finish(&mut self.sink);
         self.tap.finish(&mut self.sink);
         self.format_check.finish(&mut self.sink);
+        self.doctest.finish(&mut self.sink);
         self.sink.finish()
     }
 }

@@ -665,7 +665,7 @@ impl TbLineFailures {
 /// A traceback's frame, `  File "/abs/app.py", line 12, in main` (no function for the place of
 /// a SyntaxError): the file, the line and the function, as FILE_FRAME reads them, without running
 /// the regex on the ASCII frames of a traceback.
-fn file_frame(body: &str) -> Option<(&str, &str, Option<&str>)> {
+pub(crate) fn file_frame(body: &str) -> Option<(&str, &str, Option<&str>)> {
     let rest = body.trim_start().strip_prefix("File \"")?;
     let (file, rest) = rest.split_once('"')?;
     let rest = rest.strip_prefix(", line ")?;
@@ -762,7 +762,7 @@ struct DoctestPlace {
 /// and a diff of the two indented the same way. The failure line after it says only
 /// `DocTestFailure`; this is what failed.
 #[derive(Default)]
-struct DoctestOutput {
+pub(crate) struct DoctestOutput {
     reading: Option<DoctestPart>,
     /// `Expected` or `Differences` was read: only then is a `Got` doctest's (a source line after
     /// a stray `Got:` is not output).
@@ -795,7 +795,7 @@ const MAX_DOCTEST_OUTPUT: usize = 300;
 
 impl DoctestOutput {
     /// Reads a line of the report; whether it was one.
-    fn line(&mut self, line: &str) -> bool {
+    pub(crate) fn line(&mut self, line: &str) -> bool {
         // A header or a rule (`____ test ____`, `---- Captured stdout ----`, `====`) starts
         // something else: what was read before it is no doctest's report of what follows.
         if line.starts_with("___") || line.starts_with("---") || line.starts_with("===") {
@@ -879,7 +879,7 @@ impl DoctestOutput {
     }
 
     /// `expected 9.5, got 8.25`, once; empty when no report was read.
-    fn take(&mut self) -> String {
+    pub(crate) fn take(&mut self) -> String {
         self.reading = None;
         self.seen_expected = false;
         let (expected, got) = (std::mem::take(&mut self.expected), std::mem::take(&mut self.got));
@@ -922,7 +922,7 @@ fn tb_line_failure(rest: &str) -> Option<(&str, Option<&str>)> {
 
 /// An exception line, `Name` or `Name: message`: any class name where one must stand, else only
 /// the usual names. Returns the name and the message.
-fn exception(text: &str, must_be: bool) -> Option<(&str, Option<&str>)> {
+pub(crate) fn exception(text: &str, must_be: bool) -> Option<(&str, Option<&str>)> {
     // A name is ASCII in nearly every log: it is read without a regex, as ANY_EXCEPTION and
     // EXCEPTION read it; a name with other characters (`\w` is Unicode) goes to them.
     let name_end = text
@@ -1048,7 +1048,13 @@ fn starts_with_word_and_paren(line: &str) -> bool {
 }
 
 /// The report for a Python exception at `file:line`.
-fn python_finding<'a>(file: &'a str, line: u32, kind: &'a str, message: &'a str, test: Option<&'a str>) -> Finding<'a> {
+pub(crate) fn python_finding<'a>(
+    file: &'a str,
+    line: u32,
+    kind: &'a str,
+    message: &'a str,
+    test: Option<&'a str>,
+) -> Finding<'a> {
     let short_kind = kind.rsplit('.').next().unwrap_or(kind);
     let error_type = match short_kind {
         "SyntaxError" => ErrorType::Syntax,
