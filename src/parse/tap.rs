@@ -35,6 +35,18 @@ struct Failure {
     /// Lines of the YAML block read: a block that never closes (a job killed mid-block) is
     /// given up after [`MAX_YAML_LINES`].
     yaml_lines: u32,
+    /// ava's `'Error thrown in test:'` detail was read: the error's class follows
+    /// (`ReferenceError {`), then its `message:`.
+    ava_thrown: AvaThrown,
+}
+
+/// Where in ava's detail of an error thrown in a test the YAML block is.
+#[derive(Default, Clone, Copy, PartialEq)]
+enum AvaThrown {
+    #[default]
+    No,
+    Class,
+    Message,
 }
 
 /// Most lines of a failure's YAML block (tape's stack is a dozen).
@@ -147,8 +159,35 @@ impl Tap {
             self.flush(sink);
             return;
         }
+        match failure.ava_thrown {
+            AvaThrown::Class => {
+                failure.ava_thrown = AvaThrown::No;
+                if let Some(class) = trimmed.strip_suffix(" {").filter(|c| is_class_name(c)) {
+                    failure.name = Some(class.to_owned());
+                    failure.ava_thrown = AvaThrown::Message;
+                    return;
+                }
+            }
+            AvaThrown::Message => {
+                if let Some(message) = trimmed.strip_prefix("message: ") {
+                    let message = message.trim_end_matches(',').trim_matches('\'');
+                    failure.error = Some(message.to_owned());
+                    failure.ava_thrown = AvaThrown::No;
+                    return;
+                }
+                if trimmed == "}" {
+                    failure.ava_thrown = AvaThrown::No;
+                }
+                return;
+            }
+            AvaThrown::No => {}
+        }
+        if trimmed.starts_with("'Error thrown in test:'") {
+            failure.ava_thrown = AvaThrown::Class;
+            return;
+        }
         if let Some(at) = trimmed.strip_prefix("at: ") {
-            failure.at = frame(at, sink);
+            failure.at = frame(at.trim_matches('\''), sink);
         } else if let Some(location) = trimmed.strip_prefix("location: ") {
             failure.location = frame(location.trim_matches('\''), sink);
         } else if let Some(operator) = trimmed.strip_prefix("operator: ") {
@@ -219,6 +258,11 @@ impl Tap {
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.flush(sink);
     }
+}
+
+/// A JavaScript class name (`TypeError`): a capital, then letters and digits.
+fn is_class_name(name: &str) -> bool {
+    name.as_bytes().first().is_some_and(u8::is_ascii_uppercase) && name.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
 /// `ok 3 name` or `not ok 3 name` (the number may stand alone): whether it passed, and the name.
@@ -478,6 +522,62 @@ not ok 1 - first
                 ("passes", TestOutcome::Passed),
                 ("totals prices", TestOutcome::Failed)
             ]
+        );
+    }
+
+    #[test]
+    fn ava_s_tap_names_the_error_thrown_in_a_test_and_where() {
+        // ava 7 `--tap`: an assertion (its `at:` inside ava: no place in the project), then an
+        // error thrown in the code under test.
+        let log = "\
+TAP version 13
+not ok 2 - parses hours
+  ---
+    name: AssertionError
+    assertion: t.is()
+    details:
+      'Difference (- actual, + expected):': |-
+        - 3600002
+        + 7200000
+    message: ''
+    at: >-
+      ExecutionContext.is
+      (file:///w/node_modules/ava/lib/assert.js:309:16)
+  ...
+not ok 3 - formats short minutes
+  ---
+    name: AssertionError
+    details:
+      'Error thrown in test:': |-
+        ReferenceError {
+          message: 'mn is not defined',
+        }
+    message: Error thrown in test
+    at: 'fmtShort (/w/index.js:122:28)'
+  ...
+1..3
+";
+        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
+        let got: Vec<(&str, u32, String, &str)> = parsed
+            .reports
+            .iter()
+            .map(|r| {
+                (
+                    r.file_path.as_str(),
+                    r.line_number,
+                    format!("{:?}", r.error_type),
+                    r.message.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [(
+                "index.js",
+                122,
+                "Import".to_owned(),
+                "ReferenceError: mn is not defined"
+            )]
         );
     }
 }
