@@ -638,7 +638,7 @@ fn tsc_rest<'a>(line: &'a str, at: usize, between: u8, close: &str) -> Option<Ts
 /// An error line, `TypeError: msg` or `Uncaught MyException [CODE]: msg`: its name and message,
 /// as [`JS_ERROR`] reads them, without running the regex on ASCII text (a regex capture cost
 /// thousands of instructions on each of the many lines that name an error).
-fn js_error(text: &str) -> Option<(&str, &str)> {
+pub(crate) fn js_error(text: &str) -> Option<(&str, &str)> {
     if !text.is_ascii() {
         let c = JS_ERROR.captures(text)?;
         return Some((c.get(1)?.as_str(), c.get(2)?.as_str()));

@@ -3,7 +3,7 @@
 //!
 //! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps). Each
 //! format family (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `esbuild`, `biome`,
-//! `doctest`, `structured`) keeps a little state and hands what it finds to the [`Sink`], which normalises paths ([`paths`]),
+//! `doctest`, `ava`, `structured`) keeps a little state and hands what it finds to the [`Sink`], which normalises paths ([`paths`]),
 //! merges duplicates, keeps the output bounded and ordered, and records test outcomes and
 //! infrastructure signatures ([`outcome`]). A structured document (a JSON array, a jest report, JUnit XML) is read as it
 //! arrives, in bounded memory; the lines it takes are held back from the text formats only until
@@ -12,6 +12,7 @@
 
 mod annotations;
 mod ascii;
+mod ava;
 mod biome;
 pub mod clean;
 mod doctest;
@@ -277,6 +278,7 @@ pub struct Parser<'w> {
     esbuild: esbuild::Esbuild,
     biome: biome::Biome,
     doctest: doctest::Doctest,
+    ava: ava::Ava,
     structured: structured::Structured,
     /// Workspace packages' line prefixes (pnpm's `packages/calc test: `), taken off.
     runner_prefixes: clean::RunnerPrefixes,
@@ -305,6 +307,7 @@ impl<'w> Parser<'w> {
             esbuild: esbuild::Esbuild::default(),
             biome: biome::Biome::default(),
             doctest: doctest::Doctest::default(),
+            ava: ava::Ava::default(),
             structured: structured::Structured::default(),
             runner_prefixes: clean::RunnerPrefixes::default(),
             partial: String::new(),
@@ -583,6 +586,9 @@ impl<'w> Parser<'w> {
         if self.offered(self.doctest.wants(&look)) {
             self.doctest.line(line, &mut self.sink);
         }
+        if self.offered(self.ava.wants(&look)) {
+            self.ava.line(line, &mut self.sink);
+        }
     }
 
     /// Whether a format that `wants` the line or not is handed it.
@@ -606,6 +612,7 @@ impl<'w> Parser<'w> {
         self.tap.finish(&mut self.sink);
         self.format_check.finish(&mut self.sink);
         self.doctest.finish(&mut self.sink);
+        self.ava.finish(&mut self.sink);
         self.sink.finish()
     }
 }
