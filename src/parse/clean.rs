@@ -214,13 +214,20 @@ impl RunnerPrefixes {
         }
     }
 
-    /// `line` without the prefix of a package whose script started, if it has one.
-    pub(crate) fn strip<'a>(&self, line: Cow<'a, str>) -> Cow<'a, str> {
+    /// `line` without the prefix of a package whose script started, if it has one; `package`
+    /// becomes that package's folder (empty for none, or the workspace's root): pnpm runs a
+    /// script in its package's folder, so the paths it prints are relative to it.
+    pub(crate) fn strip<'a>(&self, line: Cow<'a, str>, package: &mut String) -> Cow<'a, str> {
         if self.prefixes.is_empty() {
             return line;
         }
+        package.clear();
         match self.prefixes.iter().find(|p| line.starts_with(p.as_str())) {
             Some(prefix) => {
+                let folder = prefix.split_once(' ').map_or("", |(folder, _)| folder);
+                if folder != "." {
+                    package.push_str(folder);
+                }
                 let start = prefix.len();
                 cut_front(line, start)
             }
@@ -436,19 +443,53 @@ packages/calc test: Failed
             .collect();
         assert_eq!(places, [("packages/calc/test.js", 7)], "{:#?}", parsed.reports);
 
-        let mut prefixes = RunnerPrefixes::default();
+        // A path a package's tool prints relative to the package's folder is that folder's file,
+        // though another package has a file of that name too.
+        let log = "\
+packages/ms lint$ eslint --format unix test.js
+packages/ms lint: test.js:9:5: 'mn' is not defined. [Error/no-undef]
+packages/calc lint$ eslint --format unix test.js
+packages/calc lint: test.js:3:1: Unexpected console statement. [Error/no-console]
+test.js:4:2: Printed outside any package. [Error/no-console]
+";
+        let files = vec!["packages/calc/test.js".to_owned(), "packages/ms/test.js".to_owned()];
+        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w").with_files(files));
+        let places: Vec<(&str, u32)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
         assert_eq!(
-            prefixes.strip(Cow::Borrowed("packages/calc test: ok 1")),
-            "packages/calc test: ok 1"
+            places,
+            [("packages/ms/test.js", 9), ("packages/calc/test.js", 3), ("test.js", 4)],
+            "{:#?}",
+            parsed.reports
+        );
+
+        let mut prefixes = RunnerPrefixes::default();
+        let strip = |prefixes: &RunnerPrefixes, line: &'static str| {
+            let mut package = String::from("left from before");
+            let line = prefixes.strip(Cow::Borrowed(line), &mut package).into_owned();
+            (line, package)
+        };
+        assert_eq!(
+            strip(&prefixes, "packages/calc test: ok 1"),
+            ("packages/calc test: ok 1".to_owned(), "left from before".to_owned())
         );
         prefixes.note("packages/calc test$ node --test test.js");
         prefixes.note("tests/a.py failed$ not a script");
         prefixes.note("/abs/dir test$ not a package folder");
-        assert_eq!(prefixes.strip(Cow::Borrowed("packages/calc test: ok 1")), "ok 1");
         assert_eq!(
-            prefixes.strip(Cow::Borrowed("tests/a.py failed: x")),
-            "tests/a.py failed: x"
+            strip(&prefixes, "packages/calc test: ok 1"),
+            ("ok 1".to_owned(), "packages/calc".to_owned())
         );
-        assert_eq!(prefixes.strip(Cow::Borrowed("/abs/dir test: x")), "/abs/dir test: x");
+        assert_eq!(
+            strip(&prefixes, "tests/a.py failed: x"),
+            ("tests/a.py failed: x".to_owned(), String::new())
+        );
+        assert_eq!(
+            strip(&prefixes, "/abs/dir test: x"),
+            ("/abs/dir test: x".to_owned(), String::new())
+        );
     }
 }

@@ -371,7 +371,7 @@ impl<'w> Parser<'w> {
         if escapes_or_returns && has_byte(&line, b'$') {
             self.runner_prefixes.note(&line);
         }
-        let line = self.runner_prefixes.strip(line);
+        let line = self.runner_prefixes.strip(line, &mut self.sink.package);
         self.sink.marks = if raw.len() > clean::MAX_LINE {
             if memchr::memchr(0x1b, raw.as_bytes()).is_some() {
                 Marks::ALL
@@ -678,6 +678,9 @@ pub(crate) struct Sink<'w> {
     /// scans for foreign folders and searches the listing. At most [`MAX_RESOLVED`]; behind a
     /// `RefCell` so that the formats can ask while they hold the sink shared.
     resolved: RefCell<HashMap<Box<str>, Option<String>, foldhash::fast::RandomState>>,
+    /// The folder of the workspace package whose script printed the current line (pnpm's
+    /// recursive runs, [`clean::RunnerPrefixes`]): a relative path is that folder's first.
+    pub(crate) package: String,
 }
 
 impl<'w> Sink<'w> {
@@ -694,6 +697,7 @@ impl<'w> Sink<'w> {
             left_out: 0,
             marks: Marks::ALL,
             resolved: RefCell::default(),
+            package: String::new(),
         }
     }
 
@@ -709,6 +713,21 @@ impl<'w> Sink<'w> {
     }
 
     fn resolving<T>(&self, path: &str, f: impl FnOnce(Option<&String>) -> T) -> T {
+        if !self.package.is_empty() && !path.starts_with('/') && !has_byte(path, b':') {
+            let in_package = format!("{}/{path}", self.package);
+            if let Some(found) = self.resolved_path(&in_package) {
+                return f(Some(&found));
+            }
+        }
+        self.resolved_path_with(path, f)
+    }
+
+    /// `path` resolved (and remembered), if it resolves.
+    fn resolved_path(&self, path: &str) -> Option<String> {
+        self.resolved_path_with(path, |r| r.cloned())
+    }
+
+    fn resolved_path_with<T>(&self, path: &str, f: impl FnOnce(Option<&String>) -> T) -> T {
         if let Some(known) = self.resolved.borrow().get(path) {
             return f(known.as_ref());
         }
