@@ -63,12 +63,16 @@ struct Failure {
 
 impl Ava {
     /// Whether [`Ava::line`] can do anything with the line: every line once the list named a
-    /// failure or a file failed to load; before that only ava's indented marks.
+    /// failure or a file failed to load; before that only ava's indented failure mark, rule and
+    /// uncaught exception.
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
         !self.failed.is_empty()
             || self.uncaught.is_some()
-            || look.indented() && matches!(look.trimmed().as_bytes().first(), Some(0xe2 | b'U'))
+            || look.indented() && matches!(look.first_after_indent(), Some(0xe2 | b'U')) && {
+                let text = look.trimmed();
+                text.starts_with("✘ [fail]: ") || text.starts_with('─') || text.starts_with("Uncaught exception in ")
+            }
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {

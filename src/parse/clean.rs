@@ -214,6 +214,12 @@ impl RunnerPrefixes {
         }
     }
 
+    /// Whether no package's script started (most logs): then no line has a prefix to take off.
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.prefixes.is_empty()
+    }
+
     /// `line` without the prefix of a package whose script started, if it has one; `package`
     /// becomes that package's folder (empty for none, or the workspace's root): pnpm runs a
     /// script in its package's folder, so the paths it prints are relative to it.

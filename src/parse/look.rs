@@ -60,6 +60,13 @@ impl<'a> Look<'a> {
         }
     }
 
+    /// The first byte after the line's ASCII indentation (`None` when there is none): a cheap
+    /// first look before [`Look::trimmed`].
+    #[inline]
+    pub fn first_after_indent(&self) -> Option<u8> {
+        self.line.as_bytes().get(self.indent).copied()
+    }
+
     /// Whether the line starts with a space or a tab: what most formats call indented.
     pub fn indented(&self) -> bool {
         matches!(self.first, Some(b' ' | b'\t'))

@@ -371,7 +371,11 @@ impl<'w> Parser<'w> {
         if escapes_or_returns && has_byte(&line, b'$') {
             self.runner_prefixes.note(&line);
         }
-        let line = self.runner_prefixes.strip(line, &mut self.sink.package);
+        let line = if self.runner_prefixes.is_empty() {
+            line
+        } else {
+            self.runner_prefixes.strip(line, &mut self.sink.package)
+        };
         self.sink.marks = if raw.len() > clean::MAX_LINE {
             if memchr::memchr(0x1b, raw.as_bytes()).is_some() {
                 Marks::ALL
