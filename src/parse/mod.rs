@@ -1304,6 +1304,23 @@ pub(crate) fn report_places(parsed: &ParseOutput) -> Vec<(&str, u32, Option<&str
         .collect()
 }
 
+/// Each report's file, line, type and message, for tests to compare at a glance.
+#[cfg(test)]
+pub(crate) fn report_findings(parsed: &ParseOutput) -> Vec<(&str, u32, String, &str)> {
+    parsed
+        .reports
+        .iter()
+        .map(|r| {
+            (
+                r.file_path.as_str(),
+                r.line_number,
+                format!("{:?}", r.error_type),
+                r.message.as_str(),
+            )
+        })
+        .collect()
+}
+
 /// Each report's file, line and message, for tests to compare at a glance.
 #[cfg(test)]
 pub(crate) fn report_messages(parsed: &ParseOutput) -> Vec<(&str, u32, &str)> {

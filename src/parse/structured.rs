@@ -1743,18 +1743,7 @@ E       assert 1 == 2
 tests/test_a.py:4: AssertionError
 "#;
         let parsed = crate::parse::parse(log, &Workspace::new("/w"));
-        let got: Vec<(&str, u32, String, &str)> = parsed
-            .reports
-            .iter()
-            .map(|r| {
-                (
-                    r.file_path.as_str(),
-                    r.line_number,
-                    format!("{:?}", r.error_type),
-                    r.message.as_str(),
-                )
-            })
-            .collect();
+        let got = crate::parse::report_findings(&parsed);
         assert_eq!(
             got,
             [

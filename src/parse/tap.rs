@@ -558,18 +558,7 @@ not ok 3 - formats short minutes
 1..3
 ";
         let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
-        let got: Vec<(&str, u32, String, &str)> = parsed
-            .reports
-            .iter()
-            .map(|r| {
-                (
-                    r.file_path.as_str(),
-                    r.line_number,
-                    format!("{:?}", r.error_type),
-                    r.message.as_str(),
-                )
-            })
-            .collect();
+        let got = crate::parse::report_findings(&parsed);
         assert_eq!(
             got,
             [(
