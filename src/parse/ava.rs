@@ -115,9 +115,11 @@ impl Ava {
             return;
         }
         if !indented && !text.is_empty() {
-            // ava's details are indented: anything else is another tool's.
+            // ava's details are indented: anything else is another tool's, and the titles listed
+            // are no longer looked for (the lines after need not be looked at).
             self.flush(sink);
             self.in_details = false;
+            self.failed.clear();
             return;
         }
         let Some(failure) = self.failure.as_mut() else {

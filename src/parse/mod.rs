@@ -1,14 +1,15 @@
 //! The Parser layer: `build log + workspace → bug reports`, deterministic, regex and heuristics
 //! only — no LLM, no I/O, no clock, no hash-order iteration.
 //!
-//! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps). Each
-//! format family (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `esbuild`, `biome`,
-//! `doctest`, `ava`, `structured`) keeps a little state and hands what it finds to the [`Sink`], which normalises paths ([`paths`]),
-//! merges duplicates, keeps the output bounded and ordered, and records test outcomes and
-//! infrastructure signatures ([`outcome`]). A structured document (a JSON array, a jest report, JUnit XML) is read as it
-//! arrives, in bounded memory; the lines it takes are held back from the text formats only until
-//! they are known to be the document. What the parser found becomes a [`Verdict`] together with
-//! the exit code; `core::format` renders a report for people.
+//! The log is read once, line by line ([`clean`] takes off colours, redraws, timestamps and
+//! workspace runners' prefixes). Each format family (`python`, `rust`, `go`, `js`, `lint`, `tap`,
+//! `format_check`, `esbuild`, `biome`, `doctest`, `ava`, `structured`) keeps a little state and
+//! hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
+//! keeps the output bounded and ordered, and records test outcomes and infrastructure signatures
+//! ([`outcome`]). A structured document (a JSON array, a jest report, JUnit or Checkstyle XML) is
+//! read as it arrives, in bounded memory; the lines it takes are held back from the text formats
+//! only until they are known to be the document. What the parser found becomes a [`Verdict`]
+//! together with the exit code; `core::format` renders a report for people.
 
 mod annotations;
 mod ascii;
