@@ -51,11 +51,7 @@ fn github(line: &str, sink: &mut Sink<'_>) -> bool {
     let message = unescape_data(message);
     // Biome titles an annotation with the diagnostic's category: a rule's (`lint/...`) is a
     // linter finding whatever its level, `parse` a syntax error.
-    let category = property("title").and_then(|t| match t.split('/').next() {
-        Some("lint" | "assist" | "format") if t.contains('/') || t == "format" => Some(ErrorType::Linting),
-        _ if t == "parse" => Some(ErrorType::Syntax),
-        _ => None,
-    });
+    let category = property("title").and_then(|t| super::biome::category_type(&t));
     report(sink, &file, n, command == "error", &message, category);
     true
 }

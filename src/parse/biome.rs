@@ -85,13 +85,7 @@ fn header(line: &str) -> Option<Header> {
     let (place, rest) = split_word(body);
     let (file, n, _) = split_location(place)?;
     let (category, _) = split_word(trim_start(rest));
-    let error_type = if category == "parse" {
-        ErrorType::Syntax
-    } else if category.starts_with("lint/") || category.starts_with("assist/") {
-        ErrorType::Linting
-    } else {
-        return None;
-    };
+    let error_type = category_type(category)?;
     Some(Header {
         file: file.to_owned(),
         line: n,
@@ -99,6 +93,19 @@ fn header(line: &str) -> Option<Header> {
         category: category.to_owned(),
         lines: 0,
     })
+}
+
+/// The bug type of a Biome diagnostic's category, wherever Biome prints it (its terminal header,
+/// its GitHub annotation's title): a rule's (`lint/...`, `assist/...`) and the formatter's
+/// (`format`) are linter findings, `parse` a syntax error; `None` for another category.
+pub(crate) fn category_type(category: &str) -> Option<ErrorType> {
+    if category == "parse" {
+        Some(ErrorType::Syntax)
+    } else if category.starts_with("lint/") || category.starts_with("assist/") || category == "format" {
+        Some(ErrorType::Linting)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]
