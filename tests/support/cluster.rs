@@ -428,10 +428,18 @@ impl ControlPlane {
     }
 
     /// A kubeconfig (named after `who`) that authenticates with `token`.
+    ///
+    /// Tests running at once ask for the same user's file, and an operator one of them started
+    /// may be reading it while another test writes it: the file is written beside its name and
+    /// renamed over it, so a reader sees the old whole file or the new one, never a truncated one.
     pub fn kubeconfig_with_token(&self, who: &str, token: &str) -> PathBuf {
+        static WRITES: AtomicU32 = AtomicU32::new(0);
         let admin = std::fs::read_to_string(&self.kubeconfig).expect("the admin kubeconfig is readable");
-        let path = self.dir.join(format!("kubeconfig-{}", who.replace([':', '/'], "-")));
-        std::fs::write(&path, admin.replace(ADMIN_TOKEN, token)).expect("write a kubeconfig");
+        let name = format!("kubeconfig-{}", who.replace([':', '/'], "-"));
+        let path = self.dir.join(&name);
+        let draft = self.dir.join(format!("{name}.draft-{}", WRITES.fetch_add(1, Ordering::Relaxed)));
+        std::fs::write(&draft, admin.replace(ADMIN_TOKEN, token)).expect("write a kubeconfig");
+        std::fs::rename(&draft, &path).expect("move the kubeconfig into place");
         path
     }
 
