@@ -437,7 +437,9 @@ impl ControlPlane {
         let admin = std::fs::read_to_string(&self.kubeconfig).expect("the admin kubeconfig is readable");
         let name = format!("kubeconfig-{}", who.replace([':', '/'], "-"));
         let path = self.dir.join(&name);
-        let draft = self.dir.join(format!("{name}.draft-{}", WRITES.fetch_add(1, Ordering::Relaxed)));
+        let draft = self
+            .dir
+            .join(format!("{name}.draft-{}", WRITES.fetch_add(1, Ordering::Relaxed)));
         std::fs::write(&draft, admin.replace(ADMIN_TOKEN, token)).expect("write a kubeconfig");
         std::fs::rename(&draft, &path).expect("move the kubeconfig into place");
         path
