@@ -64,7 +64,7 @@ pub(crate) fn clean_line_noting_escapes(raw: &str, escapes_or_returns: bool) -> 
 }
 
 /// `line[start..]`, without a new string when the line is already one of its own.
-fn cut_front(line: Cow<'_, str>, start: usize) -> Cow<'_, str> {
+pub(crate) fn cut_front(line: Cow<'_, str>, start: usize) -> Cow<'_, str> {
     match line {
         Cow::Borrowed(s) => Cow::Borrowed(&s[start..]),
         Cow::Owned(mut s) => {
@@ -186,78 +186,6 @@ fn push_joining(out: &mut String, piece: &str, joined: &mut bool) {
     out.push_str(piece);
 }
 
-/// Most workspace packages' prefixes kept: a monorepo's recursive run names each package once.
-const MAX_RUNNER_PREFIXES: usize = 64;
-
-/// The prefixes a monorepo's script runner puts before each line of a package's output, learnt
-/// from the line that starts the package's script: pnpm's `-r`/`--filter` runs print
-/// `packages/calc test$ node --test test.js`, then `packages/calc test: ` before each line of
-/// that script's output (several packages' lines interleave). Only a prefix seen starting a
-/// script is taken off: a line that merely looks like one (`tests/a.py failed: ...`) keeps its
-/// text. Paths the package's tools print relative to its folder resolve as a subfolder's do
-/// (the one listed file that ends with them).
-#[derive(Default)]
-pub(crate) struct RunnerPrefixes {
-    prefixes: Vec<String>,
-}
-
-impl RunnerPrefixes {
-    /// Learns the prefix of a line that starts a package's script (the line holds a `$`).
-    pub(crate) fn note(&mut self, line: &str) {
-        if self.prefixes.len() >= MAX_RUNNER_PREFIXES {
-            return;
-        }
-        if let Some(prefix) = pnpm_script_start(line)
-            && !self.prefixes.iter().any(|p| p.as_bytes() == prefix.as_bytes())
-        {
-            self.prefixes.push(prefix);
-        }
-    }
-
-    /// Whether no package's script started (most logs): then no line has a prefix to take off.
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.prefixes.is_empty()
-    }
-
-    /// `line` without the prefix of a package whose script started, if it has one; `package`
-    /// becomes that package's folder (empty for none, or the workspace's root): pnpm runs a
-    /// script in its package's folder, so the paths it prints are relative to it.
-    pub(crate) fn strip<'a>(&self, line: Cow<'a, str>, package: &mut String) -> Cow<'a, str> {
-        if self.prefixes.is_empty() {
-            return line;
-        }
-        package.clear();
-        match self.prefixes.iter().find(|p| line.starts_with(p.as_str())) {
-            Some(prefix) => {
-                let folder = prefix.split_once(' ').map_or("", |(folder, _)| folder);
-                if folder != "." {
-                    package.push_str(folder);
-                }
-                let start = prefix.len();
-                cut_front(line, start)
-            }
-            None => line,
-        }
-    }
-}
-
-/// pnpm's `<package folder> <script>$ <command>`: the prefix `<package folder> <script>: ` of the
-/// script's output. The folder is a relative path (`packages/calc`, or `.` for the root).
-fn pnpm_script_start(line: &str) -> Option<String> {
-    let (folder, rest) = line.split_once(' ')?;
-    let (script, command) = rest.split_once("$ ")?;
-    // A relative folder (`packages/calc`, `.`), not a file's path (`tests/a.py`).
-    let last = folder.rsplit('/').next().unwrap_or(folder);
-    let folder_like = folder == "."
-        || folder.contains('/') && !folder.starts_with('/') && !folder.contains(':') && !last.contains('.');
-    let script_like = !script.is_empty()
-        && script
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'-' | b'_' | b'.'));
-    (folder_like && script_like && !command.trim().is_empty()).then(|| format!("{folder} {script}: "))
-}
-
 /// Where the tool's text starts in a line of TeamCity's build log: the time, a status letter
 /// (`i`, `W`, `E`, or a space), a colon, then either a space (the build's own messages) or tabs,
 /// one per level of nesting, and the block the line belongs to: `[12:36:23] :\t [Step 1/1] `
@@ -337,8 +265,7 @@ fn strip_timestamp(line: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::{RunnerPrefixes, clean_line};
-    use std::borrow::Cow;
+    use super::clean_line;
 
     #[test]
     fn colours_redraws_crlf_and_timestamps_come_off() {
@@ -418,84 +345,5 @@ mod tests {
         assert_eq!(clean_line("2026-11-22 is the date"), "2026-11-22 is the date");
         assert_eq!(clean_line("12:30 lunch"), "12:30 lunch");
         assert_eq!(clean_line("10:5: error"), "10:5: error");
-    }
-
-    #[test]
-    fn a_workspace_package_s_prefix_is_taken_off_once_its_script_started() {
-        // pnpm 10 `pnpm -r test`: two packages' scripts start, their lines interleave (node's
-        // TAP in one); a line shaped like a prefix that no script started keeps its text.
-        let log = "\
-Scope: 2 of 3 workspace projects
-packages/calc test$ node --test test.js
-packages/ms test$ node --test
-packages/calc test: TAP version 13
-packages/calc test: not ok 1 - clamp keeps values inside the range
-packages/ms test: TAP version 13
-packages/calc test:   ---
-packages/calc test:   location: '/w/packages/calc/test.js:6:1'
-packages/calc test:   failureType: 'testCodeFailure'
-packages/calc test:   error: 'Expected values to be strictly equal'
-packages/calc test:   stack: |-
-packages/calc test:     TestContext.<anonymous> (/w/packages/calc/test.js:7:10)
-packages/calc test:   ...
-packages/calc test: 1..1
-packages/calc test: Failed
-";
-        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
-        let places: Vec<(&str, u32)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number))
-            .collect();
-        assert_eq!(places, [("packages/calc/test.js", 7)], "{:#?}", parsed.reports);
-
-        // A path a package's tool prints relative to the package's folder is that folder's file,
-        // though another package has a file of that name too.
-        let log = "\
-packages/ms lint$ eslint --format unix test.js
-packages/ms lint: test.js:9:5: 'mn' is not defined. [Error/no-undef]
-packages/calc lint$ eslint --format unix test.js
-packages/calc lint: test.js:3:1: Unexpected console statement. [Error/no-console]
-test.js:4:2: Printed outside any package. [Error/no-console]
-";
-        let files = vec!["packages/calc/test.js".to_owned(), "packages/ms/test.js".to_owned()];
-        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w").with_files(files));
-        let places: Vec<(&str, u32)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number))
-            .collect();
-        assert_eq!(
-            places,
-            [("packages/ms/test.js", 9), ("packages/calc/test.js", 3), ("test.js", 4)],
-            "{:#?}",
-            parsed.reports
-        );
-
-        let mut prefixes = RunnerPrefixes::default();
-        let strip = |prefixes: &RunnerPrefixes, line: &'static str| {
-            let mut package = String::from("left from before");
-            let line = prefixes.strip(Cow::Borrowed(line), &mut package).into_owned();
-            (line, package)
-        };
-        assert_eq!(
-            strip(&prefixes, "packages/calc test: ok 1"),
-            ("packages/calc test: ok 1".to_owned(), "left from before".to_owned())
-        );
-        prefixes.note("packages/calc test$ node --test test.js");
-        prefixes.note("tests/a.py failed$ not a script");
-        prefixes.note("/abs/dir test$ not a package folder");
-        assert_eq!(
-            strip(&prefixes, "packages/calc test: ok 1"),
-            ("ok 1".to_owned(), "packages/calc".to_owned())
-        );
-        assert_eq!(
-            strip(&prefixes, "tests/a.py failed: x"),
-            ("tests/a.py failed: x".to_owned(), String::new())
-        );
-        assert_eq!(
-            strip(&prefixes, "/abs/dir test: x"),
-            ("/abs/dir test: x".to_owned(), String::new())
-        );
     }
 }

@@ -69,6 +69,11 @@ impl Failure {
     fn names_a_test_before_its_error(&self) -> bool {
         self.test.is_some() && self.message.is_none() && self.frames == 0
     }
+
+    /// An error read whose place is not known yet, before any frame.
+    fn awaits_its_place(&self) -> bool {
+        self.message.is_some() && self.location.is_none() && self.frames == 0
+    }
 }
 
 /// eslint's `html` formatter: the file whose rows follow (`[+] /abs/a.js` in a `<th>`), and the
@@ -307,6 +312,17 @@ impl Js {
         }
 
         if !self.in_jest_block {
+            // vite's error for a file one of its plugins could not transform (vitest's suite
+            // that failed to run on a syntax error): `Plugin: vite:import-analysis`, then `File:
+            // /abs/colors.js:18:4` under the error, and only vite's own frames after it.
+            if let Some(place) = trimmed.strip_prefix("File: ")
+                && let Some(failure) = self.failure.as_mut().filter(|f| f.awaits_its_place())
+                && let Some((file, n)) = plain_location(place.trim_end())
+                && sink.is_project_file(file)
+            {
+                failure.location = Some((file.to_owned(), n.parse().unwrap_or(1)));
+                return;
+            }
             if let Some(rest) = line.strip_prefix("not ok ") {
                 // TAP: `not ok 2 suite test` (mocha), `not ok 2 - test` (others).
                 let name = rest.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start();
@@ -807,7 +823,8 @@ fn starts_indented_block(trimmed: &str) -> bool {
         // `●` and `✖` are both E2 ..: so is `✓`, on every passing test's line.
         Some(0xE2) => trimmed.starts_with("● ") || trimmed.starts_with("✖ "),
         Some(b'[') => trimmed.starts_with("[+] "),
-        Some(b'F') => trimmed.starts_with("FAIL "),
+        // vitest's `FAIL` line; vite's `File:` under a plugin's error.
+        Some(b'F') => trimmed.starts_with("FAIL ") || trimmed.starts_with("File: "),
         Some(b'E') => trimmed.starts_with("Exception during run: "),
         _ => false,
     }
@@ -901,7 +918,11 @@ pub(crate) fn ts_type(code: &str, level: &str) -> (ErrorType, Rank) {
 pub(crate) fn js_type(message: &str) -> ErrorType {
     if message.starts_with("TypeError") {
         ErrorType::TypeError
-    } else if message.starts_with("SyntaxError") {
+    } else if message.starts_with("SyntaxError")
+        // vite's: a file that does not parse, which its import analysis or esbuild could not read.
+        || message.contains("contains invalid JS syntax")
+        || message.contains("Transform failed with")
+    {
         ErrorType::Syntax
     } else if message.starts_with("ReferenceError") && message.ends_with("is not defined")
         || message.contains("Cannot find module")
@@ -1070,6 +1091,33 @@ mod tests {
             "{:#?}",
             parsed.reports
         );
+    }
+
+    /// vitest 2 on a file that does not parse: vite's import analysis names the file (at 1:1;
+    /// it does not know where) under its error, and only vite's own frames follow.
+    #[test]
+    fn vite_s_plugin_error_is_reported_at_the_file_it_names() {
+        let workspace =
+            super::super::Workspace::new("/w").with_files(vec!["colors.js".into(), "test/kleur.test.js".into()]);
+        let log = " FAIL  test/kleur.test.js [ test/kleur.test.js ]
+Error: Failed to parse source for import analysis because the content contains invalid JS syntax. If you are using JSX, make sure to name the file with the .jsx or .tsx extension.
+  Plugin: vite:import-analysis
+  File: /w/colors.js:1:1
+  1  |  let FORCE_COLOR, NODE_DISABLE_COLORS, NO_COLOR, TERM, isTTY=true;
+     |  ^
+ ❯ TransformPluginContext._formatError ../../node_modules/vite/dist/node/chunks/dep-BK3b2jBa.js:49258:41
+ ❯ loadAndTransform ../../node_modules/vite/dist/node/chunks/dep-BK3b2jBa.js:51978:27
+
+ Test Files  1 failed (1)
+";
+        let parsed = super::super::parse(log, &workspace);
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("colors.js", 1, None)],
+            "{:#?}",
+            parsed.reports
+        );
+        assert_eq!(parsed.reports[0].error_type, crate::api::shared::ErrorType::Syntax);
     }
 
     /// mocha names the failed test over its title's lines (spec: the suite, nested suites, the

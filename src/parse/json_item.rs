@@ -1,5 +1,5 @@
 //! One element of a linter's JSON report (eslint, pylint, SARIF, reviewdog, GitLab, pyright,
-//! ruff), read into the few fields the parser uses: serde skips the rest of the element without
+//! ruff, golangci-lint, go vet), read into the few fields the parser uses: serde skips the rest of the element without
 //! building a value of it, and the strings are borrowed from the log where they hold no escape.
 //! Read into a whole `serde_json::Value`, an element cost ~25,000 instructions (a map and a string
 //! for every field, then freeing them all).
@@ -330,6 +330,9 @@ pub(crate) struct Item<'a> {
     pub text: Str<'a>,
     #[serde(borrow, rename = "Pos")]
     pub pos: Field<Object<GoPosition<'a>>>,
+    /// `go vet -json`'s place, `/abs/basic.go:59:68`: told by the field's presence.
+    #[serde(borrow)]
+    pub posn: Field<Str<'a>>,
 }
 
 /// golangci-lint's place of an issue.

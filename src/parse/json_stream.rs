@@ -21,8 +21,8 @@ pub(crate) enum Shape {
     Jest,
     /// A report object whose findings are in a list under a known key: SARIF
     /// (`runs[].results[]`), reviewdog's rdjson (`diagnostics[]`), pylint's `json2`
-    /// (`messages[]`), eslint's `json-with-metadata` (`results[]`). Each finding is cut out as
-    /// an [`Tag::Item`].
+    /// (`messages[]`), eslint's `json-with-metadata` (`results[]`), `go vet -json`
+    /// (`<package>.<analyzer>[]`). Each finding is cut out as an [`Tag::Item`].
     Report,
 }
 
@@ -39,6 +39,9 @@ pub(crate) enum Role {
     Suite,
     /// `assertionResults`.
     Assertions,
+    /// `go vet -json`'s package (`{"example.com/m": {"printf": [ ... ]}}`): an object of
+    /// analyzers, each a list of findings.
+    Package,
     /// Inside a value being cut out.
     Inner,
     /// Inside a value nobody wants.
@@ -223,8 +226,10 @@ impl JsonStream {
                     Action::Descend(Role::Items)
                 }
                 "runs" => Action::Descend(Role::Results),
-                _ => Action::Skip,
+                // Any other object: `go vet -json` keys its findings by package, then analyzer.
+                _ => Action::Descend(Role::Package),
             },
+            (Shape::Report, Some(Role::Package)) => Action::Descend(Role::Items),
             // A SARIF run, and its results.
             (Shape::Report, Some(Role::Results)) => Action::Descend(Role::Suite),
             (Shape::Report, Some(Role::Suite)) if key == "results" => Action::Descend(Role::Items),
@@ -234,7 +239,7 @@ impl JsonStream {
         // A container the shape descends into must be the kind it expects.
         match want {
             Action::Descend(role) => {
-                let object = matches!(role, Role::Report | Role::Suite);
+                let object = matches!(role, Role::Report | Role::Suite | Role::Package);
                 if (object && open == b'{') || (!object && open == b'[') {
                     want
                 } else {

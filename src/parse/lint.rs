@@ -506,6 +506,10 @@ pub(crate) fn mypy_type(code: &str, message: &str) -> ErrorType {
     match code {
         "import" | "import-not-found" | "import-untyped" | "name-defined" => ErrorType::Import,
         "syntax" => ErrorType::Syntax,
+        // `from pkg.mod import nme`: the name the import asks for is not there, as Python's own
+        // ImportError, pylint's E0611 and pyright's "unknown import symbol" say it (a module's
+        // missing attribute used in code reads `Module has no attribute`, with no module named).
+        "attr-defined" if message.starts_with("Module \"") => ErrorType::Import,
         _ if message.starts_with("invalid syntax") => ErrorType::Syntax,
         _ if message.starts_with("Cannot find implementation or library stub")
             || message.starts_with("Library stubs not installed")
@@ -587,6 +591,28 @@ mod tests {
             0..10,
         )
         .prop_map(|p| p.concat())
+    }
+
+    /// mypy's `attr-defined` on a `from ... import` of a name the module lacks names the module:
+    /// an import that does not resolve, as Python's ImportError and pylint's E0611 say; on an
+    /// attribute used in code it names none, and is a type error.
+    #[test]
+    fn a_name_a_from_import_asks_for_in_vain_is_an_import_error() {
+        assert_eq!(
+            mypy_type(
+                "attr-defined",
+                "Module \"toolz.itertoolz\" has no attribute \"gettr\"; maybe \"getter\"?"
+            ),
+            ErrorType::Import
+        );
+        assert_eq!(
+            mypy_type("attr-defined", "Module has no attribute \"gettr\""),
+            ErrorType::TypeError
+        );
+        assert_eq!(
+            mypy_type("attr-defined", "\"Foo\" has no attribute \"x\""),
+            ErrorType::TypeError
+        );
     }
 
     proptest! {

@@ -1,8 +1,8 @@
 //! The Parser layer: `build log + workspace → bug reports`, deterministic, regex and heuristics
 //! only — no LLM, no I/O, no clock, no hash-order iteration.
 //!
-//! The log is read once, line by line ([`clean`] takes off colours, redraws, timestamps and
-//! workspace runners' prefixes). Each format family (`python`, `rust`, `go`, `js`, `lint`, `tap`,
+//! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps,
+//! `runners` a monorepo runner's package prefixes and nextest's indentation). Each format family (`python`, `rust`, `go`, `js`, `lint`, `tap`,
 //! `format_check`, `esbuild`, `biome`, `doctest`, `ava`, `structured`) keeps a little state and
 //! hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
 //! keeps the output bounded and ordered, and records test outcomes and infrastructure signatures
@@ -29,6 +29,7 @@ mod needles;
 pub mod outcome;
 pub mod paths;
 mod python;
+mod runners;
 mod rust;
 mod structured;
 mod tap;
@@ -281,8 +282,8 @@ pub struct Parser<'w> {
     doctest: doctest::Doctest,
     ava: ava::Ava,
     structured: structured::Structured,
-    /// Workspace packages' line prefixes (pnpm's `packages/calc test: `), taken off.
-    runner_prefixes: clean::RunnerPrefixes,
+    /// Runners' text around a tool's lines (a package's prefix, nextest's indentation), taken off.
+    runners: runners::Runners,
     /// A line arriving in pieces: its first bytes, until they are enough to clean it.
     partial: String,
     /// The pieces now are the rest of a long line, for a structured document.
@@ -310,7 +311,7 @@ impl<'w> Parser<'w> {
             doctest: doctest::Doctest::default(),
             ava: ava::Ava::default(),
             structured: structured::Structured::default(),
-            runner_prefixes: clean::RunnerPrefixes::default(),
+            runners: runners::Runners::default(),
             partial: String::new(),
             in_rest: false,
             pending_cr: false,
@@ -369,15 +370,9 @@ impl<'w> Parser<'w> {
     /// rest goes on to a document, may hold any).
     fn line_with(&mut self, raw: &str, marks: Marks, escapes_or_returns: bool) {
         let (line, joined) = clean::clean_line_noting_escapes(raw, escapes_or_returns);
-        if escapes_or_returns && has_byte(&line, b'$') {
-            self.runner_prefixes.note(&line);
-        }
-        let line = if self.runner_prefixes.is_empty() {
-            line
-        } else {
-            self.runner_prefixes.strip(line, &mut self.sink.package)
-        };
-        self.sink.marks = if raw.len() > clean::MAX_LINE {
+        // Marks of the line before a runner's prefix comes off: what the prefix held too, a
+        // bound on what the rest holds.
+        let marks = if raw.len() > clean::MAX_LINE {
             if memchr::memchr(0x1b, raw.as_bytes()).is_some() {
                 Marks::ALL
             } else {
@@ -388,6 +383,14 @@ impl<'w> Parser<'w> {
         } else {
             marks
         };
+        // What may show a runner's prefix: pnpm's `$`, npm's header or turbo's cache line (a
+        // needle), yarn's `[pkg]: ` (its first byte).
+        let script_start = escapes_or_returns && has_byte(&line, b'$');
+        if script_start || marks.may_hold(Needle::RunnerPrefix) || line.as_bytes().first() == Some(&b'[') {
+            self.runners.note(&line, script_start, self.sink.workspace);
+        }
+        let line = self.runners.strip(line, &mut self.sink.package);
+        self.sink.marks = marks;
         self.line_body(raw, &line);
         self.sink.marks = Marks::ALL;
     }
@@ -684,7 +687,7 @@ pub(crate) struct Sink<'w> {
     /// `RefCell` so that the formats can ask while they hold the sink shared.
     resolved: RefCell<HashMap<Box<str>, Option<String>, foldhash::fast::RandomState>>,
     /// The folder of the workspace package whose script printed the current line (pnpm's
-    /// recursive runs, [`clean::RunnerPrefixes`]): a relative path is that folder's first.
+    /// recursive runs, [`runners::Runners`]): a relative path is that folder's first.
     pub(crate) package: String,
 }
 
@@ -719,8 +722,10 @@ impl<'w> Sink<'w> {
 
     fn resolving<T>(&self, path: &str, f: impl FnOnce(Option<&String>) -> T) -> T {
         if !self.package.is_empty() && !path.starts_with('/') && !has_byte(path, b':') {
+            // The package's file when the repository has it: a report made on another
+            // package's line (interleaved output) still finds a file named once elsewhere.
             let in_package = format!("{}/{path}", self.package);
-            if let Some(found) = self.resolved_path(&in_package) {
+            if let Some(found) = self.resolved_path(&in_package).filter(|f| self.workspace.holds(f)) {
                 return f(Some(&found));
             }
         }

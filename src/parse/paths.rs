@@ -147,6 +147,24 @@ impl Workspace {
         found.next().is_none().then(|| first.to_owned())
     }
 
+    /// The folder named `name` that holds the listed file `manifest` (`calc` and `package.json`:
+    /// `packages/calc`), when the listing has exactly one outside dependencies' folders.
+    pub(crate) fn manifest_folder(&self, name: &str, manifest: &str) -> Option<String> {
+        let file = format!("{name}/{manifest}");
+        let mut found = self
+            .ending_with(&file)
+            .filter(|f| !FOREIGN_SCAN.is_match(f))
+            .map(|f| &f[..f.len() - manifest.len() - 1]);
+        let first = found.next()?;
+        found.next().is_none().then(|| first.to_owned())
+    }
+
+    /// Whether `file` (repository-relative) is one of the project's files: listed, or anything
+    /// when there is no listing.
+    pub(crate) fn holds(&self, file: &str) -> bool {
+        self.files.is_empty() || self.lists(file)
+    }
+
     /// Whether the listing holds `file`.
     fn lists(&self, file: &str) -> bool {
         self.files.binary_search_by(|f| f.as_str().cmp(file)).is_ok()

@@ -460,6 +460,11 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
             rank,
             diagnostic: true,
         });
+    } else if let Some(place) = &item.posn.0 {
+        // `go vet -json`: one analyzer's diagnostic, `{"posn": "/abs/a.go:9:2", "message": ...}`.
+        if let Some(finding) = vet_finding(place.text(), item.message.0.string.text()) {
+            sink.report(finding);
+        }
     } else if let Some(locations) = &item.locations.0 {
         // A SARIF result: its first location, when that names a physical one.
         let Some(physical) = locations
@@ -527,6 +532,22 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
             diagnostic: true,
         });
     }
+}
+
+/// A `go vet -json` diagnostic at `place` (`/abs/a.go:9:2`), typed as `go vet`'s text is.
+fn vet_finding<'a>(place: &'a str, message: &'a str) -> Option<Finding<'a>> {
+    let (file, line, _) = super::split_location(place)?;
+    let (error_type, rank) = super::go::go_type(message);
+    Some(Finding {
+        file,
+        line,
+        error_type,
+        message: Cow::Borrowed(message),
+        test: None,
+        confidence: 1.0,
+        rank,
+        diagnostic: true,
+    })
 }
 
 /// `range.start.line` (reviewdog's and pyright's ranges).
@@ -1324,6 +1345,11 @@ mod tests {
                 rank,
                 diagnostic: true,
             });
+        } else if let Some(place) = item.get("posn") {
+            // go vet.
+            if let Some(finding) = vet_finding(place.as_str().unwrap_or(""), str_of(item, "message")) {
+                sink.report(finding);
+            }
         } else if let Some(locations) = item.get("locations").and_then(Value::as_array) {
             // A SARIF result.
             let Some(physical) = locations.first().and_then(|l| l.get("physicalLocation")) else {
@@ -1602,6 +1628,10 @@ mod tests {
                 ("Text", text()),
                 ("Pos", object(vec![("Filename", text()), ("Line", number())]))
             ]),
+            object(vec![
+                ("posn", prop_oneof![text(), Just(Value::from("/w/a.go:9:2"))].boxed()),
+                ("message", text())
+            ]),
             json(),
         ]
     }
@@ -1715,6 +1745,24 @@ mod tests {
         assert_eq!(
             places(sarif),
             [("bigbytes_test.go".to_owned(), 212, "Linting".to_owned())]
+        );
+    }
+
+    /// `go vet -json ./...` (Go 1.26) on spf13/cast: a document per package, `{}` for one with
+    /// nothing to say, findings keyed by package and analyzer; then a pretty-printed JSON object
+    /// of another kind whose nested lists are nobody's findings.
+    #[test]
+    fn go_vet_s_json_is_read_by_package_and_analyzer() {
+        let log = "{}\n{\n\t\"github.com/spf13/cast\": {\n\t\t\"printf\": [\n\t\t\t{\n\t\t\t\t\"posn\": \"/w/basic.go:59:68\",\n\t\t\t\t\"end\": \"/w/basic.go:59:70\",\n\t\t\t\t\"message\": \"fmt.Errorf format %d reads arg #3, but call has 2 args\"\n\t\t\t}\n\t\t]\n\t}\n}\n{}\n{\n  \"metadata\": {\"rulesMeta\": {}, \"files\": [{\"name\": \"a.go\"}]}\n}\n";
+        let parsed = crate::parse::parse(log, &Workspace::new("/w"));
+        assert_eq!(
+            crate::parse::report_findings(&parsed),
+            [(
+                "basic.go",
+                59,
+                "Linting".to_owned(),
+                "fmt.Errorf format %d reads arg #3, but call has 2 args"
+            )]
         );
     }
 
