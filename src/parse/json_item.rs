@@ -330,9 +330,16 @@ pub(crate) struct Item<'a> {
     pub text: Str<'a>,
     #[serde(borrow, rename = "Pos")]
     pub pos: Field<Object<GoPosition<'a>>>,
-    /// `go vet -json`'s place, `/abs/basic.go:59:68`: told by the field's presence.
+}
+
+/// A `go vet -json` finding: its place (`/abs/basic.go:59:68`) and message.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct VetFinding<'a> {
     #[serde(borrow)]
-    pub posn: Field<Str<'a>>,
+    pub posn: Str<'a>,
+    #[serde(borrow)]
+    pub message: Str<'a>,
 }
 
 /// golangci-lint's place of an issue.

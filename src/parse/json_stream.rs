@@ -21,8 +21,8 @@ pub(crate) enum Shape {
     Jest,
     /// A report object whose findings are in a list under a known key: SARIF
     /// (`runs[].results[]`), reviewdog's rdjson (`diagnostics[]`), pylint's `json2`
-    /// (`messages[]`), eslint's `json-with-metadata` (`results[]`), `go vet -json`
-    /// (`<package>.<analyzer>[]`). Each finding is cut out as an [`Tag::Item`].
+    /// (`messages[]`), eslint's `json-with-metadata` (`results[]`). Each finding is cut out as an
+    /// [`Tag::Item`]; `go vet -json`'s (`<package>.<analyzer>[]`) as a [`Tag::VetFinding`].
     Report,
 }
 
@@ -39,9 +39,11 @@ pub(crate) enum Role {
     Suite,
     /// `assertionResults`.
     Assertions,
-    /// `go vet -json`'s package (`{"example.com/m": {"printf": [ ... ]}}`): an object of
-    /// analyzers, each a list of findings.
+    /// Another object in a report: `go vet -json`'s package (`{"example.com/m": {"printf": [
+    /// ... ]}}`), an object of analyzers, each a list of findings.
     Package,
+    /// One analyzer's list of `go vet` findings.
+    VetFindings,
     /// Inside a value being cut out.
     Inner,
     /// Inside a value nobody wants.
@@ -55,6 +57,8 @@ pub(crate) enum Tag {
     Assertion,
     SuiteStatus,
     SuiteMessage,
+    /// A `go vet -json` finding: `{"posn": "/abs/a.go:9:2", "message": ...}`.
+    VetFinding,
 }
 
 /// What the stream hands to its caller.
@@ -170,6 +174,7 @@ pub(crate) struct JsonStream {
 }
 
 /// What to do with a value that starts.
+#[derive(Clone, Copy)]
 enum Action {
     Descend(Role),
     Capture(Tag),
@@ -226,15 +231,26 @@ impl JsonStream {
                     Action::Descend(Role::Items)
                 }
                 "runs" => Action::Descend(Role::Results),
-                // Any other object: `go vet -json` keys its findings by package, then analyzer.
-                _ => Action::Descend(Role::Package),
+                _ => Action::Skip,
             },
-            (Shape::Report, Some(Role::Package)) => Action::Descend(Role::Items),
+            (Shape::Report, Some(Role::Package)) => Action::Descend(Role::VetFindings),
+            (Shape::Report, Some(Role::VetFindings)) => Action::Capture(Tag::VetFinding),
             // A SARIF run, and its results.
             (Shape::Report, Some(Role::Results)) => Action::Descend(Role::Suite),
             (Shape::Report, Some(Role::Suite)) if key == "results" => Action::Descend(Role::Items),
             (Shape::Report, Some(Role::Items)) => Action::Capture(Tag::Item),
             _ => Action::Skip,
+        };
+        // Any other object in a report, or one under a key a report keeps its list under: `go
+        // vet -json` keys its findings by package (any import path), then analyzer; only `go
+        // vet`'s findings are read from it.
+        let want = match (want, parent) {
+            (Action::Skip | Action::Descend(Role::Items), Some(Role::Report))
+                if self.shape == Shape::Report && open == b'{' =>
+            {
+                Action::Descend(Role::Package)
+            }
+            _ => want,
         };
         // A container the shape descends into must be the kind it expects.
         match want {

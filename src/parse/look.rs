@@ -38,6 +38,7 @@ impl<'a> Look<'a> {
     }
 
     /// Whether the line holds `::` (a pytest node id, a Rust path).
+    #[inline]
     pub fn holds_double_colon(&self) -> bool {
         // The first colon mostly begins the pair (`tests/a.py::test_x`): then no search.
         self.colon
@@ -51,6 +52,7 @@ impl<'a> Look<'a> {
 
     /// `line.trim_start()`, found without decoding characters unless the text after the ASCII
     /// indentation starts with one that is not ASCII (which may be whitespace too).
+    #[inline]
     pub fn trimmed(&self) -> &'a str {
         let rest = &self.line[self.indent..];
         if rest.as_bytes().first().is_some_and(|&b| b >= 0x80) {

@@ -267,9 +267,9 @@ fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The streaming parser: feed it raw lines, then `finish`.
-pub struct Parser<'w> {
-    sink: Sink<'w>,
+/// The text formats and what each has open.
+#[derive(Default)]
+struct Formats {
     python: python::Python,
     rust: rust::Rust,
     go: go::Go,
@@ -281,6 +281,19 @@ pub struct Parser<'w> {
     biome: biome::Biome,
     doctest: doctest::Doctest,
     ava: ava::Ava,
+}
+
+/// The streaming parser: feed it raw lines, then `finish`.
+pub struct Parser<'w> {
+    sink: Sink<'w>,
+    /// The text formats reading the lines of no workspace package's output.
+    formats: Formats,
+    /// Each workspace package's own text formats, by its prefix's index in [`runners::Runners`]:
+    /// a monorepo runner interleaves several packages' output, and each tool's failure block
+    /// must be read from its own package's lines.
+    package_formats: Vec<Formats>,
+    /// Whose formats read the current line: `None` for [`Parser::formats`].
+    package: Option<usize>,
     structured: structured::Structured,
     /// Runners' text around a tool's lines (a package's prefix, nextest's indentation), taken off.
     runners: runners::Runners,
@@ -299,17 +312,9 @@ impl<'w> Parser<'w> {
     pub fn new(workspace: &'w Workspace) -> Self {
         Parser {
             sink: Sink::new(workspace),
-            python: python::Python::default(),
-            rust: rust::Rust::default(),
-            go: go::Go::default(),
-            js: js::Js::default(),
-            lint: lint::Lint::default(),
-            tap: tap::Tap::default(),
-            format_check: format_check::FormatCheck::default(),
-            esbuild: esbuild::Esbuild::default(),
-            biome: biome::Biome::default(),
-            doctest: doctest::Doctest::default(),
-            ava: ava::Ava::default(),
+            formats: Formats::default(),
+            package_formats: Vec::new(),
+            package: None,
             structured: structured::Structured::default(),
             runners: runners::Runners::default(),
             partial: String::new(),
@@ -383,16 +388,51 @@ impl<'w> Parser<'w> {
         } else {
             marks
         };
-        // What may show a runner's prefix: pnpm's `$`, npm's header or turbo's cache line (a
-        // needle), yarn's `[pkg]: ` (its first byte).
+        // pnpm's script start holds a `$`, which the buffer's scan looks for.
         let script_start = escapes_or_returns && has_byte(&line, b'$');
-        if script_start || marks.may_hold(Needle::RunnerPrefix) || line.as_bytes().first() == Some(&b'[') {
-            self.runners.note(&line, script_start, self.sink.workspace);
-        }
-        let line = self.runners.strip(line, &mut self.sink.package);
+        let line = self.without_runners_text(line, script_start);
         self.sink.marks = marks;
         self.line_body(raw, &line);
         self.sink.marks = Marks::ALL;
+    }
+
+    /// A cleaned line without a monorepo runner's prefix or nextest's indentation, learning from
+    /// it the prefix it shows, if it shows one ([`runners`]). `script_start`: it may hold a `$`.
+    /// Most lines of most logs have nothing of a runner's: one look, inline.
+    #[inline(always)]
+    fn without_runners_text<'a>(
+        &mut self,
+        line: std::borrow::Cow<'a, str>,
+        script_start: bool,
+    ) -> std::borrow::Cow<'a, str> {
+        let bytes = line.as_bytes();
+        if !script_start
+            && self.runners.idle()
+            && !runners::may_show_a_prefix(bytes)
+            && !runners::may_be_nextest_heading(bytes)
+        {
+            self.package = None;
+            return line;
+        }
+        self.without_any_runners_text(line, script_start)
+    }
+
+    fn without_any_runners_text<'a>(
+        &mut self,
+        line: std::borrow::Cow<'a, str>,
+        script_start: bool,
+    ) -> std::borrow::Cow<'a, str> {
+        if script_start || runners::may_show_a_prefix(line.as_bytes()) {
+            self.runners.note(&line, script_start, self.sink.workspace);
+        }
+        let (line, package) = self.runners.strip(line, &mut self.sink.package);
+        if let Some(i) = package {
+            while self.package_formats.len() <= i {
+                self.package_formats.push(Formats::default());
+            }
+        }
+        self.package = package;
+        line
     }
 
     fn line_body(&mut self, raw: &str, line: &str) {
@@ -433,7 +473,10 @@ impl<'w> Parser<'w> {
         }
         self.partial.push_str(&s[..k]);
         let first = std::mem::take(&mut self.partial);
-        self.begin(&clean::clean_line(&first));
+        let line = clean::clean_line(&first);
+        let script_start = has_byte(&line, b'$');
+        let line = self.without_runners_text(line, script_start);
+        self.begin(&line);
         self.in_rest = true;
         self.rest_piece(&first[clean::cut(&first)..]);
         self.rest_piece(&s[k..]);
@@ -560,68 +603,87 @@ impl<'w> Parser<'w> {
         if matches!(line.as_bytes().first(), Some(b':' | b'#')) && annotations::line(line, &mut self.sink) {
             return;
         }
-        let look = Look::new(line, self.sink.marks);
-        if self.offered(outcome::wants(&look)) {
-            outcome::line(line, &mut self.sink);
-        }
-        if self.offered(self.python.wants(&look)) {
-            self.python.line(line, &mut self.sink);
-        }
-        if self.offered(self.rust.wants(&look)) {
-            self.rust.line(line, &mut self.sink);
-        }
-        if self.offered(self.go.wants(&look)) {
-            self.go.line(line, &mut self.sink);
-        }
-        if self.offered(self.js.wants(&look)) {
-            self.js.line(line, &mut self.sink);
-        }
-        if self.offered(self.lint.wants(&look)) {
-            self.lint.line(line, &mut self.sink);
-        }
-        if self.offered(self.tap.wants(&look)) {
-            self.tap.line(line, &mut self.sink);
-        }
-        if self.offered(self.format_check.wants(&look)) {
-            self.format_check.line(line, &mut self.sink);
-        }
-        if self.offered(self.esbuild.wants(&look)) {
-            self.esbuild.line(line, &mut self.sink);
-        }
-        if self.offered(self.biome.wants(&look)) {
-            self.biome.line(line, &mut self.sink);
-        }
-        if self.offered(self.doctest.wants(&look)) {
-            self.doctest.line(line, &mut self.sink);
-        }
-        if self.offered(self.ava.wants(&look)) {
-            self.ava.line(line, &mut self.sink);
-        }
-    }
-
-    /// Whether a format that `wants` the line or not is handed it.
-    #[inline]
-    fn offered(&self, wants: bool) -> bool {
+        let formats = match self.package {
+            Some(i) => &mut self.package_formats[i],
+            None => &mut self.formats,
+        };
         #[cfg(test)]
-        if self.offer_all {
-            return true;
-        }
-        wants
+        let offer_all = self.offer_all;
+        #[cfg(not(test))]
+        let offer_all = false;
+        formats.text(line, &mut self.sink, offer_all);
     }
 
     pub fn finish(mut self) -> ParseOutput {
         if let Some(held) = self.structured.finish(&mut self.sink) {
             self.replay(&held);
         }
-        self.python.finish(&mut self.sink);
-        self.rust.finish(&mut self.sink);
-        self.go.finish(&mut self.sink);
-        self.js.finish(&mut self.sink);
-        self.tap.finish(&mut self.sink);
-        self.format_check.finish(&mut self.sink);
-        self.doctest.finish(&mut self.sink);
-        self.ava.finish(&mut self.sink);
+        self.sink.package.clear();
+        self.formats.finish(&mut self.sink);
+        // What each package's formats still hold is reported with its paths resolved in the
+        // package's folder.
+        for (i, formats) in self.package_formats.iter_mut().enumerate() {
+            self.runners.folder(i).clone_into(&mut self.sink.package);
+            formats.finish(&mut self.sink);
+        }
         self.sink.finish()
+    }
+}
+
+impl Formats {
+    /// A line for the text formats: each is handed the line only when, by one look at it and
+    /// the format's own state, the line can concern it (most lines concern one or two).
+    /// `offer_all`: every format is handed every line (a test compares the two).
+    #[inline]
+    fn text(&mut self, line: &str, sink: &mut Sink<'_>, offer_all: bool) {
+        let look = Look::new(line, sink.marks);
+        if offer_all || outcome::wants(&look) {
+            outcome::line(line, sink);
+        }
+        if offer_all || self.python.wants(&look) {
+            self.python.line(line, sink);
+        }
+        if offer_all || self.rust.wants(&look) {
+            self.rust.line(line, sink);
+        }
+        if offer_all || self.go.wants(&look) {
+            self.go.line(line, sink);
+        }
+        if offer_all || self.js.wants(&look) {
+            self.js.line(line, sink);
+        }
+        if offer_all || self.lint.wants(&look) {
+            self.lint.line(line, sink);
+        }
+        if offer_all || self.tap.wants(&look) {
+            self.tap.line(line, sink);
+        }
+        if offer_all || self.format_check.wants(&look) {
+            self.format_check.line(line, sink);
+        }
+        if offer_all || self.esbuild.wants(&look) {
+            self.esbuild.line(line, sink);
+        }
+        if offer_all || self.biome.wants(&look) {
+            self.biome.line(line, sink);
+        }
+        if offer_all || self.doctest.wants(&look) {
+            self.doctest.line(line, sink);
+        }
+        if offer_all || self.ava.wants(&look) {
+            self.ava.line(line, sink);
+        }
+    }
+
+    fn finish(&mut self, sink: &mut Sink<'_>) {
+        self.python.finish(sink);
+        self.rust.finish(sink);
+        self.go.finish(sink);
+        self.js.finish(sink);
+        self.tap.finish(sink);
+        self.format_check.finish(sink);
+        self.doctest.finish(sink);
+        self.ava.finish(sink);
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::packed::{self, MatchKind};
+use aho_corasick::{AhoCorasick, Input, MatchKind};
 
 use super::outcome::INFRA_WORDS_LIST;
 
@@ -30,15 +30,12 @@ pub(crate) enum Needle {
     LineComma,
     /// Any of the infrastructure words ([`INFRA_WORDS_LIST`]).
     InfraWord,
-    /// What shows a monorepo runner's prefix: npm's header after one (`: > `) or turbo's cache
-    /// line (see `runners`).
-    RunnerPrefix,
 }
 
 /// The needles that are not infrastructure words, with their text. None is shorter than four
 /// bytes, nor starts with a space: the scan's prefilter looks at a needle's first bytes, and short
 /// or common ones would stop it on most lines.
-const NAMED: [(Needle, &str); 11] = [
+const NAMED: [(Needle, &str); 7] = [
     (Needle::GoFile, ".go:"),
     (Needle::PyParen, ".py("),
     (Needle::TsCode, "error TS"),
@@ -46,10 +43,6 @@ const NAMED: [(Needle, &str); 11] = [
     (Needle::Error, "Error"),
     (Needle::Exception, "Exception"),
     (Needle::LineComma, ", line "),
-    (Needle::RunnerPrefix, ": > "),
-    (Needle::RunnerPrefix, "cache miss, "),
-    (Needle::RunnerPrefix, "cache hit, "),
-    (Needle::RunnerPrefix, "cache bypass, "),
 ];
 
 /// Which needles a line may hold, a bit each: a clear bit means it holds none.
@@ -77,20 +70,15 @@ fn patterns() -> impl Iterator<Item = (&'static str, u16)> {
         .chain(INFRA_WORDS_LIST.iter().map(|&w| (w, bit(Needle::InfraWord))))
 }
 
-/// A packed searcher (Teddy, vectorised) rather than a full automaton, leftmost-first: every
-/// needle is a few bytes, and Teddy finds them in a buffer at a fraction of a byte-at-a-time
-/// scan's cost. Its slim form (eight buckets) is asked for: aho-corasick takes the fat one past
-/// 32 needles, whose scan of a log with few needles cost half as much again (callgrind).
-static AUTOMATON: LazyLock<(packed::Searcher, Vec<u16>)> = LazyLock::new(|| {
+/// Leftmost-first rather than the standard semantics: only then does the automaton get its
+/// vectorised prefilter, which makes a scan of a whole buffer of lines cheap.
+static AUTOMATON: LazyLock<(AhoCorasick, Vec<u16>)> = LazyLock::new(|| {
     let (texts, bits): (Vec<&str>, Vec<u16>) = patterns().unzip();
-    let searcher = packed::Config::new()
+    let automaton = AhoCorasick::builder()
         .match_kind(MatchKind::LeftmostFirst)
-        .only_teddy_fat(Some(false))
-        .builder()
-        .extend(texts)
-        .build()
-        .expect("a packed searcher");
-    (searcher, bits)
+        .build(texts)
+        .expect("aho-corasick automaton");
+    (automaton, bits)
 });
 
 /// The places of the needles in a run of lines, found by one scan of the run and read in order,
@@ -117,7 +105,7 @@ impl<'t> Scan<'t> {
         if from >= self.text.len() {
             return None;
         }
-        let m = automaton.find_in(self.text, aho_corasick::Span::from(from..self.text.len()))?;
+        let m = automaton.find(Input::new(self.text).span(from..self.text.len()))?;
         Some((m.start(), bits[m.pattern().as_usize()]))
     }
 

@@ -5,8 +5,8 @@
 //! | runner                              | the line that shows the prefix          | prefix          |
 //! |-------------------------------------|------------------------------------------|-----------------|
 //! | pnpm `-r` / `--filter`              | `packages/calc test$ node --test`        | `packages/calc test: ` |
-//! | turbo                               | `calc:test: cache miss, executing 5a6b…` | `calc:test: `   |
-//! | lerna and nx `--stream`, turbo      | `calc: > calc@1.0.0 test` (npm's header) | `calc: `        |
+//! | turbo                               | `calc:test: cache miss, executing 5a6b…`, or npm's header `calc:test: > calc@1.0.0 test` | `calc:test: ` |
+//! | lerna and nx `--stream`             | `calc: > calc@1.0.0 test` (npm's header) | `calc: `        |
 //! | yarn `workspaces foreach -p`        | `[calc]: ` and a package folder `calc/`  | `[calc]: `      |
 //!
 //! A prefix is taken off only once the log showed it for what it is (a script starting, the
@@ -19,6 +19,12 @@
 //! cargo-nextest prints each failed test's captured output under a `  stdout ───` or
 //! `  stderr ───` heading, every line indented by four spaces: the indentation comes off, so the
 //! test's panic and backtrace read as libtest prints them, until nextest's next status line.
+//!
+//! Several packages' tools run at once and their lines interleave: the parser keeps each
+//! package's text formats apart (`Parser::package_formats`), so that a failure block is read from
+//! its own package's lines, and its paths resolve in its package's folder. The folder is the one
+//! listed folder named as the package that holds a `package.json`: the parser reads no file, so
+//! a package whose folder is named otherwise has its paths resolved as any subfolder's are.
 
 use std::borrow::Cow;
 
@@ -27,6 +33,9 @@ use super::paths::Workspace;
 
 /// Most workspace packages' prefixes kept: a monorepo's recursive run names each package once.
 const MAX_RUNNER_PREFIXES: usize = 64;
+/// Longest prefix kept (an npm package's name has at most 214 characters): every line is
+/// compared with each prefix.
+const MAX_PREFIX: usize = 256;
 
 /// A package's prefix and the package's folder (empty when not known).
 struct Prefix {
@@ -43,52 +52,66 @@ pub(crate) struct Runners {
 
 impl Runners {
     /// Learns the prefix `line` (cleaned, not yet stripped) shows, if it shows one: asked of the
-    /// lines that hold a `$` (`script_start`: pnpm's script start has one) or a
-    /// [`super::needles::Needle::RunnerPrefix`], as the buffer's scan tells.
+    /// lines that hold a `$` (`script_start`: pnpm's script start has one, as the buffer's scan
+    /// tells) and those [`may_show_a_prefix`] lets through.
     pub(crate) fn note(&mut self, line: &str, script_start: bool, workspace: &Workspace) {
         if self.prefixes.len() >= MAX_RUNNER_PREFIXES {
             return;
         }
-        let learnt = match line.as_bytes().first() {
+        let pnpm = if script_start { pnpm_script_start(line) } else { None };
+        let learnt = pnpm.or_else(|| match line.as_bytes().first() {
             Some(b'[') => yarn_prefix(line, workspace),
-            Some(b'a'..=b'z' | b'0'..=b'9' | b'@' | b'.') => {
-                let pnpm = if script_start { pnpm_script_start(line) } else { None };
-                pnpm.or_else(|| named_prefix(line).map(|(text, name)| (text, package_folder(workspace, name))))
-            }
-            _ => None,
-        };
+            _ => named_prefix(line).map(|(text, name)| (text, package_folder(workspace, name))),
+        });
         if let Some((text, folder)) = learnt
+            && text.len() <= MAX_PREFIX
             && !self.prefixes.iter().any(|p| p.text == text)
         {
             self.prefixes.push(Prefix { text, folder });
         }
     }
 
-    /// `line` without a package's prefix (then `package` is the package's folder, or empty) and
-    /// without nextest's indentation of a captured output. Most logs have neither: one look.
+    /// Whether no prefix was learnt and no captured output of nextest's is being read: then a
+    /// line has nothing to take off unless it shows a prefix or starts nextest's output.
     #[inline]
-    pub(crate) fn strip<'a>(&mut self, line: Cow<'a, str>, package: &mut String) -> Cow<'a, str> {
-        if self.prefixes.is_empty() && !self.nextest_output && !may_be_nextest_heading(line.as_bytes()) {
-            return line;
-        }
-        self.strip_any(line, package)
+    pub(crate) fn idle(&self) -> bool {
+        self.prefixes.is_empty() && !self.nextest_output
     }
 
-    fn strip_any<'a>(&mut self, line: Cow<'a, str>, package: &mut String) -> Cow<'a, str> {
+    /// `line` without a package's prefix and without nextest's indentation of a captured output,
+    /// and the index of the package's prefix (then `folder` is the package's folder, or empty
+    /// when not known). Most logs have neither: one look.
+    #[inline]
+    pub(crate) fn strip<'a>(&mut self, line: Cow<'a, str>, folder: &mut String) -> (Cow<'a, str>, Option<usize>) {
+        if self.idle() && !may_be_nextest_heading(line.as_bytes()) {
+            return (line, None);
+        }
+        self.strip_any(line, folder)
+    }
+
+    fn strip_any<'a>(&mut self, line: Cow<'a, str>, folder: &mut String) -> (Cow<'a, str>, Option<usize>) {
+        let mut package = None;
         let line = if self.prefixes.is_empty() {
             line
         } else {
-            package.clear();
-            match self.prefixes.iter().find(|p| line.starts_with(p.text.as_str())) {
-                Some(prefix) => {
-                    package.push_str(&prefix.folder);
+            folder.clear();
+            match self.prefixes.iter().position(|p| line.starts_with(p.text.as_str())) {
+                Some(i) => {
+                    let prefix = &self.prefixes[i];
+                    folder.push_str(&prefix.folder);
+                    package = Some(i);
                     let start = prefix.text.len();
                     cut_front(line, start)
                 }
                 None => line,
             }
         };
-        self.nextest(line)
+        (self.nextest(line), package)
+    }
+
+    /// The folder of the package whose prefix is the `i`th learnt (empty when not known).
+    pub(crate) fn folder(&self, i: usize) -> &str {
+        self.prefixes.get(i).map_or("", |p| p.folder.as_str())
     }
 
     /// Takes nextest's four spaces off a captured output's lines; notes where one begins and
@@ -113,8 +136,24 @@ impl Runners {
 
 /// Whether a line is short and starts as nextest's heading of a captured output does.
 #[inline]
-fn may_be_nextest_heading(line: &[u8]) -> bool {
+pub(crate) fn may_be_nextest_heading(line: &[u8]) -> bool {
     line.len() <= 24 && line.starts_with(b"  ")
+}
+
+/// Whether `line` may show a prefix other than pnpm's: yarn's starts with `[`; turbo's, lerna's
+/// and nx's with a package's name and a colon, then a space (`calc: > calc@1.0.0 test`) or a
+/// task's name (`calc:test: `). One look at the first byte rules out most lines; a pytest id
+/// (`tests/a.py::t`) or libtest's line (`test a::b ... ok`) is ruled out at its first colon.
+#[inline]
+pub(crate) fn may_show_a_prefix(line: &[u8]) -> bool {
+    match line.first() {
+        Some(b'[') => true,
+        Some(b'a'..=b'z' | b'0'..=b'9' | b'@' | b'.') => memchr::memchr(b':', line).is_some_and(|c| {
+            matches!(line.get(c + 1), Some(b' ' | b'a'..=b'z' | b'A'..=b'Z'))
+                && line[..c].iter().all(|&b| is_name_byte(b))
+        }),
+        _ => false,
+    }
 }
 
 /// nextest's heading of a test's captured output: `  stdout ───`, `  stderr ───`, `  output ───`.
@@ -125,7 +164,7 @@ fn is_nextest_heading(line: &str) -> bool {
     else {
         return false;
     };
-    !word.is_empty() && word.bytes().all(|b| b.is_ascii_lowercase())
+    matches!(word, "stdout" | "stderr" | "output")
 }
 
 /// nextest's status of a test, indented: `    FAIL [   0.101s] ( 3/46) itoa::test test_min`,
@@ -147,6 +186,12 @@ fn is_nextest_status(text: &str) -> bool {
         && time
             .strip_suffix('s')
             .is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'.') && t.contains('.'))
+}
+
+/// Whether `name` is made as a package script's or a turbo task's name is (`test`, `test:unit`).
+fn is_script_name(name: &str) -> bool {
+    name.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'-' | b'_' | b'.'))
 }
 
 /// A byte of an npm package's name (`calc`, `@acme/ui`, `lodash.kebabcase`).
@@ -191,10 +236,7 @@ fn named_prefix(line: &str) -> Option<(String, &str)> {
     let task_end = rest.find(": ")?;
     let task = &rest[..task_end];
     let after = &rest[task_end + 2..];
-    let task_like = task.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
-        && task
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'-' | b'_' | b'.'));
+    let task_like = task.as_bytes().first().is_some_and(u8::is_ascii_alphabetic) && is_script_name(task);
     let shown = ["cache miss, ", "cache hit, ", "cache bypass, "]
         .iter()
         .any(|c| after.starts_with(c))
@@ -231,10 +273,7 @@ fn pnpm_script_start(line: &str) -> Option<(String, String)> {
     let last = folder.rsplit('/').next().unwrap_or(folder);
     let folder_like = folder == "."
         || folder.contains('/') && !folder.starts_with('/') && !folder.contains(':') && !last.contains('.');
-    let script_like = !script.is_empty()
-        && script
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'-' | b'_' | b'.'));
+    let script_like = !script.is_empty() && is_script_name(script);
     let package = if folder == "." { "" } else { folder };
     let inside = !folder.split('/').any(|segment| segment == "..");
     (folder_like && inside && script_like && !command.trim().is_empty())
@@ -302,7 +341,7 @@ test.js:4:2: Printed outside any package. [Error/no-console]
         let strip = |runners: &mut Runners, line: &'static str| {
             runners.note(line, line.contains('$'), &workspace);
             let mut package = String::from("left from before");
-            let line = runners.strip(Cow::Borrowed(line), &mut package).into_owned();
+            let line = runners.strip(Cow::Borrowed(line), &mut package).0.into_owned();
             (line, package)
         };
         assert_eq!(
@@ -445,9 +484,9 @@ kleur:
         runners.note("@acme/kleur:build: cache hit, replaying logs 5a6b", false, &workspace);
         runners.note("camelcase: > camelcase@6.3.0 test", false, &workspace);
         let mut package = String::new();
-        let line = runners.strip(Cow::Borrowed("@acme/kleur:build: x"), &mut package);
+        let (line, _) = runners.strip(Cow::Borrowed("@acme/kleur:build: x"), &mut package);
         assert_eq!((line.as_ref(), package.as_str()), ("x", "packages/kleur"));
-        let line = runners.strip(Cow::Borrowed("camelcase: y"), &mut package);
+        let (line, _) = runners.strip(Cow::Borrowed("camelcase: y"), &mut package);
         assert_eq!((line.as_ref(), package.as_str()), ("y", "packages/camelcase"));
     }
 
@@ -497,6 +536,109 @@ kleur:
         }
         for text in ["FAIL [x] a", "thread 'a' panicked", "Fail [ 0.1s] x", "[ 0.1s]"] {
             assert!(!is_nextest_status(text), "{text}");
+        }
+    }
+
+    /// Two packages' jest failure blocks interleave (turbo runs their tasks at once), each with
+    /// a `test/index.test.js`: each failure is read from its own package's lines, named by its
+    /// own test, at its own package's file, whichever line ends it.
+    #[test]
+    fn interleaved_packages_failures_are_each_read_from_their_own_lines() {
+        let files = ["a", "b"]
+            .iter()
+            .flat_map(|p| {
+                [
+                    format!("packages/{p}/package.json"),
+                    format!("packages/{p}/test/index.test.js"),
+                ]
+            })
+            .collect();
+        let workspace = Workspace::new("/w").with_files(files);
+        let interleaved = "\
+a:test: cache miss, executing 1111
+b:test: cache miss, executing 2222
+a:test: FAIL test/index.test.js
+a:test:   ● adds
+a:test: 
+a:test:     expect(received).toBe(expected) // Object.is equality
+a:test: 
+b:test: FAIL test/index.test.js
+b:test:   ● subtracts
+b:test: 
+b:test:     expect(received).toBe(expected) // Object.is equality
+b:test: 
+a:test:       at Object.toBe (test/index.test.js:5:10)
+b:test:       at Object.toBe (test/index.test.js:9:10)
+a:test: 
+b:test: 
+";
+        let parsed = crate::parse::parse(interleaved, &workspace);
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [
+                ("packages/a/test/index.test.js", 5, Some("adds")),
+                ("packages/b/test/index.test.js", 9, Some("subtracts"))
+            ],
+            "{:#?}",
+            parsed.reports
+        );
+        // A block that ends on the other package's line.
+        let ended_by_another = "\
+a:test: cache miss, executing 1111
+b:test: cache miss, executing 2222
+a:test:   ● adds
+a:test: 
+a:test:     expect(received).toBe(expected) // Object.is equality
+a:test: 
+a:test:       at Object.toBe (test/index.test.js:5:10)
+b:test: ok
+";
+        let parsed = crate::parse::parse(ended_by_another, &workspace);
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("packages/a/test/index.test.js", 5, Some("adds"))],
+            "{:#?}",
+            parsed.reports
+        );
+    }
+
+    /// A long line (an eslint JSON report on one line, under turbo's prefix) that reaches the
+    /// parser in pieces, across a reader's buffer, is read as the same line whole.
+    #[test]
+    fn a_long_prefixed_line_read_in_pieces_is_read_as_whole() {
+        let files = vec!["packages/calc/package.json".to_owned(), "packages/calc/a.js".to_owned()];
+        let workspace = Workspace::new("/w").with_files(files);
+        let message = r#"{"ruleId":"no-unused-vars","severity":2,"message":"'x' is assigned a value but never used.","line":LINE,"column":7}"#;
+        let messages: Vec<String> = (1..=120).map(|n| message.replace("LINE", &n.to_string())).collect();
+        let log = format!(
+            "calc:lint: cache miss, executing 5a6b\ncalc:lint: [{{\"filePath\":\"/w/packages/calc/a.js\",\"messages\":[{}]}}]\n",
+            messages.join(",")
+        );
+        assert!(log.len() > crate::parse::clean::MAX_LINE);
+        let whole = crate::parse::parse(&log, &workspace);
+        let pieces = crate::parse::parse_reader(std::io::BufReader::with_capacity(1000, log.as_bytes()), &workspace)
+            .expect("read");
+        assert_eq!(whole.reports.len(), 100, "{:#?}", whole.reports.first());
+        assert_eq!(whole.reports[0].file_path, "packages/calc/a.js");
+        assert_eq!(pieces.reports, whole.reports);
+    }
+
+    /// pnpm names a package by its folder, whatever its first character.
+    #[test]
+    fn a_pnpm_folder_may_start_with_any_character() {
+        let workspace = Workspace::new("/w");
+        let mut runners = Runners::default();
+        for line in ["Apps/web lint$ eslint --format unix .", "_tools/gen build$ node gen.js"] {
+            runners.note(line, true, &workspace);
+        }
+        let mut folder = String::new();
+        for (line, stripped, want) in [
+            ("Apps/web lint: a.js:9:5: x", "a.js:9:5: x", "Apps/web"),
+            ("_tools/gen build: ok", "ok", "_tools/gen"),
+        ] {
+            let (text, package) = runners.strip(Cow::Borrowed(line), &mut folder);
+            assert_eq!((text.as_ref(), folder.as_str()), (stripped, want));
+            assert!(package.is_some());
         }
     }
 }

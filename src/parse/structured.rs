@@ -278,9 +278,11 @@ impl Structured {
         let unread = match &mut doc.reading {
             Reading::JsonArray(stream) => {
                 let status = stream.feed(text, &mut |piece| {
-                    if let Piece::Value(Tag::Item, item) = piece {
+                    if let Piece::Value(tag @ (Tag::Item | Tag::VetFinding), item) = piece {
                         if !room(sink, start) {
                             sink.leave_out(1);
+                        } else if tag == Tag::VetFinding {
+                            vet_finding(item, sink);
                         } else if let Some(item) = json_item::read(item) {
                             array_item(&item, start, sink);
                         }
@@ -460,11 +462,6 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
             rank,
             diagnostic: true,
         });
-    } else if let Some(place) = &item.posn.0 {
-        // `go vet -json`: one analyzer's diagnostic, `{"posn": "/abs/a.go:9:2", "message": ...}`.
-        if let Some(finding) = vet_finding(place.text(), item.message.0.string.text()) {
-            sink.report(finding);
-        }
     } else if let Some(locations) = &item.locations.0 {
         // A SARIF result: its first location, when that names a physical one.
         let Some(physical) = locations
@@ -534,11 +531,20 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
     }
 }
 
-/// A `go vet -json` diagnostic at `place` (`/abs/a.go:9:2`), typed as `go vet`'s text is.
-fn vet_finding<'a>(place: &'a str, message: &'a str) -> Option<Finding<'a>> {
-    let (file, line, _) = super::split_location(place)?;
+/// A `go vet -json` finding, `{"posn": "/abs/a.go:9:2", "end": ..., "message": ...}`, typed as
+/// `go vet`'s text is.
+fn vet_finding(text: &str, sink: &mut Sink<'_>) {
+    let Ok(finding) = serde_json::from_str::<json_item::VetFinding>(text) else {
+        return;
+    };
+    let (Some(place), Some(message)) = (finding.posn.0.as_deref(), finding.message.0.as_deref()) else {
+        return;
+    };
+    let Some((file, line, _)) = super::split_location(place) else {
+        return;
+    };
     let (error_type, rank) = super::go::go_type(message);
-    Some(Finding {
+    sink.report(Finding {
         file,
         line,
         error_type,
@@ -547,7 +553,7 @@ fn vet_finding<'a>(place: &'a str, message: &'a str) -> Option<Finding<'a>> {
         confidence: 1.0,
         rank,
         diagnostic: true,
-    })
+    });
 }
 
 /// `range.start.line` (reviewdog's and pyright's ranges).
@@ -579,7 +585,7 @@ fn lint_item(file: &str, line: u32, code: &str, message: &str, sink: &mut Sink<'
 fn failure_text(text: &str, test: &str, pytest: bool, all: bool, sink: &mut Sink<'_>) -> bool {
     let mut parser = Parser::new(sink.workspace);
     if pytest {
-        parser.python.begin_pytest_block();
+        parser.formats.python.begin_pytest_block();
     }
     parser.block(text);
     let found = parser.finish();
@@ -1345,11 +1351,6 @@ mod tests {
                 rank,
                 diagnostic: true,
             });
-        } else if let Some(place) = item.get("posn") {
-            // go vet.
-            if let Some(finding) = vet_finding(place.as_str().unwrap_or(""), str_of(item, "message")) {
-                sink.report(finding);
-            }
         } else if let Some(locations) = item.get("locations").and_then(Value::as_array) {
             // A SARIF result.
             let Some(physical) = locations.first().and_then(|l| l.get("physicalLocation")) else {
@@ -1628,10 +1629,6 @@ mod tests {
                 ("Text", text()),
                 ("Pos", object(vec![("Filename", text()), ("Line", number())]))
             ]),
-            object(vec![
-                ("posn", prop_oneof![text(), Just(Value::from("/w/a.go:9:2"))].boxed()),
-                ("message", text())
-            ]),
             json(),
         ]
     }
@@ -1750,10 +1747,10 @@ mod tests {
 
     /// `go vet -json ./...` (Go 1.26) on spf13/cast: a document per package, `{}` for one with
     /// nothing to say, findings keyed by package and analyzer; then a pretty-printed JSON object
-    /// of another kind whose nested lists are nobody's findings.
+    /// of another kind whose nested list holds ruff-shaped fields: nobody's findings.
     #[test]
     fn go_vet_s_json_is_read_by_package_and_analyzer() {
-        let log = "{}\n{\n\t\"github.com/spf13/cast\": {\n\t\t\"printf\": [\n\t\t\t{\n\t\t\t\t\"posn\": \"/w/basic.go:59:68\",\n\t\t\t\t\"end\": \"/w/basic.go:59:70\",\n\t\t\t\t\"message\": \"fmt.Errorf format %d reads arg #3, but call has 2 args\"\n\t\t\t}\n\t\t]\n\t}\n}\n{}\n{\n  \"metadata\": {\"rulesMeta\": {}, \"files\": [{\"name\": \"a.go\"}]}\n}\n";
+        let log = "{}\n{\n\t\"github.com/spf13/cast\": {\n\t\t\"printf\": [\n\t\t\t{\n\t\t\t\t\"posn\": \"/w/basic.go:59:68\",\n\t\t\t\t\"end\": \"/w/basic.go:59:70\",\n\t\t\t\t\"message\": \"fmt.Errorf format %d reads arg #3, but call has 2 args\"\n\t\t\t}\n\t\t]\n\t}\n}\n{}\n{\n  \"metadata\": {\"rulesMeta\": {}, \"files\": [{\"filename\": \"src/app.py\", \"message\": \"scanned\"}]}\n}\n";
         let parsed = crate::parse::parse(log, &Workspace::new("/w"));
         assert_eq!(
             crate::parse::report_findings(&parsed),
