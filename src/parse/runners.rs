@@ -134,10 +134,11 @@ impl Runners {
     }
 }
 
-/// Whether a line is short and starts as nextest's heading of a captured output does.
+/// Whether a line is as short as nextest's heading of a captured output, starts as it does and
+/// ends as it does (`─` is `E2 94 80`): one look, as every line is asked.
 #[inline]
 pub(crate) fn may_be_nextest_heading(line: &[u8]) -> bool {
-    line.len() <= 24 && line.starts_with(b"  ")
+    (12..=24).contains(&line.len()) && line.starts_with(b"  ") && matches!(line.last(), Some(0x80 | b'-'))
 }
 
 /// Whether `line` may show a prefix other than pnpm's: yarn's starts with `[`; turbo's, lerna's
