@@ -284,7 +284,16 @@ fn pnpm_script_start(line: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::report_findings;
+    use crate::parse::{ParseOutput, report_findings};
+
+    /// Each report's file and line.
+    fn places(parsed: &ParseOutput) -> Vec<(&str, u32)> {
+        parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect()
+    }
     #[test]
     fn a_workspace_package_s_prefix_is_taken_off_once_its_script_started() {
         // pnpm 10 `pnpm -r test`: two packages' scripts start, their lines interleave (node's
@@ -307,12 +316,7 @@ packages/calc test: 1..1
 packages/calc test: Failed
 ";
         let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
-        let places: Vec<(&str, u32)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number))
-            .collect();
-        assert_eq!(places, [("packages/calc/test.js", 7)], "{:#?}", parsed.reports);
+        assert_eq!(places(&parsed), [("packages/calc/test.js", 7)], "{:#?}", parsed.reports);
 
         // A path a package's tool prints relative to the package's folder is that folder's file,
         // though another package has a file of that name too.
@@ -325,13 +329,8 @@ test.js:4:2: Printed outside any package. [Error/no-console]
 ";
         let files = vec!["packages/calc/test.js".to_owned(), "packages/ms/test.js".to_owned()];
         let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w").with_files(files));
-        let places: Vec<(&str, u32)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number))
-            .collect();
         assert_eq!(
-            places,
+            places(&parsed),
             [("packages/ms/test.js", 9), ("packages/calc/test.js", 3), ("test.js", 4)],
             "{:#?}",
             parsed.reports
@@ -408,13 +407,8 @@ kleur:test:  ❯ test/kleur.test.js:17:29
 kleur:test: 
 ";
         let parsed = crate::parse::parse(log, &monorepo());
-        let places: Vec<(&str, u32)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number))
-            .collect();
         assert_eq!(
-            places,
+            places(&parsed),
             [
                 ("packages/camelcase/test/camelcase.test.js", 15),
                 ("packages/kleur/test/kleur.test.js", 17)
@@ -443,13 +437,8 @@ kleur:  ❯ test/kleur.test.js:17:29
 kleur: 
 ";
         let parsed = crate::parse::parse(log, &monorepo());
-        let places: Vec<(&str, u32)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number))
-            .collect();
         assert_eq!(
-            places,
+            places(&parsed),
             [
                 ("packages/decamelize/test/decamelize.test.js", 20),
                 ("packages/kleur/test/kleur.test.js", 17)
