@@ -2,11 +2,12 @@
 //! only — no LLM, no I/O, no clock, no hash-order iteration.
 //!
 //! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps,
-//! `runners` a monorepo runner's package prefixes and nextest's indentation). Each format family (`python`, `rust`, `go`, `js`, `lint`, `tap`,
-//! `format_check`, `esbuild`, `biome`, `doctest`, `ava`, `structured`) keeps a little state and
-//! hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
-//! keeps the output bounded and ordered, and records test outcomes and infrastructure signatures
-//! ([`outcome`]). A structured document (a JSON array, a jest report, JUnit or Checkstyle XML) is
+//! `runners` a monorepo runner's package prefixes and nextest's indentation). Each format family
+//! (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `esbuild`, `biome`, `doctest`,
+//! `ava`, `structured`) keeps a little state (the text formats one set for each workspace package
+//! whose output a runner interleaves) and hands what it finds to the [`Sink`], which normalises
+//! paths ([`paths`]), merges duplicates, keeps the output bounded and ordered, and records test
+//! outcomes and infrastructure signatures ([`outcome`]). A structured document (a JSON array, a jest report, JUnit or Checkstyle XML) is
 //! read as it arrives, in bounded memory; the lines it takes are held back from the text formats
 //! only until they are known to be the document. What the parser found becomes a [`Verdict`]
 //! together with the exit code; `core::format` renders a report for people.
@@ -596,8 +597,7 @@ impl<'w> Parser<'w> {
         self.sink.marks = marks;
     }
 
-    /// A line for the text formats: each is handed the line only when, by one look at it and
-    /// the format's own state, the line can concern it (most lines concern one or two).
+    /// A line for the text formats: the current package's, or those of no package's output.
     fn text(&mut self, line: &str) {
         // An annotation is the CI's, whatever tool printed it: no format reads it.
         if matches!(line.as_bytes().first(), Some(b':' | b'#')) && annotations::line(line, &mut self.sink) {
