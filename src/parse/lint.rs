@@ -168,8 +168,14 @@ impl Lint {
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
         } else if is_pyflakes_warning(rest) {
-            // pyflakes prints no code: its warnings are known by their words.
-            report(sink, file, n, ErrorType::Linting, Rank::Warning, Cow::Borrowed(rest));
+            // pyflakes prints no code: its warnings are known by their words. A name that
+            // resolves to nothing is IMPORT, as flake8's F821 and Python's NameError are.
+            let error_type = if rest.starts_with("undefined name ") {
+                ErrorType::Import
+            } else {
+                ErrorType::Linting
+            };
+            report(sink, file, n, error_type, Rank::of(error_type), Cow::Borrowed(rest));
         } else if !rest.is_empty() && has_column(line, file) {
             // Anything else pyflakes prints is Python's own syntax error, shown with the source
             // line and a caret.
@@ -526,7 +532,11 @@ pub(crate) fn mypy_type(code: &str, message: &str) -> ErrorType {
 pub(crate) fn pylint_type(id: &str, symbol: &str, message: &str) -> ErrorType {
     match (id, symbol) {
         ("E0001", _) | (_, "syntax-error") => lint_type_for_syntax_message("E0001", message),
-        ("E0401" | "E0611", _) | (_, "import-error" | "no-name-in-module") => ErrorType::Import,
+        // A module, or a name, that does not resolve (E0602: a name used but never defined or
+        // imported, as Python's NameError and mypy's `name-defined` say).
+        ("E0401" | "E0611" | "E0602", _) | (_, "import-error" | "no-name-in-module" | "undefined-variable") => {
+            ErrorType::Import
+        }
         _ => ErrorType::Linting,
     }
 }
@@ -697,7 +707,7 @@ mod tests {
     }
 
     #[test]
-    fn pyflakes_warnings_are_linting_and_its_syntax_errors_need_the_caret() {
+    fn pyflakes_warnings_are_linting_but_undefined_names_and_its_syntax_errors_need_the_caret() {
         // pyflakes 3.2's output (its messages have no code): two warnings; a syntax error, shown
         // with the source line and a caret; a codeless message with no caret after it (not one);
         // a warning with no column (pyflakes before 2.2), and Python's own warning, whose line has
@@ -726,11 +736,11 @@ pkg/core.py:31: undefined name 'old'
             .collect();
         let expected: Vec<(u32, String)> = [
             (1, "Linting"),
-            (180, "Linting"),
+            (180, "Import"),
             (413, "Syntax"),
             (9, "Indentation"),
             (21, "Linting"),
-            (31, "Linting"),
+            (31, "Import"),
         ]
         .iter()
         .map(|&(n, t)| (n, t.to_owned()))

@@ -475,9 +475,14 @@ pub(crate) fn rustc_type(level: &str, code: Option<&str>, message: &str) -> (Err
 }
 
 /// ruff, flake8 and pylint report parse failures through the linter: those are SYNTAX or
-/// INDENTATION, everything else is LINTING.
+/// INDENTATION; an undefined name (F821) is IMPORT; everything else is LINTING.
 pub(crate) fn lint_type_for_syntax_message(code: &str, message: &str) -> ErrorType {
     let m = message.to_ascii_lowercase();
+    // pyflakes' F821 (ruff's and flake8's): a name used but never defined or imported, which
+    // does not resolve, as Python's NameError and mypy's `name-defined` say: IMPORT.
+    if code == "F821" {
+        return ErrorType::Import;
+    }
     let syntax_code =
         matches!(code, "invalid-syntax" | "E999" | "E0001" | "E901" | "E902") || code.starts_with("syntax");
     if !syntax_code && !m.starts_with("syntaxerror") && !m.starts_with("parsing failed") {
