@@ -426,8 +426,10 @@ impl<'w> Parser<'w> {
         if script_start || runners::may_show_a_prefix(line.as_bytes()) {
             self.runners.note(&line, script_start, self.sink.workspace);
         }
-        let (line, package) = self.runners.strip(line, &mut self.sink.package);
+        let (line, package) = self.runners.strip(line);
+        self.sink.package.clear();
         if let Some(i) = package {
+            self.sink.package.push_str(self.runners.folder(i));
             while self.package_formats.len() <= i {
                 self.package_formats.push(Formats::default());
             }

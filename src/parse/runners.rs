@@ -79,32 +79,15 @@ impl Runners {
     }
 
     /// `line` without a package's prefix and without nextest's indentation of a captured output,
-    /// and the index of the package's prefix (then `folder` is the package's folder, or empty
-    /// when not known). Most logs have neither: one look.
-    #[inline]
-    pub(crate) fn strip<'a>(&mut self, line: Cow<'a, str>, folder: &mut String) -> (Cow<'a, str>, Option<usize>) {
-        if self.idle() && !may_be_nextest_heading(line.as_bytes()) {
-            return (line, None);
-        }
-        self.strip_any(line, folder)
-    }
-
-    fn strip_any<'a>(&mut self, line: Cow<'a, str>, folder: &mut String) -> (Cow<'a, str>, Option<usize>) {
-        let mut package = None;
-        let line = if self.prefixes.is_empty() {
-            line
-        } else {
-            folder.clear();
-            match self.prefixes.iter().position(|p| line.starts_with(p.text.as_str())) {
-                Some(i) => {
-                    let prefix = &self.prefixes[i];
-                    folder.push_str(&prefix.folder);
-                    package = Some(i);
-                    let start = prefix.text.len();
-                    cut_front(line, start)
-                }
-                None => line,
+    /// and the index of the package's prefix ([`Runners::folder`] gives its folder).
+    pub(crate) fn strip<'a>(&mut self, line: Cow<'a, str>) -> (Cow<'a, str>, Option<usize>) {
+        let package = self.prefixes.iter().position(|p| line.starts_with(p.text.as_str()));
+        let line = match package {
+            Some(i) => {
+                let start = self.prefixes[i].text.len();
+                cut_front(line, start)
             }
+            None => line,
         };
         (self.nextest(line), package)
     }
@@ -340,13 +323,13 @@ test.js:4:2: Printed outside any package. [Error/no-console]
         let mut runners = Runners::default();
         let strip = |runners: &mut Runners, line: &'static str| {
             runners.note(line, line.contains('$'), &workspace);
-            let mut package = String::from("left from before");
-            let line = runners.strip(Cow::Borrowed(line), &mut package).0.into_owned();
-            (line, package)
+            let (line, package) = runners.strip(Cow::Borrowed(line));
+            let folder = package.map_or_else(String::new, |i| runners.folder(i).to_owned());
+            (line.into_owned(), folder)
         };
         assert_eq!(
             strip(&mut runners, "packages/calc test: ok 1"),
-            ("packages/calc test: ok 1".to_owned(), "left from before".to_owned())
+            ("packages/calc test: ok 1".to_owned(), String::new())
         );
         for line in [
             "packages/calc test$ node --test test.js",
@@ -473,11 +456,16 @@ kleur:
         );
         runners.note("@acme/kleur:build: cache hit, replaying logs 5a6b", false, &workspace);
         runners.note("camelcase: > camelcase@6.3.0 test", false, &workspace);
-        let mut package = String::new();
-        let (line, _) = runners.strip(Cow::Borrowed("@acme/kleur:build: x"), &mut package);
-        assert_eq!((line.as_ref(), package.as_str()), ("x", "packages/kleur"));
-        let (line, _) = runners.strip(Cow::Borrowed("camelcase: y"), &mut package);
-        assert_eq!((line.as_ref(), package.as_str()), ("y", "packages/camelcase"));
+        let (line, package) = runners.strip(Cow::Borrowed("@acme/kleur:build: x"));
+        assert_eq!(
+            (line.as_ref(), package.map(|i| runners.folder(i))),
+            ("x", Some("packages/kleur"))
+        );
+        let (line, package) = runners.strip(Cow::Borrowed("camelcase: y"));
+        assert_eq!(
+            (line.as_ref(), package.map(|i| runners.folder(i))),
+            ("y", Some("packages/camelcase"))
+        );
     }
 
     /// `cargo nextest run` (nextest 0.9) indents each failed test's captured output under its
@@ -621,14 +609,15 @@ b:test: ok
         for line in ["Apps/web lint$ eslint --format unix .", "_tools/gen build$ node gen.js"] {
             runners.note(line, true, &workspace);
         }
-        let mut folder = String::new();
         for (line, stripped, want) in [
             ("Apps/web lint: a.js:9:5: x", "a.js:9:5: x", "Apps/web"),
             ("_tools/gen build: ok", "ok", "_tools/gen"),
         ] {
-            let (text, package) = runners.strip(Cow::Borrowed(line), &mut folder);
-            assert_eq!((text.as_ref(), folder.as_str()), (stripped, want));
-            assert!(package.is_some());
+            let (text, package) = runners.strip(Cow::Borrowed(line));
+            assert_eq!(
+                (text.as_ref(), package.map(|i| runners.folder(i))),
+                (stripped, Some(want))
+            );
         }
     }
 }
