@@ -946,7 +946,11 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
             .unwrap_or_default(),
     };
     let files = workspace_files(std::path::Path::new(&root));
-    let workspace = Workspace::new(root).with_files(files);
+    // The packages' manifests name them as monorepo runners do (read inside the folder only).
+    let tree = kubeheal::confined::ConfinedDir::open(std::path::Path::new(&root)).ok();
+    let workspace = Workspace::new(root)
+        .with_files(files)
+        .with_package_manifests(|path| tree.as_ref()?.read(path, parse::MAX_PACKAGE_MANIFEST_BYTES).ok());
     // Streamed, so a log of gigabytes is parsed in constant memory. Read a MiB at a time, as the
     // parser bench does: with std's 8 KiB, thousands of lines of a large log fall across buffer
     // edges and take the parser's slower piece-by-piece path, and the reads cost as much again.

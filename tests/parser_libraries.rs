@@ -175,6 +175,45 @@ fn the_parse_command_resolves_a_subfolder_log_against_the_workspace_folder() {
     );
 }
 
+/// A monorepo runner names a package as its `package.json` does, and the folder may be named
+/// otherwise: `kubeheal parse --workspace` reads the workspace's manifests, so lerna's
+/// `camelcase: ` lines resolve in `packages/case-kit` (whose manifest names `camelcase`), not in
+/// `packages/camelcase` (another package's folder, which holds the same files). The log is
+/// lerna's real output (`tests/fixtures/monorepo_names/README.md`).
+#[test]
+fn the_parse_command_finds_a_package_by_its_manifest_s_name() {
+    let workspace = tempfile::tempdir().expect("a temporary folder");
+    for (folder, name) in [("packages/case-kit", "camelcase"), ("packages/camelcase", "camel-legacy")] {
+        let dir = workspace.path().join(folder);
+        std::fs::create_dir_all(dir.join("test")).expect("a folder");
+        std::fs::write(dir.join("index.js"), "").expect("a file");
+        std::fs::write(dir.join("test/camelcase.test.js"), "").expect("a file");
+        std::fs::write(
+            dir.join("package.json"),
+            format!(r#"{{"name": "{name}", "version": "6.3.0", "scripts": {{"test": "jest"}}}}"#),
+        )
+        .expect("a manifest");
+    }
+    std::fs::write(
+        workspace.path().join("package.json"),
+        r#"{"name": "jsmono", "private": true, "workspaces": ["packages/*"]}"#,
+    )
+    .expect("the root manifest");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubeheal"))
+        .args(["parse", "--format", "text", "--workspace"])
+        .arg(workspace.path())
+        .arg(fixtures().join("monorepo_names/lerna-stream.log"))
+        .output()
+        .expect("kubeheal runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        text.starts_with("IMPORT error in packages/case-kit/index.js line 52"),
+        "{text}"
+    );
+    assert!(!text.contains("packages/camelcase/"), "another package's file:\n{text}");
+}
+
 /// A workspace given relative to the current folder stands for its absolute path: the absolute
 /// paths a tool printed there are made relative to it, not matched by their longest listed
 /// ending (`app/pkg/calc.py` inside `app/` is another file).

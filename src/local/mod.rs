@@ -35,7 +35,7 @@ use crate::executor::{ExecutionRequest, detect};
 use crate::git::{GitError, Repo};
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix, no_healer};
 use crate::healer::factory::{self, Credentials};
-use crate::parse::{Workspace, parse};
+use crate::parse::{MAX_PACKAGE_MANIFEST_BYTES, Workspace, parse};
 
 /// What `kubeheal heal` was asked to do.
 pub struct HealOptions {
@@ -391,7 +391,12 @@ impl Effects for LocalWorld<'_> {
         self.state
             .write(&format!("{}.stderr", order.key), execution.stderr_tail.as_bytes())?;
         let files = self.repo.tracked_files().await;
-        let parsed = parse(&execution.log, &Workspace::new("").with_files(files.clone()));
+        // The packages' manifests name them as monorepo runners do (read inside the repository only).
+        let tree = self.repo.files().ok();
+        let workspace = Workspace::new("")
+            .with_files(files.clone())
+            .with_package_manifests(|path| tree.as_ref()?.read(path, MAX_PACKAGE_MANIFEST_BYTES).ok());
+        let parsed = parse(&execution.log, &workspace);
         let (mut observation, outcome) = monitor::judge(&execution.envelope, &parsed);
         let outcome = verify::observe(
             &mut observation,

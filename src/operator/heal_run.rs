@@ -41,7 +41,7 @@ use crate::git::{GitError, Repo};
 use crate::healer::Healer;
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix, no_healer};
 use crate::healer::factory::{self, Credentials};
-use crate::parse::{Workspace, parse, truncate_bytes};
+use crate::parse::{MAX_PACKAGE_MANIFEST_BYTES, Workspace, parse, truncate_bytes};
 
 mod tool;
 
@@ -676,7 +676,12 @@ impl Effects for ClusterWorld {
         };
         let repo = self.repo_at(&crate::core::step::head(status)).await?;
         let files = repo.tracked_files().await;
-        let parsed = parse(&execution.log, &Workspace::new("").with_files(files.clone()));
+        // The packages' manifests name them as monorepo runners do (read inside the clone only).
+        let tree = repo.files().ok();
+        let workspace = Workspace::new("")
+            .with_files(files.clone())
+            .with_package_manifests(|path| tree.as_ref()?.read(path, MAX_PACKAGE_MANIFEST_BYTES).ok());
+        let parsed = parse(&execution.log, &workspace);
         let (mut observation, outcome) = monitor::judge(&execution.envelope, &parsed);
         let outcome = verify::observe(
             &mut observation,

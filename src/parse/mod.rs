@@ -45,7 +45,7 @@ use crate::api::shared::{BugReport, ErrorType};
 use look::Look;
 pub(crate) use needles::{Marks, Needle};
 pub use outcome::{InfraKind, SuiteSummary, TestOutcome, Verdict};
-pub use paths::Workspace;
+pub use paths::{MAX_PACKAGE_MANIFEST_BYTES, Workspace};
 pub use python::PYTHON_STDLIB_MODULES;
 pub use structured::{MAX_DOCUMENT_REPORTS, MAX_HELD};
 

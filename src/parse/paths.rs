@@ -12,7 +12,17 @@ pub struct Workspace {
     /// The files' indices, ordered by their names read backwards: the files that end with a path
     /// are one range of it.
     by_ending: Vec<usize>,
+    /// The workspace packages' names, each with its folder (`""` for the root), as their
+    /// `package.json` files say, ordered by name: a name two manifests give is here twice.
+    packages: Vec<(String, String)>,
 }
+
+/// Most `package.json` files read for their names: a monorepo has tens or hundreds of packages,
+/// and a repository that lists thousands (vendored fixtures) is not read past this.
+pub(crate) const MAX_PACKAGE_MANIFESTS: usize = 2_000;
+
+/// Largest `package.json` read for its name; a larger one is skipped.
+pub const MAX_PACKAGE_MANIFEST_BYTES: u64 = 1 << 20;
 
 /// Path fragments that mark code that is not the project's own.
 const FOREIGN: &[&str] = &[
@@ -48,6 +58,7 @@ impl Workspace {
             root,
             files: Vec::new(),
             by_ending: Vec::new(),
+            packages: Vec::new(),
         }
     }
 
@@ -147,9 +158,61 @@ impl Workspace {
         found.next().is_none().then(|| first.to_owned())
     }
 
+    /// Learns the workspace packages' names from the listed `package.json` files (outside
+    /// dependencies' folders, at most [`MAX_PACKAGE_MANIFESTS`]): npm, pnpm, yarn, turbo, lerna
+    /// and nx name a package by its manifest's `name`, which need not be its folder's. `read`
+    /// gives a file's bytes (the caller's I/O, confined to the repository and bounded by
+    /// [`MAX_PACKAGE_MANIFEST_BYTES`]; the parser reads no file); a manifest it cannot give, or
+    /// that is not JSON with a string `name`, names nothing.
+    pub fn with_package_manifests(mut self, mut read: impl FnMut(&str) -> Option<Vec<u8>>) -> Self {
+        /// The one field read; serde skips the rest of the manifest.
+        #[derive(serde::Deserialize)]
+        struct Manifest {
+            name: Option<String>,
+        }
+        let manifests = self
+            .files
+            .iter()
+            .filter(|f| *f == "package.json" || f.ends_with("/package.json"))
+            .filter(|f| !FOREIGN_SCAN.is_match(f.as_str()))
+            .take(MAX_PACKAGE_MANIFESTS);
+        let mut packages = Vec::new();
+        for file in manifests {
+            let Some(bytes) = read(file) else { continue };
+            let Ok(Manifest { name: Some(name) }) = serde_json::from_slice(&bytes) else {
+                continue;
+            };
+            // npm's own bounds on a name: at most 214 characters, no whitespace or controls.
+            if name.is_empty() || name.len() > 214 || name.bytes().any(|b| b <= b' ') {
+                continue;
+            }
+            let folder = file.strip_suffix("package.json").unwrap_or("").trim_end_matches('/');
+            packages.push((name, folder.to_owned()));
+        }
+        packages.sort();
+        self.packages = packages;
+        self
+    }
+
+    /// The folder of the workspace package `name` (`@acme/calc`): the one whose manifest gives
+    /// that name, when the manifests were read ([`Workspace::with_package_manifests`]);
+    /// otherwise the one listed folder named as the package without its scope that holds a
+    /// `package.json` whose name is not known to be another's. `None` when there is no such
+    /// folder, or several.
+    pub(crate) fn package_folder(&self, name: &str) -> Option<String> {
+        let start = self.packages.partition_point(|(n, _)| n.as_str() < name);
+        let mut named = self.packages[start..].iter().take_while(|(n, _)| n == name);
+        if let Some((_, folder)) = named.next() {
+            return named.next().is_none().then(|| folder.clone());
+        }
+        let bare = name.rsplit('/').next().unwrap_or(name);
+        self.manifest_folder(bare, "package.json")
+            .filter(|folder| !self.packages.iter().any(|(_, f)| f == folder))
+    }
+
     /// The folder named `name` that holds the listed file `manifest` (`calc` and `package.json`:
     /// `packages/calc`), when the listing has exactly one outside dependencies' folders.
-    pub(crate) fn manifest_folder(&self, name: &str, manifest: &str) -> Option<String> {
+    fn manifest_folder(&self, name: &str, manifest: &str) -> Option<String> {
         let file = format!("{name}/{manifest}");
         let mut found = self
             .ending_with(&file)

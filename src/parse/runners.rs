@@ -23,8 +23,9 @@
 //! Several packages' tools run at once and their lines interleave: the parser keeps each
 //! package's text formats apart (`Parser::package_formats`), so that a failure block is read from
 //! its own package's lines, and its paths resolve in its package's folder. The folder is the one
-//! listed folder named as the package that holds a `package.json`: the parser reads no file, so
-//! a package whose folder is named otherwise has its paths resolved as any subfolder's are.
+//! whose `package.json` gives the package's name, when the caller read the manifests
+//! (`Workspace::with_package_manifests`: the parser reads no file); otherwise the one listed
+//! folder named as the package that holds a `package.json`.
 
 use std::borrow::Cow;
 
@@ -240,11 +241,10 @@ fn yarn_prefix(line: &str, workspace: &Workspace) -> Option<(String, String)> {
     (!folder.is_empty()).then(|| (line[..close + 3].to_owned(), folder))
 }
 
-/// The folder of the repository's package `name`: the one folder named as the package (its name
-/// without a scope) that holds a `package.json`; empty when there is none or several.
+/// The folder of the repository's package `name` ([`Workspace::package_folder`]); empty when
+/// not known.
 fn package_folder(workspace: &Workspace, name: &str) -> String {
-    let bare = name.rsplit('/').next().unwrap_or(name);
-    workspace.manifest_folder(bare, "package.json").unwrap_or_default()
+    workspace.package_folder(name).unwrap_or_default()
 }
 
 /// pnpm's `<package folder> <script>$ <command>`: the prefix `<package folder> <script>: ` of the
@@ -515,6 +515,56 @@ kleur:
         for text in ["FAIL [x] a", "thread 'a' panicked", "Fail [ 0.1s] x", "[ 0.1s]"] {
             assert!(!is_nextest_status(text), "{text}");
         }
+    }
+
+    /// A package is found by the name its `package.json` gives, not by its folder's name: lerna's
+    /// `@acme/utils: ` prefix is the package in `packages/shared`, although `packages/utils`
+    /// exists too (another package's). Without the manifests read, the folder named as the
+    /// package is all there is to go on; a folder whose manifest names another package is not it.
+    #[test]
+    fn a_package_s_folder_is_the_one_its_manifest_names() {
+        let manifests = [
+            ("packages/shared/package.json", r#"{"name": "@acme/utils", "version": "1.0.0"}"#),
+            ("packages/utils/package.json", r#"{"name": "@acme/legacy-utils"}"#),
+            ("package.json", r#"{"name": "acme", "private": true, "workspaces": ["packages/*"]}"#),
+            ("packages/broken/package.json", "{ not json"),
+        ];
+        let files: Vec<String> = manifests
+            .iter()
+            .map(|(path, _)| (*path).to_owned())
+            .chain(["packages/shared/src/sum.js", "packages/utils/src/sum.js"].map(str::to_owned))
+            .collect();
+        let log = "\
+@acme/utils: > @acme/utils@1.0.0 test
+@acme/utils: > node src/sum.js
+@acme/utils: src/sum.js:3
+@acme/utils:   return a +* b;
+@acme/utils:            ^
+@acme/utils: 
+@acme/utils: SyntaxError: Unexpected token '*'
+";
+        let read = |path: &str| manifests.iter().find(|(p, _)| *p == path).map(|(_, text)| text.as_bytes().to_vec());
+        let workspace = Workspace::new("/w").with_files(files.clone()).with_package_manifests(read);
+        assert_eq!(workspace.package_folder("@acme/utils").as_deref(), Some("packages/shared"));
+        assert_eq!(workspace.package_folder("acme").as_deref(), Some(""));
+        // The folder named `utils` is another package's; `broken` named nothing readable.
+        assert_eq!(workspace.package_folder("utils"), None);
+        assert_eq!(workspace.package_folder("broken").as_deref(), Some("packages/broken"));
+        let parsed = crate::parse::parse(log, &workspace);
+        assert_eq!(crate::parse::report_places(&parsed), [("packages/shared/src/sum.js", 3, None)]);
+
+        // Without the manifests, the folder named as the package (unscoped) is taken.
+        let by_folder = Workspace::new("/w").with_files(files);
+        assert_eq!(by_folder.package_folder("@acme/utils").as_deref(), Some("packages/utils"));
+        let parsed = crate::parse::parse(log, &by_folder);
+        assert_eq!(crate::parse::report_places(&parsed), [("packages/utils/src/sum.js", 3, None)]);
+
+        // Two manifests giving one name: neither folder is taken.
+        let twice = |_: &str| Some(br#"{"name": "@acme/utils"}"#.to_vec());
+        let both = Workspace::new("/w")
+            .with_files(vec!["a/package.json".to_owned(), "b/package.json".to_owned()])
+            .with_package_manifests(twice);
+        assert_eq!(both.package_folder("@acme/utils"), None);
     }
 
     /// Two packages' jest failure blocks interleave (turbo runs their tasks at once), each with
