@@ -37,8 +37,18 @@ fn repo_path(path: &str, package: &str) -> String {
     }
 }
 
+/// A linter's finding's type as the project types it: a parse failure SYNTAX (INDENTATION when
+/// about indentation), a name used but never defined (pyflakes' F821, pylint's E0602, eslint's
+/// `no-undef`) IMPORT, like the NameError or ReferenceError it becomes at run time; the rest
+/// LINTING.
 fn lint_type(syntax: bool, message: &str) -> String {
-    if !syntax {
+    lint_type_of(syntax, false, message)
+}
+
+fn lint_type_of(syntax: bool, undefined_name: bool, message: &str) -> String {
+    if undefined_name {
+        "IMPORT"
+    } else if !syntax {
         "LINTING"
     } else if message.to_ascii_lowercase().contains("indent") {
         "INDENTATION"
@@ -64,7 +74,7 @@ fn truth(set: &str) -> Places {
                 let syntax = item["code"].is_null() || item["code"] == "invalid-syntax";
                 let row = item["location"]["row"].as_u64().expect("row") as u32;
                 let file = repo_path(item["filename"].as_str().expect("filename"), "svc");
-                places.insert((file, row), lint_type(syntax, message));
+                places.insert((file, row), lint_type_of(syntax, item["code"] == "F821", message));
             }
         }
         "pylint" => {
@@ -73,7 +83,7 @@ fn truth(set: &str) -> Places {
                 let message = item["message"].as_str().unwrap_or("");
                 let kind = match id {
                     "E0001" => lint_type(true, message),
-                    "E0401" | "E0611" => "IMPORT".to_owned(),
+                    "E0401" | "E0611" | "E0602" => "IMPORT".to_owned(),
                     _ => "LINTING".to_owned(),
                 };
                 let line = item["line"].as_u64().expect("line") as u32;
@@ -87,7 +97,7 @@ fn truth(set: &str) -> Places {
                 let (Some(path), Some(row), Some(code)) = (parts.next(), parts.next(), parts.next()) else {
                     continue;
                 };
-                let kind = lint_type(code == "E999", "");
+                let kind = lint_type_of(code == "E999", code == "F821", "");
                 places.insert((repo_path(path, "svc"), row.parse().expect("row")), kind);
             }
         }
@@ -97,7 +107,7 @@ fn truth(set: &str) -> Places {
                 for m in file["messages"].as_array().expect("messages") {
                     let fatal = m["fatal"].as_bool().unwrap_or(false);
                     let line = m["line"].as_u64().expect("line") as u32;
-                    places.insert((path.clone(), line), lint_type(fatal, ""));
+                    places.insert((path.clone(), line), lint_type_of(fatal, m["ruleId"] == "no-undef", ""));
                 }
             }
         }

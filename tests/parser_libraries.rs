@@ -183,7 +183,10 @@ fn the_parse_command_resolves_a_subfolder_log_against_the_workspace_folder() {
 #[test]
 fn the_parse_command_finds_a_package_by_its_manifest_s_name() {
     let workspace = tempfile::tempdir().expect("a temporary folder");
-    for (folder, name) in [("packages/case-kit", "camelcase"), ("packages/camelcase", "camel-legacy")] {
+    for (folder, name) in [
+        ("packages/case-kit", "camelcase"),
+        ("packages/camelcase", "camel-legacy"),
+    ] {
         let dir = workspace.path().join(folder);
         std::fs::create_dir_all(dir.join("test")).expect("a folder");
         std::fs::write(dir.join("index.js"), "").expect("a file");

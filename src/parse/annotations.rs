@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::lint::mypy_type;
-use super::rust::lint_type_for_syntax_message;
+use super::rust::lint_finding_type;
 use super::{Finding, Rank, Sink, split_location};
 use crate::api::shared::ErrorType;
 
@@ -163,7 +163,7 @@ fn report(sink: &mut Sink<'_>, file: &str, line: u32, error: bool, message: &str
         _ => first,
     };
     let error_type = if let Some(c) = CODE.captures(text) {
-        lint_type_for_syntax_message(&c[1], &c[2])
+        lint_finding_type(&c[1], &c[2])
     } else if let Some(c) = MYPY.captures(text) {
         mypy_type(c.get(2).map_or("", |m| m.as_str()), &c[1])
     } else if let Some(category) = category {

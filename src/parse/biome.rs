@@ -97,10 +97,13 @@ fn header(line: &str) -> Option<Header> {
 
 /// The bug type of a Biome diagnostic's category, wherever Biome prints it (its terminal header,
 /// its GitHub annotation's title): a rule's (`lint/...`, `assist/...`) and the formatter's
-/// (`format`) are linter findings, `parse` a syntax error; `None` for another category.
+/// (`format`) are linter findings, but for an undeclared variable (IMPORT, as
+/// [`super::rust::is_unresolved_rule`] says), `parse` a syntax error; `None` for another category.
 pub(crate) fn category_type(category: &str) -> Option<ErrorType> {
     if category == "parse" {
         Some(ErrorType::Syntax)
+    } else if category.starts_with("lint/") && super::rust::is_unresolved_rule(category) {
+        Some(ErrorType::Import)
     } else if category.starts_with("lint/") || category.starts_with("assist/") || category == "format" {
         Some(ErrorType::Linting)
     } else {
@@ -157,5 +160,110 @@ check ━━━━━━━━━━━━━━━━━━━━━━━━�
                 ),
             ]
         );
+    }
+
+    /// Biome's `noUndeclaredVariables` is a name that does not resolve, as Node's
+    /// ReferenceError at run time: IMPORT, in its terminal reporter, its GitHub annotations and
+    /// its SARIF report alike (Biome 2.6.8, `biome lint` with the rule enabled, each reporter).
+    #[test]
+    fn an_undeclared_variable_is_import_in_each_of_biome_s_reporters() {
+        let terminal = "\\
+src/total.js:6:16 lint/correctness/noUndeclaredVariables ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+
+  × The taxRate variable is undeclared.
+  
+    4 │     sum += item.price * item.qty;
+    5 │   }
+  > 6 │   return sum * taxRate;
+      │                ^^^^^^^
+    7 │ }
+    8 │ 
+  
+  i Using an undeclared variable at runtime can throw a ReferenceError. It often points to a typo or a missing import.
+  
+  i Declare or import the variable, or fix its name.
+  
+  i By default, Biome recognizes browser and Node.js globals.
+    You can ignore more globals using the javascript.globals configuration.
+  
+
+Checked 1 file in 3ms. No fixes applied.
+Found 1 error.
+lint ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+
+  × Some errors were emitted while running checks.
+  
+
+";
+        let github = "\\
+::error title=lint/correctness/noUndeclaredVariables,file=/w/src/total.js,line=6,endLine=6,col=16,endColumn=23::The taxRate variable is undeclared.
+lint ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+
+  × Some errors were emitted while running checks.
+  
+
+";
+        let sarif = "\\
+{
+  \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",
+  \"version\": \"2.1.0\",
+  \"runs\": [
+    {
+      \"tool\": {
+        \"driver\": {
+          \"name\": \"Biome\",
+          \"informationUri\": \"https://biomejs.dev\",
+          \"rules\": [
+            {
+              \"id\": \"lint/correctness/noUndeclaredVariables\",
+              \"shortDescription\": {
+                \"text\": \"Prevents the usage of variables that haven't been declared inside the document.\"
+              },
+              \"helpUri\": \"https://biomejs.dev/linter/rules/no-undeclared-variables\"
+            }
+          ]
+        }
+      },
+      \"results\": [
+        {
+          \"ruleId\": \"lint/correctness/noUndeclaredVariables\",
+          \"level\": \"error\",
+          \"message\": {
+            \"text\": \"The taxRate variable is undeclared.\"
+          },
+          \"locations\": [
+            {
+              \"physicalLocation\": {
+                \"artifactLocation\": {
+                  \"uri\": \"/w/src/total.js\"
+                },
+                \"region\": {
+                  \"startLine\": 6,
+                  \"startColumn\": 16,
+                  \"endLine\": 6,
+                  \"endColumn\": 23
+                }
+              }
+            }
+          ]
+        }
+      ]
+    }
+  ]
+}
+lint ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+
+  × Some errors were emitted while running checks.
+  
+
+";
+        for log in [terminal, github, sarif] {
+            let parsed = parse(log, &Workspace::new("/w"));
+            let got: Vec<_> = crate::parse::report_findings(&parsed)
+                .into_iter()
+                .map(|(file, line, kind, _)| (file, line, kind))
+                .collect();
+            assert_eq!(got, [("src/total.js", 6, "Import".to_owned())], "{log}");
+        }
     }
 }

@@ -868,7 +868,8 @@ fn node_header(line: &str) -> Option<(&str, u32)> {
     (JS_EXTENSIONS.iter().any(|e| path.ends_with(e)) && looks_like_source(path)).then(|| (path, n.parse().unwrap_or(1)))
 }
 
-/// One eslint message: a parse failure is SYNTAX, anything else a LINTING finding.
+/// One eslint message: a parse failure is SYNTAX, a name or module that does not resolve
+/// (`no-undef`, [`super::rust::is_unresolved_rule`]) IMPORT, anything else a LINTING finding.
 pub(crate) fn eslint_finding<'a>(
     file: &'a str,
     line: u32,
@@ -879,6 +880,8 @@ pub(crate) fn eslint_finding<'a>(
 ) -> Finding<'a> {
     let error_type = if fatal || message.starts_with("Parsing error") {
         ErrorType::Syntax
+    } else if super::rust::is_unresolved_rule(rule) {
+        ErrorType::Import
     } else {
         ErrorType::Linting
     };

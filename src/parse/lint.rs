@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::look::Look;
-use super::rust::{lint_type_for_syntax_message, rustc_message, rustc_type, split_lint_code};
+use super::rust::{lint_finding_type, rustc_message, rustc_type, split_lint_code};
 use super::{Finding, Needle, Rank, Sink, find_short, has_byte, row_place, split_location};
 use crate::api::shared::ErrorType;
 
@@ -88,7 +88,7 @@ impl Lint {
             if let Some(file) = self.grouped_file.as_deref()
                 && let Some((n, code, message)) = ruff_grouped_row(line)
             {
-                let error_type = lint_type_for_syntax_message(code, message);
+                let error_type = lint_finding_type(code, message);
                 let message = Cow::Owned(format!("{code} {message}"));
                 report(
                     sink,
@@ -164,7 +164,7 @@ impl Lint {
             .flatten()
             .or_else(|| bracket.then(|| code_bracketed(rest)).flatten())
         {
-            let error_type = lint_type_for_syntax_message(code, message);
+            let error_type = lint_finding_type(code, message);
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
         } else if is_pyflakes_warning(rest) {
@@ -208,7 +208,7 @@ impl Lint {
         if !caret.ends_with('^') || !caret.bytes().all(|b| b == b' ' || b == b'^') {
             return false;
         }
-        let error_type = lint_type_for_syntax_message("E999", &pending.message);
+        let error_type = lint_finding_type("E999", &pending.message);
         report(
             sink,
             &pending.file,
@@ -531,7 +531,7 @@ pub(crate) fn mypy_type(code: &str, message: &str) -> ErrorType {
 /// The bug type of a pylint message.
 pub(crate) fn pylint_type(id: &str, symbol: &str, message: &str) -> ErrorType {
     match (id, symbol) {
-        ("E0001", _) | (_, "syntax-error") => lint_type_for_syntax_message("E0001", message),
+        ("E0001", _) | (_, "syntax-error") => lint_finding_type("E0001", message),
         // A module, or a name, that does not resolve (E0602: a name used but never defined or
         // imported, as Python's NameError and mypy's `name-defined` say).
         ("E0401" | "E0611" | "E0602", _) | (_, "import-error" | "no-name-in-module" | "undefined-variable") => {

@@ -524,9 +524,15 @@ kleur:
     #[test]
     fn a_package_s_folder_is_the_one_its_manifest_names() {
         let manifests = [
-            ("packages/shared/package.json", r#"{"name": "@acme/utils", "version": "1.0.0"}"#),
+            (
+                "packages/shared/package.json",
+                r#"{"name": "@acme/utils", "version": "1.0.0"}"#,
+            ),
             ("packages/utils/package.json", r#"{"name": "@acme/legacy-utils"}"#),
-            ("package.json", r#"{"name": "acme", "private": true, "workspaces": ["packages/*"]}"#),
+            (
+                "package.json",
+                r#"{"name": "acme", "private": true, "workspaces": ["packages/*"]}"#,
+            ),
             ("packages/broken/package.json", "{ not json"),
         ];
         let files: Vec<String> = manifests
@@ -543,21 +549,40 @@ kleur:
 @acme/utils: 
 @acme/utils: SyntaxError: Unexpected token '*'
 ";
-        let read = |path: &str| manifests.iter().find(|(p, _)| *p == path).map(|(_, text)| text.as_bytes().to_vec());
-        let workspace = Workspace::new("/w").with_files(files.clone()).with_package_manifests(read);
-        assert_eq!(workspace.package_folder("@acme/utils").as_deref(), Some("packages/shared"));
+        let read = |path: &str| {
+            manifests
+                .iter()
+                .find(|(p, _)| *p == path)
+                .map(|(_, text)| text.as_bytes().to_vec())
+        };
+        let workspace = Workspace::new("/w")
+            .with_files(files.clone())
+            .with_package_manifests(read);
+        assert_eq!(
+            workspace.package_folder("@acme/utils").as_deref(),
+            Some("packages/shared")
+        );
         assert_eq!(workspace.package_folder("acme").as_deref(), Some(""));
         // The folder named `utils` is another package's; `broken` named nothing readable.
         assert_eq!(workspace.package_folder("utils"), None);
         assert_eq!(workspace.package_folder("broken").as_deref(), Some("packages/broken"));
         let parsed = crate::parse::parse(log, &workspace);
-        assert_eq!(crate::parse::report_places(&parsed), [("packages/shared/src/sum.js", 3, None)]);
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("packages/shared/src/sum.js", 3, None)]
+        );
 
         // Without the manifests, the folder named as the package (unscoped) is taken.
         let by_folder = Workspace::new("/w").with_files(files);
-        assert_eq!(by_folder.package_folder("@acme/utils").as_deref(), Some("packages/utils"));
+        assert_eq!(
+            by_folder.package_folder("@acme/utils").as_deref(),
+            Some("packages/utils")
+        );
         let parsed = crate::parse::parse(log, &by_folder);
-        assert_eq!(crate::parse::report_places(&parsed), [("packages/utils/src/sum.js", 3, None)]);
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("packages/utils/src/sum.js", 3, None)]
+        );
 
         // Two manifests giving one name: neither folder is taken.
         let twice = |_: &str| Some(br#"{"name": "@acme/utils"}"#.to_vec());

@@ -434,7 +434,7 @@ fn emit_header(header: &Header, file: &str, line: u32, sink: &mut Sink<'_>) {
             });
         }
         Header::Ruff { code, message } => {
-            let error_type = lint_type_for_syntax_message(code, message);
+            let error_type = lint_finding_type(code, message);
             sink.report(Finding {
                 file,
                 line,
@@ -474,15 +474,14 @@ pub(crate) fn rustc_type(level: &str, code: Option<&str>, message: &str) -> (Err
     (error_type, Rank::Error)
 }
 
-/// ruff, flake8 and pylint report parse failures through the linter: those are SYNTAX or
-/// INDENTATION; an undefined name (F821) is IMPORT; everything else is LINTING.
-pub(crate) fn lint_type_for_syntax_message(code: &str, message: &str) -> ErrorType {
-    let m = message.to_ascii_lowercase();
-    // pyflakes' F821 (ruff's and flake8's): a name used but never defined or imported, which
-    // does not resolve, as Python's NameError and mypy's `name-defined` say: IMPORT.
-    if code == "F821" {
+/// The bug type of a linter's finding by its code or rule: ruff, flake8 and pylint report parse
+/// failures through the linter, which are SYNTAX or INDENTATION; a name or module that does not
+/// resolve ([`is_unresolved_rule`]) is IMPORT; everything else is LINTING.
+pub(crate) fn lint_finding_type(code: &str, message: &str) -> ErrorType {
+    if is_unresolved_rule(code) {
         return ErrorType::Import;
     }
+    let m = message.to_ascii_lowercase();
     let syntax_code =
         matches!(code, "invalid-syntax" | "E999" | "E0001" | "E901" | "E902") || code.starts_with("syntax");
     if !syntax_code && !m.starts_with("syntaxerror") && !m.starts_with("parsing failed") {
@@ -493,6 +492,32 @@ pub(crate) fn lint_type_for_syntax_message(code: &str, message: &str) -> ErrorTy
     } else {
         ErrorType::Syntax
     }
+}
+
+/// Linters' codes and rules for a name used but never defined or imported, or a module that
+/// cannot be found: they do not resolve, as Python's NameError and ImportError, Node's
+/// ReferenceError, tsc's TS2304 and TS2307, rustc's E0425 and Go's `undefined:` say, so they are
+/// IMPORT whichever tool reports them. pyflakes' F821 (ruff's and flake8's); eslint's `no-undef`
+/// and the import plugins' unresolved modules; Biome's `noUndeclaredVariables` (the rule's name
+/// whose category [`is_unresolved_rule`] takes off).
+const UNRESOLVED_RULES: &[&str] = &[
+    "F821",
+    "no-undef",
+    "import/no-unresolved",
+    "n/no-missing-import",
+    "n/no-missing-require",
+    "node/no-missing-import",
+    "node/no-missing-require",
+    "noUndeclaredVariables",
+];
+
+/// Whether a linter's code or rule is one of [`UNRESOLVED_RULES`]; Biome's comes with its
+/// category (`lint/correctness/noUndeclaredVariables`).
+pub(crate) fn is_unresolved_rule(code: &str) -> bool {
+    let rule = code
+        .strip_prefix("lint/")
+        .map_or(code, |r| r.rsplit('/').next().unwrap_or(r));
+    UNRESOLVED_RULES.contains(&rule)
 }
 
 #[cfg(test)]

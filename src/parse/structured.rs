@@ -23,7 +23,7 @@ use super::js::{eslint_finding, js_type};
 use super::json_item::{self, EslintMessage, Item, JestAssertion};
 use super::json_stream::{JsonStream, Piece, Role, Shape, Status, Tag};
 use super::lint::{mypy_type, pylint_type, pyright_finding};
-use super::rust::{lint_type_for_syntax_message, rustc_type};
+use super::rust::{lint_finding_type, rustc_type};
 use super::xml_stream::{Flow, XmlPiece, XmlStream};
 use super::{Finding, MAX_REPORTS, Parser, Rank, Sink, TestOutcome};
 use crate::api::shared::ErrorType;
@@ -517,7 +517,7 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
             .and_then(|c| c.0.string.0.as_deref())
             .unwrap_or("invalid-syntax");
         let message = item.message.0.string.text();
-        let error_type = lint_type_for_syntax_message(code, message);
+        let error_type = lint_finding_type(code, message);
         sink.report(Finding {
             file: file.text(),
             line: position(location.and_then(|l| l.row.0)),
@@ -563,7 +563,7 @@ fn line_of(range: Option<&json_item::Range>) -> Option<u64> {
 
 /// A linter's finding from a format that names its rule: the rule code gives the bug type.
 fn lint_item(file: &str, line: u32, code: &str, message: &str, sink: &mut Sink<'_>) {
-    let error_type = lint_type_for_syntax_message(if code.is_empty() { "invalid-syntax" } else { code }, message);
+    let error_type = lint_finding_type(if code.is_empty() { "invalid-syntax" } else { code }, message);
     sink.report(Finding {
         file,
         line,
@@ -1400,7 +1400,7 @@ mod tests {
             // ruff
             let code = item.get("code").and_then(Value::as_str).unwrap_or("invalid-syntax");
             let message = str_of(item, "message");
-            let error_type = lint_type_for_syntax_message(code, message);
+            let error_type = lint_finding_type(code, message);
             sink.report(Finding {
                 file: str_of(item, "filename"),
                 line: u32_of(&item["location"], "row"),
@@ -1792,6 +1792,13 @@ tests/test_a.py:4: AssertionError
         assert_eq!(
             got,
             [
+                // An undefined name does not resolve: IMPORT, ranked with the errors.
+                (
+                    "src/a.js",
+                    3,
+                    "Import".to_owned(),
+                    "no-undef 'x' is not defined. (no-undef)"
+                ),
                 (
                     "tests/test_a.py",
                     4,
@@ -1809,12 +1816,6 @@ tests/test_a.py:4: AssertionError
                     90,
                     "Linting".to_owned(),
                     "ineffassign ineffectual assignment to base"
-                ),
-                (
-                    "src/a.js",
-                    3,
-                    "Linting".to_owned(),
-                    "no-undef 'x' is not defined. (no-undef)"
                 ),
             ],
             "{:#?}",
