@@ -74,6 +74,14 @@ pub(crate) fn cut_front(line: Cow<'_, str>, start: usize) -> Cow<'_, str> {
     }
 }
 
+/// Whether the raw line redrew itself (a `\r` before its end, not CRLF's): cleaned, it is its
+/// last redraw, which starts where the terminal's line starts, not with the indentation or the
+/// prefix the first text had.
+pub(crate) fn redrawn(raw: &str) -> bool {
+    let body = raw.strip_suffix('\r').unwrap_or(raw);
+    memchr::memchr(b'\r', body.as_bytes()).is_some()
+}
+
 /// The length of a GitHub Actions log marker at the start of a line (`##[error]`, `##[group]`):
 /// the runner writes annotations and groups this way, and what follows is the tool's own text.
 fn ci_marker(line: &str) -> usize {

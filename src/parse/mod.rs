@@ -391,20 +391,22 @@ impl<'w> Parser<'w> {
         };
         // pnpm's script start holds a `$`, which the buffer's scan looks for.
         let script_start = escapes_or_returns && has_byte(&line, b'$');
-        let line = self.without_runners_text(line, script_start);
+        let line = self.without_runners_text(line, script_start, escapes_or_returns && clean::redrawn(raw));
         self.sink.marks = marks;
         self.line_body(raw, &line);
         self.sink.marks = Marks::ALL;
     }
 
     /// A cleaned line without a monorepo runner's prefix or nextest's indentation, learning from
-    /// it the prefix it shows, if it shows one ([`runners`]). `script_start`: it may hold a `$`.
+    /// it the prefix it shows, if it shows one ([`runners`]). `script_start`: it may hold a `$`;
+    /// `redrawn`: the raw line redrew itself after a `\r` ([`clean::redrawn`]).
     /// Most lines of most logs have nothing of a runner's: one look, inline.
     #[inline(always)]
     fn without_runners_text<'a>(
         &mut self,
         line: std::borrow::Cow<'a, str>,
         script_start: bool,
+        redrawn: bool,
     ) -> std::borrow::Cow<'a, str> {
         let bytes = line.as_bytes();
         if !script_start
@@ -415,18 +417,19 @@ impl<'w> Parser<'w> {
             self.package = None;
             return line;
         }
-        self.without_any_runners_text(line, script_start)
+        self.without_any_runners_text(line, script_start, redrawn)
     }
 
     fn without_any_runners_text<'a>(
         &mut self,
         line: std::borrow::Cow<'a, str>,
         script_start: bool,
+        redrawn: bool,
     ) -> std::borrow::Cow<'a, str> {
         if script_start || runners::may_show_a_prefix(line.as_bytes()) {
             self.runners.note(&line, script_start, self.sink.workspace);
         }
-        let (line, package) = self.runners.strip(line);
+        let (line, package) = self.runners.strip(line, redrawn);
         self.sink.package.clear();
         if let Some(i) = package {
             self.sink.package.push_str(self.runners.folder(i));
@@ -478,7 +481,7 @@ impl<'w> Parser<'w> {
         let first = std::mem::take(&mut self.partial);
         let line = clean::clean_line(&first);
         let script_start = has_byte(&line, b'$');
-        let line = self.without_runners_text(line, script_start);
+        let line = self.without_runners_text(line, script_start, clean::redrawn(&first));
         self.begin(&line);
         self.in_rest = true;
         self.rest_piece(&first[clean::cut(&first)..]);

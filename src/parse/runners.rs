@@ -80,8 +80,9 @@ impl Runners {
     }
 
     /// `line` without a package's prefix and without nextest's indentation of a captured output,
-    /// and the index of the package's prefix ([`Runners::folder`] gives its folder).
-    pub(crate) fn strip<'a>(&mut self, line: Cow<'a, str>) -> (Cow<'a, str>, Option<usize>) {
+    /// and the index of the package's prefix ([`Runners::folder`] gives its folder). `redrawn`:
+    /// the raw line redrew itself after a `\r`, so that its cleaned text lost what it began with.
+    pub(crate) fn strip<'a>(&mut self, line: Cow<'a, str>, redrawn: bool) -> (Cow<'a, str>, Option<usize>) {
         let package = self.prefixes.iter().position(|p| line.starts_with(p.text.as_str()));
         let line = match package {
             Some(i) => {
@@ -90,7 +91,7 @@ impl Runners {
             }
             None => line,
         };
-        (self.nextest(line), package)
+        (self.nextest(line, redrawn), package)
     }
 
     /// The folder of the package whose prefix is the `i`th learnt (empty when not known).
@@ -99,8 +100,9 @@ impl Runners {
     }
 
     /// Takes nextest's four spaces off a captured output's lines; notes where one begins and
-    /// ends.
-    fn nextest<'a>(&mut self, line: Cow<'a, str>) -> Cow<'a, str> {
+    /// ends. A captured line that redrew itself (a progress bar) is its last redraw, which
+    /// nextest's indentation does not reach: it is still the test's output.
+    fn nextest<'a>(&mut self, line: Cow<'a, str>, redrawn: bool) -> Cow<'a, str> {
         let bytes = line.as_bytes();
         if self.nextest_output {
             if bytes.is_empty() {
@@ -108,6 +110,9 @@ impl Runners {
             }
             if bytes.starts_with(b"    ") && !is_nextest_status(&line[4..]) {
                 return cut_front(line, 4);
+            }
+            if redrawn && !is_nextest_status(&line) {
+                return line;
             }
             self.nextest_output = false;
         }
@@ -323,7 +328,7 @@ test.js:4:2: Printed outside any package. [Error/no-console]
         let mut runners = Runners::default();
         let strip = |runners: &mut Runners, line: &'static str| {
             runners.note(line, line.contains('$'), &workspace);
-            let (line, package) = runners.strip(Cow::Borrowed(line));
+            let (line, package) = runners.strip(Cow::Borrowed(line), false);
             let folder = package.map_or_else(String::new, |i| runners.folder(i).to_owned());
             (line.into_owned(), folder)
         };
@@ -456,12 +461,12 @@ kleur:
         );
         runners.note("@acme/kleur:build: cache hit, replaying logs 5a6b", false, &workspace);
         runners.note("camelcase: > camelcase@6.3.0 test", false, &workspace);
-        let (line, package) = runners.strip(Cow::Borrowed("@acme/kleur:build: x"));
+        let (line, package) = runners.strip(Cow::Borrowed("@acme/kleur:build: x"), false);
         assert_eq!(
             (line.as_ref(), package.map(|i| runners.folder(i))),
             ("x", Some("packages/kleur"))
         );
-        let (line, package) = runners.strip(Cow::Borrowed("camelcase: y"));
+        let (line, package) = runners.strip(Cow::Borrowed("camelcase: y"), false);
         assert_eq!(
             (line.as_ref(), package.map(|i| runners.folder(i))),
             ("y", Some("packages/camelcase"))
@@ -514,6 +519,34 @@ kleur:
         }
         for text in ["FAIL [x] a", "thread 'a' panicked", "Fail [ 0.1s] x", "[ 0.1s]"] {
             assert!(!is_nextest_status(text), "{text}");
+        }
+    }
+
+    /// A test's captured output that redraws a line (a progress bar's `\r`) is cleaned to the
+    /// last redraw, which nextest's four spaces do not reach: the output goes on, and the panic
+    /// after it is read, plain or under a CI's timestamps.
+    #[test]
+    fn a_redrawn_line_in_nextest_s_captured_output_does_not_end_it() {
+        let log = "\
+        FAIL [   0.101s] ( 3/46) itoa::test test_i16_min
+  stderr ───
+
+    downloading 10%\rdownloading 100%
+    thread 'test_i16_min' (3787) panicked at crates/itoa/tests/test.rs:16:1:
+    assertion `left == right` failed
+      left: \"+32768\"
+     right: \"-32768\"
+
+        PASS [   0.006s] ( 4/46) itoa::test test_i16_0
+";
+        let stamped: String = log
+            .lines()
+            .map(|l| format!("2026-11-26T10:00:00.1370000Z {l}\n"))
+            .collect();
+        let files = vec!["crates/itoa/tests/test.rs".to_owned()];
+        for log in [log, stamped.as_str()] {
+            let parsed = crate::parse::parse(log, &Workspace::new("/w").with_files(files.clone()));
+            assert_eq!(places(&parsed), [("crates/itoa/tests/test.rs", 16)], "{log}");
         }
     }
 
@@ -688,7 +721,7 @@ b:test: ok
             ("Apps/web lint: a.js:9:5: x", "a.js:9:5: x", "Apps/web"),
             ("_tools/gen build: ok", "ok", "_tools/gen"),
         ] {
-            let (text, package) = runners.strip(Cow::Borrowed(line));
+            let (text, package) = runners.strip(Cow::Borrowed(line), false);
             assert_eq!(
                 (text.as_ref(), package.map(|i| runners.folder(i))),
                 (stripped, Some(want))
