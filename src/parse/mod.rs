@@ -391,7 +391,7 @@ impl<'w> Parser<'w> {
         };
         // pnpm's script start holds a `$`, which the buffer's scan looks for.
         let script_start = escapes_or_returns && has_byte(&line, b'$');
-        let line = self.without_runners_text(line, script_start, escapes_or_returns && clean::redrawn(raw));
+        let line = self.without_runners_text(line, script_start, raw);
         self.sink.marks = marks;
         self.line_body(raw, &line);
         self.sink.marks = Marks::ALL;
@@ -399,14 +399,14 @@ impl<'w> Parser<'w> {
 
     /// A cleaned line without a monorepo runner's prefix or nextest's indentation, learning from
     /// it the prefix it shows, if it shows one ([`runners`]). `script_start`: it may hold a `$`;
-    /// `redrawn`: the raw line redrew itself after a `\r` ([`clean::redrawn`]).
+    /// `raw`: the line before cleaning.
     /// Most lines of most logs have nothing of a runner's: one look, inline.
     #[inline(always)]
     fn without_runners_text<'a>(
         &mut self,
         line: std::borrow::Cow<'a, str>,
         script_start: bool,
-        redrawn: bool,
+        raw: &str,
     ) -> std::borrow::Cow<'a, str> {
         let bytes = line.as_bytes();
         if !script_start
@@ -417,19 +417,19 @@ impl<'w> Parser<'w> {
             self.package = None;
             return line;
         }
-        self.without_any_runners_text(line, script_start, redrawn)
+        self.without_any_runners_text(line, script_start, raw)
     }
 
     fn without_any_runners_text<'a>(
         &mut self,
         line: std::borrow::Cow<'a, str>,
         script_start: bool,
-        redrawn: bool,
+        raw: &str,
     ) -> std::borrow::Cow<'a, str> {
         if script_start || runners::may_show_a_prefix(line.as_bytes()) {
             self.runners.note(&line, script_start, self.sink.workspace);
         }
-        let (line, package) = self.runners.strip(line, redrawn);
+        let (line, package) = self.runners.strip(line, raw);
         self.sink.package.clear();
         if let Some(i) = package {
             self.sink.package.push_str(self.runners.folder(i));
@@ -481,7 +481,7 @@ impl<'w> Parser<'w> {
         let first = std::mem::take(&mut self.partial);
         let line = clean::clean_line(&first);
         let script_start = has_byte(&line, b'$');
-        let line = self.without_runners_text(line, script_start, clean::redrawn(&first));
+        let line = self.without_runners_text(line, script_start, &first);
         self.begin(&line);
         self.in_rest = true;
         self.rest_piece(&first[clean::cut(&first)..]);

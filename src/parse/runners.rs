@@ -80,9 +80,9 @@ impl Runners {
     }
 
     /// `line` without a package's prefix and without nextest's indentation of a captured output,
-    /// and the index of the package's prefix ([`Runners::folder`] gives its folder). `redrawn`:
-    /// the raw line redrew itself after a `\r`, so that its cleaned text lost what it began with.
-    pub(crate) fn strip<'a>(&mut self, line: Cow<'a, str>, redrawn: bool) -> (Cow<'a, str>, Option<usize>) {
+    /// and the index of the package's prefix ([`Runners::folder`] gives its folder). `raw`: the
+    /// line before cleaning.
+    pub(crate) fn strip<'a>(&mut self, line: Cow<'a, str>, raw: &str) -> (Cow<'a, str>, Option<usize>) {
         let package = self.prefixes.iter().position(|p| line.starts_with(p.text.as_str()));
         let line = match package {
             Some(i) => {
@@ -91,7 +91,7 @@ impl Runners {
             }
             None => line,
         };
-        (self.nextest(line, redrawn), package)
+        (self.nextest(line, raw), package)
     }
 
     /// The folder of the package whose prefix is the `i`th learnt (empty when not known).
@@ -101,8 +101,9 @@ impl Runners {
 
     /// Takes nextest's four spaces off a captured output's lines; notes where one begins and
     /// ends. A captured line that redrew itself (a progress bar) is its last redraw, which
-    /// nextest's indentation does not reach: it is still the test's output.
-    fn nextest<'a>(&mut self, line: Cow<'a, str>, redrawn: bool) -> Cow<'a, str> {
+    /// nextest's indentation does not reach: it is still the test's output. `raw`: the line
+    /// before cleaning, which tells a redraw ([`super::clean::redrawn`]).
+    fn nextest<'a>(&mut self, line: Cow<'a, str>, raw: &str) -> Cow<'a, str> {
         let bytes = line.as_bytes();
         if self.nextest_output {
             if bytes.is_empty() {
@@ -111,7 +112,7 @@ impl Runners {
             if bytes.starts_with(b"    ") && !is_nextest_status(&line[4..]) {
                 return cut_front(line, 4);
             }
-            if redrawn && !is_nextest_status(&line) {
+            if super::clean::redrawn(raw) && !is_nextest_status(&line) {
                 return line;
             }
             self.nextest_output = false;
@@ -328,7 +329,7 @@ test.js:4:2: Printed outside any package. [Error/no-console]
         let mut runners = Runners::default();
         let strip = |runners: &mut Runners, line: &'static str| {
             runners.note(line, line.contains('$'), &workspace);
-            let (line, package) = runners.strip(Cow::Borrowed(line), false);
+            let (line, package) = runners.strip(Cow::Borrowed(line), line);
             let folder = package.map_or_else(String::new, |i| runners.folder(i).to_owned());
             (line.into_owned(), folder)
         };
@@ -461,12 +462,12 @@ kleur:
         );
         runners.note("@acme/kleur:build: cache hit, replaying logs 5a6b", false, &workspace);
         runners.note("camelcase: > camelcase@6.3.0 test", false, &workspace);
-        let (line, package) = runners.strip(Cow::Borrowed("@acme/kleur:build: x"), false);
+        let (line, package) = runners.strip(Cow::Borrowed("@acme/kleur:build: x"), "");
         assert_eq!(
             (line.as_ref(), package.map(|i| runners.folder(i))),
             ("x", Some("packages/kleur"))
         );
-        let (line, package) = runners.strip(Cow::Borrowed("camelcase: y"), false);
+        let (line, package) = runners.strip(Cow::Borrowed("camelcase: y"), "");
         assert_eq!(
             (line.as_ref(), package.map(|i| runners.folder(i))),
             ("y", Some("packages/camelcase"))
@@ -721,7 +722,7 @@ b:test: ok
             ("Apps/web lint: a.js:9:5: x", "a.js:9:5: x", "Apps/web"),
             ("_tools/gen build: ok", "ok", "_tools/gen"),
         ] {
-            let (text, package) = runners.strip(Cow::Borrowed(line), false);
+            let (text, package) = runners.strip(Cow::Borrowed(line), line);
             assert_eq!(
                 (text.as_ref(), package.map(|i| runners.folder(i))),
                 (stripped, Some(want))
