@@ -53,6 +53,8 @@ const MAX_BACKTRACE_LINES: u32 = 400;
 /// small number; a panic in the library's code the example calls names its real line. A line
 /// before the example (the header's line) is taken for the program's and the example is the
 /// place; a line after it is the library's own (the item a doc comment documents follows it).
+/// From the 2024 edition rustdoc merges the doctests into one program in a temporary folder
+/// ([`is_merged_doctests`]): a panic there is placed at the example.
 struct Doctest {
     /// The doctest's name, as `cargo test` lists it.
     name: String,
@@ -125,11 +127,19 @@ impl Rust {
                 return;
             }
         }
-        if let Some((mut test, file, mut n)) = self.panic.take() {
+        if let Some((mut test, mut file, mut n)) = self.panic.take() {
             let message = format!("panicked: {}", line.trim());
-            if let Some(doctest) = self.doctest.as_ref().filter(|d| d.file == file) {
-                n = n.max(doctest.line);
-                test.clone_from(&doctest.name);
+            if let Some(doctest) = self.doctest.as_ref() {
+                if doctest.file == file {
+                    n = n.max(doctest.line);
+                    test.clone_from(&doctest.name);
+                } else if is_merged_doctests(&file) {
+                    // The 2024 edition's merged doctests: the program's line says nothing of the
+                    // example's, which is the place.
+                    file.clone_from(&doctest.file);
+                    n = doctest.line;
+                    test.clone_from(&doctest.name);
+                }
             }
             if !sink.is_project_file(&file) {
                 record_panicked(sink, &test);
@@ -336,6 +346,14 @@ fn doctest_name(name: &str) -> Option<(&str, u32)> {
         return None;
     }
     Some((file, n.parse().ok()?))
+}
+
+/// Whether a panic's file is the program rustdoc merges a crate's doctests into (edition 2024 on:
+/// `/tmp/rustdoctestHDSIKl/doctest_bundle_2024.rs`), written to a temporary folder and gone when
+/// the log is read.
+fn is_merged_doctests(file: &str) -> bool {
+    let name = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    name.starts_with("doctest_bundle_") && name.ends_with(".rs")
 }
 
 /// The doctest a `---- name stdout ----` header of `cargo test`'s failures opens, if it is one.
@@ -573,6 +591,188 @@ mod tests {
             let by_regex = RUFF_HEADER.captures(&text).map(|c| (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str()));
             prop_assert_eq!(ruff_header(&text), by_regex, "{:?}", text);
         }
+    }
+
+    /// From the 2024 edition rustdoc merges a crate's doctests into one program in a temporary
+    /// folder, and a panic names that program's file (cargo 1.95, a crate of `cargo new` with
+    /// three failing doctests: the crate's, an item's and a module's documentation). Each is
+    /// placed at its example, with and without `RUST_BACKTRACE=1`.
+    #[test]
+    fn a_merged_doctest_s_panic_is_placed_at_its_example() {
+        let plain = "\\
+   Compiling dtest v0.1.0 (/tmp/dtest)
+    Finished `test` profile [unoptimized + debuginfo] target(s) in 0.03s
+   Doc-tests dtest
+
+running 3 tests
+test src/lib.rs - add (line 9) ... FAILED
+test src/lib.rs - (line 3) ... FAILED
+test src/lib.rs - inner (line 19) ... FAILED
+
+failures:
+
+---- src/lib.rs - add (line 9) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (4772) panicked at /tmp/rustdoctestHDSIKl/doctest_bundle_2024.rs:14:1:
+assertion `left == right` failed
+  left: 2
+ right: 3
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+---- src/lib.rs - (line 3) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (4771) panicked at /tmp/rustdoctestHDSIKl/doctest_bundle_2024.rs:6:1:
+assertion `left == right` failed
+  left: 4
+ right: 5
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+---- src/lib.rs - inner (line 19) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (4774) panicked at /tmp/rustdoctestHDSIKl/doctest_bundle_2024.rs:22:1:
+inner module doc
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+
+failures:
+    src/lib.rs - (line 3)
+    src/lib.rs - add (line 9)
+    src/lib.rs - inner (line 19)
+
+test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+all doctests ran in 0.15s; merged doctests compilation took 0.14s
+error: doctest failed, to rerun pass `--doc`
+";
+        let backtraced = "\\
+   Compiling dtest v0.1.0 (/tmp/dtest)
+    Finished `test` profile [unoptimized + debuginfo] target(s) in 0.13s
+   Doc-tests dtest
+
+running 3 tests
+test src/lib.rs - add (line 9) ... FAILED
+test src/lib.rs - (line 3) ... FAILED
+test src/lib.rs - inner (line 19) ... FAILED
+
+failures:
+
+---- src/lib.rs - add (line 9) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (4407) panicked at /tmp/rustdoctest7gUqfl/doctest_bundle_2024.rs:14:1:
+assertion `left == right` failed
+  left: 2
+ right: 3
+stack backtrace:
+   0: __rustc::rust_begin_unwind
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/panicking.rs:689:5
+   1: core::panicking::panic_fmt
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:80:14
+   2: core::panicking::assert_failed_inner
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:439:17
+   3: core::panicking::assert_failed::<u64, u64>
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:394:5
+   4: doctest_bundle_2024::__doctest_1::main
+   5: doctest_bundle_2024::__doctest_1::__main_fn
+   6: doctest_runner_2024::__doctest_1::TEST::{closure#0}
+   7: <doctest_runner_2024::__doctest_1::TEST::{closure#0} as core::ops::function::FnOnce<()>>::call_once
+   8: doctest_runner_2024::main
+   9: <fn() -> std::process::ExitCode as core::ops::function::FnOnce<()>>::call_once
+note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.
+
+
+---- src/lib.rs - (line 3) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (4406) panicked at /tmp/rustdoctest7gUqfl/doctest_bundle_2024.rs:6:1:
+assertion `left == right` failed
+  left: 4
+ right: 5
+stack backtrace:
+   0: __rustc::rust_begin_unwind
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/panicking.rs:689:5
+   1: core::panicking::panic_fmt
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:80:14
+   2: core::panicking::assert_failed_inner
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:439:17
+   3: core::panicking::assert_failed::<u64, u64>
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:394:5
+   4: doctest_bundle_2024::__doctest_0::main
+   5: doctest_bundle_2024::__doctest_0::__main_fn
+   6: doctest_runner_2024::__doctest_0::TEST::{closure#0}
+   7: <doctest_runner_2024::__doctest_0::TEST::{closure#0} as core::ops::function::FnOnce<()>>::call_once
+   8: doctest_runner_2024::main
+   9: <fn() -> std::process::ExitCode as core::ops::function::FnOnce<()>>::call_once
+note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.
+
+
+---- src/lib.rs - inner (line 19) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (4422) panicked at /tmp/rustdoctest7gUqfl/doctest_bundle_2024.rs:22:1:
+inner module doc
+stack backtrace:
+   0: __rustc::rust_begin_unwind
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/panicking.rs:689:5
+   1: core::panicking::panic_fmt
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:80:14
+   2: doctest_bundle_2024::__doctest_2::main
+   3: doctest_bundle_2024::__doctest_2::__main_fn
+   4: doctest_runner_2024::__doctest_2::TEST::{closure#0}
+   5: <doctest_runner_2024::__doctest_2::TEST::{closure#0} as core::ops::function::FnOnce<()>>::call_once
+   6: doctest_runner_2024::main
+   7: <fn() -> std::process::ExitCode as core::ops::function::FnOnce<()>>::call_once
+note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.
+
+
+
+failures:
+    src/lib.rs - (line 3)
+    src/lib.rs - add (line 9)
+    src/lib.rs - inner (line 19)
+
+test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.39s
+
+all doctests ran in 0.67s; merged doctests compilation took 0.26s
+error: doctest failed, to rerun pass `--doc`
+";
+        for log in [plain, backtraced] {
+            let parsed = parse(
+                log,
+                &Workspace::new("/tmp/dtest").with_files(vec!["src/lib.rs".to_owned()]),
+            );
+            let mut places = super::super::report_places(&parsed);
+            places.sort();
+            assert_eq!(
+                places,
+                [
+                    ("src/lib.rs", 3, Some("src/lib.rs - (line 3)")),
+                    ("src/lib.rs", 9, Some("src/lib.rs - add (line 9)")),
+                    ("src/lib.rs", 19, Some("src/lib.rs - inner (line 19)")),
+                ],
+                "{log}"
+            );
+        }
+        assert!(is_merged_doctests("/tmp/rustdoctestHDSIKl/doctest_bundle_2024.rs"));
+        assert!(!is_merged_doctests("src/doctest_bundle.rs"));
     }
 
     /// `cargo test`'s doctests (strsim 0.11.1 and fnv 1.0.7 from crates.io, one with a bug): their
