@@ -111,7 +111,36 @@ pub(crate) struct Python {
     doctest_place: Option<DoctestPlace>,
     /// What a doctest example printed and what it should have, for the failure line after them.
     doctest_output: DoctestOutput,
+    /// Inside an exception group's boxed traceback: the column of its outermost box's edge.
+    exception_group: Option<usize>,
 }
+
+/// How Python (3.11 on) prints an exception group, which `asyncio.TaskGroup`, anyio and trio
+/// raise: its traceback and each sub-exception's in boxes, every line behind a `| ` edge, nested
+/// groups one box deeper, sub-exceptions parted by `+---- 2 ----` rules:
+///
+/// ```text
+///   + Exception Group Traceback (most recent call last):
+///   |   File "app/tasks.py", line 10, in fetch_all
+///   | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)
+///   +-+---------------- 1 ----------------
+///     | Traceback (most recent call last):
+///     |   File "app/tasks.py", line 6, in fetch
+///     | KeyError: 'pear'
+///     +------------------------------------
+/// ```
+const EXCEPTION_GROUP_TRACEBACK: &str = "+ Exception Group Traceback (most recent call last):";
+
+/// A line of an exception group's boxes, read without them.
+enum GroupLine<'l> {
+    /// The text behind the box's edge, as a plain traceback prints it.
+    Text(&'l str),
+    /// A rule between sub-exceptions, or a box's end: nothing to read.
+    Rule,
+}
+
+/// The group's traceback and a nested group's read as a traceback.
+const TRACEBACK: &str = "Traceback (most recent call last):";
 
 impl Python {
     /// Whether [`Python::line`] can do anything with the line: inside a block or a pytest section
@@ -119,7 +148,7 @@ impl Python {
     /// or places a syntax error does.
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
-        if self.block.is_some() || self.section != Section::None {
+        if self.block.is_some() || self.section != Section::None || self.exception_group.is_some() {
             return true;
         }
         let Some(first) = look.first else {
@@ -138,6 +167,8 @@ impl Python {
             b'X' => line.starts_with("XFAIL ") || line.starts_with("XPASS "),
             // Tracebacks, chained ones too.
             b'D' => line.starts_with("During handling of the above exception"),
+            // An exception group's boxed traceback, where nothing indents it.
+            b'+' => line.starts_with(EXCEPTION_GROUP_TRACEBACK),
             b'T' => line.starts_with("Traceback (most recent call last)") || line.starts_with("The above exception"),
             // A character that may be whitespace, or start a word.
             0x80.. => true,
@@ -145,13 +176,55 @@ impl Python {
         };
         starts_something
             || look.last == b')' && look.may_hold(Needle::LineComma)
-            || is_ascii_space(first) && look.trimmed().starts_with("File \"")
+            || is_ascii_space(first) && {
+                let trimmed = look.trimmed();
+                trimmed.starts_with("File \"") || trimmed.starts_with(EXCEPTION_GROUP_TRACEBACK)
+            }
             // pytest `-v` and unittest `-v` outcomes.
             || look.holds_double_colon()
             || starts_with_word_and_paren(line) && has(line, " ... ")
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        match self.group_line(line) {
+            Some(GroupLine::Text(text)) => self.read(text, sink),
+            Some(GroupLine::Rule) => {}
+            None => self.read(line, sink),
+        }
+    }
+
+    /// An exception group's line without its box ([`EXCEPTION_GROUP_TRACEBACK`]), `None` for a
+    /// line outside any group. A group's traceback reads as a traceback; its own exception
+    /// (`ExceptionGroup: ... (2 sub-exceptions)`) is not the bug, its sub-exceptions are.
+    fn group_line<'l>(&mut self, line: &'l str) -> Option<GroupLine<'l>> {
+        let indent = line.bytes().take_while(|&b| b == b' ').count();
+        let rest = &line[indent..];
+        let Some(edge) = self.exception_group else {
+            if rest.starts_with(EXCEPTION_GROUP_TRACEBACK) {
+                self.exception_group = Some(indent);
+                return Some(GroupLine::Text(TRACEBACK));
+            }
+            return None;
+        };
+        if indent >= edge {
+            if let Some(text) = rest.strip_prefix("| ").or_else(|| (rest == "|").then_some("")) {
+                // A nested group's traceback opens a box one deeper, behind this one's edge.
+                let text = match text.strip_prefix("Exception Group Traceback (most recent call last):") {
+                    Some("") => TRACEBACK,
+                    _ => text,
+                };
+                return Some(GroupLine::Text(text));
+            }
+            if rest.starts_with('+') && rest.bytes().all(|b| matches!(b, b'+' | b'-' | b' ' | b'0'..=b'9')) {
+                return Some(GroupLine::Rule);
+            }
+        }
+        // Anything else ends the group's boxes.
+        self.exception_group = None;
+        None
+    }
+
+    fn read(&mut self, line: &str, sink: &mut Sink<'_>) {
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
@@ -353,6 +426,11 @@ impl Python {
             && block.exception.is_none()
             && let Some((kind, message)) = exception(body.trim(), must_be_exception)
         {
+            if is_group_of_sub_exceptions(kind, message) {
+                // The sub-exceptions' tracebacks follow: they are the failure, of the same test.
+                self.chained = true;
+                return;
+            }
             block.exception = Some((kind.to_owned(), message.unwrap_or("").to_owned()));
             if block.ends_at_exception && !from_e_line {
                 self.flush(sink);
@@ -989,6 +1067,13 @@ pub(crate) fn summary_outcome(line: &str) -> Option<(&str, &str)> {
 /// The pytest node id `text` starts with, and the rest: an id ends at its first space unless that
 /// space is inside its parameters (`test_date[input10-Mar 02 2009]`), where it ends at the `]`
 /// that the line's end, ` - ` or another space follows.
+/// An exception group's own exception, `ExceptionGroup: msg (2 sub-exceptions)`, whose
+/// sub-exceptions follow it ([`EXCEPTION_GROUP_TRACEBACK`]).
+fn is_group_of_sub_exceptions(kind: &str, message: Option<&str>) -> bool {
+    kind.ends_with("ExceptionGroup")
+        && message.is_some_and(|m| m.ends_with(" sub-exception)") || m.ends_with(" sub-exceptions)"))
+}
+
 fn split_node_id(text: &str) -> (&str, &str) {
     let (name, tail) = split_word(text);
     if tail.is_empty() || name.ends_with(']') || !has_byte(name, b'[') {
@@ -1316,6 +1401,146 @@ impl Python {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Exception groups (Python 3.12, the real output): an `asyncio.TaskGroup`'s KeyError under
+    /// a script and under pytest (which prints the boxes natively whatever `--tb`), and a group
+    /// nested in another with sub-exceptions raised nowhere. The sub-exception is the failure, at
+    /// its own frame, of the test that ran it; a group's own `ExceptionGroup` is not reported.
+    #[test]
+    fn an_exception_group_s_sub_exception_is_read_through_its_boxes() {
+        let script = "\\
+  + Exception Group Traceback (most recent call last):
+  |   File \"/tmp/py13/run_tasks.py\", line 4, in <module>
+  |     print(asyncio.run(fetch_all({\"apple\": 1})))
+  |           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/runners.py\", line 194, in run
+  |     return runner.run(main)
+  |            ^^^^^^^^^^^^^^^^
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/runners.py\", line 118, in run
+  |     return self._loop.run_until_complete(task)
+  |            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/base_events.py\", line 684, in run_until_complete
+  |     return future.result()
+  |            ^^^^^^^^^^^^^^^
+  |   File \"/tmp/py13/app/tasks.py\", line 10, in fetch_all
+  |     async with asyncio.TaskGroup() as tg:
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/taskgroups.py\", line 145, in __aexit__
+  |     raise me from None
+  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)
+  +-+---------------- 1 ----------------
+    | Traceback (most recent call last):
+    |   File \"/tmp/py13/app/tasks.py\", line 6, in fetch
+    |     return prices[name] * 2
+    |            ~~~~~~^^^^^^
+    | KeyError: 'pear'
+    +------------------------------------
+";
+        let pytest = "\\
+F                                                                        [100%]
+=================================== FAILURES ===================================
+________________________________ test_fetch_all ________________________________
+  + Exception Group Traceback (most recent call last):
+  |   File \"/tmp/py13/test_tasks.py\", line 5, in test_fetch_all
+  |     assert asyncio.run(fetch_all({\"apple\": 1})) == 2
+  |            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/runners.py\", line 194, in run
+  |     return runner.run(main)
+  |            ^^^^^^^^^^^^^^^^
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/runners.py\", line 118, in run
+  |     return self._loop.run_until_complete(task)
+  |            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/base_events.py\", line 684, in run_until_complete
+  |     return future.result()
+  |            ^^^^^^^^^^^^^^^
+  |   File \"/tmp/py13/app/tasks.py\", line 10, in fetch_all
+  |     async with asyncio.TaskGroup() as tg:
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/taskgroups.py\", line 145, in __aexit__
+  |     raise me from None
+  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)
+  +-+---------------- 1 ----------------
+    | Traceback (most recent call last):
+    |   File \"/tmp/py13/app/tasks.py\", line 6, in fetch
+    |     return prices[name] * 2
+    |            ~~~~~~^^^^^^
+    | KeyError: 'pear'
+    +------------------------------------
+=========================== short test summary info ============================
+FAILED test_tasks.py::test_fetch_all - KeyError('pear') [single exception in ...
+1 failed in 0.02s
+";
+        let nested = "\\
+  + Exception Group Traceback (most recent call last):
+  |   File \"/tmp/py13/nested.py\", line 6, in outer
+  |     inner()
+  |   File \"/tmp/py13/nested.py\", line 2, in inner
+  |     raise ExceptionGroup(\"inner\", [ValueError(\"bad value\"), TypeError(\"bad type\")])
+  | ExceptionGroup: inner (2 sub-exceptions)
+  +-+---------------- 1 ----------------
+    | ValueError: bad value
+    +---------------- 2 ----------------
+    | TypeError: bad type
+    +------------------------------------
+
+During handling of the above exception, another exception occurred:
+
+  + Exception Group Traceback (most recent call last):
+  |   File \"/tmp/py13/nested.py\", line 10, in <module>
+  |     outer()
+  |   File \"/tmp/py13/nested.py\", line 8, in outer
+  |     raise ExceptionGroup(\"outer\", [e, KeyError(\"k\")])
+  | ExceptionGroup: outer (2 sub-exceptions)
+  +-+---------------- 1 ----------------
+    | Exception Group Traceback (most recent call last):
+    |   File \"/tmp/py13/nested.py\", line 6, in outer
+    |     inner()
+    |   File \"/tmp/py13/nested.py\", line 2, in inner
+    |     raise ExceptionGroup(\"inner\", [ValueError(\"bad value\"), TypeError(\"bad type\")])
+    | ExceptionGroup: inner (2 sub-exceptions)
+    +-+---------------- 1 ----------------
+      | ValueError: bad value
+      +---------------- 2 ----------------
+      | TypeError: bad type
+      +------------------------------------
+    +---------------- 2 ----------------
+    | KeyError: 'k'
+    +------------------------------------
+";
+        let files = ["app/tasks.py", "run_tasks.py", "test_tasks.py", "nested.py"]
+            .map(str::to_owned)
+            .to_vec();
+        let workspace = crate::parse::Workspace::new("/tmp/py13").with_files(files);
+        let findings = |log: &str| {
+            let parsed = crate::parse::parse(log, &workspace);
+            parsed
+                .reports
+                .iter()
+                .map(|r| {
+                    (
+                        r.file_path.clone(),
+                        r.line_number,
+                        r.message.clone(),
+                        r.test_name.clone(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let key_error = |test: Option<&str>| {
+            vec![(
+                "app/tasks.py".to_owned(),
+                6,
+                "KeyError: 'pear'".to_owned(),
+                test.map(str::to_owned),
+            )]
+        };
+        assert_eq!(findings(script), key_error(None));
+        assert_eq!(findings(pytest), key_error(Some("test_tasks.py::test_fetch_all")));
+        // The inner group's sub-exceptions have no traceback of their own: the group's raise is
+        // the place.
+        assert_eq!(
+            findings(nested),
+            [("nested.py".to_owned(), 2, "ValueError: bad value".to_owned(), None)]
+        );
+    }
 
     /// What the exception regexes alone read in `text`.
     fn by_regex(text: &str, must_be: bool) -> Option<(&str, Option<&str>)> {
