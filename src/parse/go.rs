@@ -1,6 +1,6 @@
 //! Go: `go build` / `go vet` diagnostics, `go test` outcomes (`--- FAIL: TestX/sub`), `t.Errorf`
-//! lines, panics with their goroutine frames, and `go test -json` events (whose `Output` is read
-//! as the text it carries).
+//! lines, panics with their goroutine frames, the race detector's reports (`go test -race`), and
+//! `go test -json` events (whose `Output` is read as the text it carries).
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -45,6 +45,45 @@ struct Panic {
     /// Lines read before the stack: a `panic:` line with no stack after it is given up.
     lines_before_stack: u32,
 }
+
+/// A report of the race detector (`go test -race`), until its closing rule: two goroutines'
+/// accesses to one variable, each with its stack, then where the goroutines were created.
+///
+/// ```text
+/// WARNING: DATA RACE
+/// Write at 0x00c0000e21e0 by goroutine 9:
+///   github.com/patrickmn/go-cache.(*cache).Set()
+///       /work/gocache/cache.go:61 +0x15b
+///
+/// Previous read at 0x00c0000e21e0 by goroutine 8:
+///   ...
+/// Goroutine 9 (running) created at:
+///   ...
+/// ==================
+/// ```
+#[derive(Default)]
+struct Race {
+    /// The access the detector caught (`write`) and the one before it (`previous read`), each
+    /// with the function of its first frame in the project.
+    accesses: Vec<(String, String)>,
+    /// The first frame in the project of the caught access: where the report goes.
+    site: Option<(String, u32)>,
+    /// The function line read last, for the frame line under it.
+    function: String,
+    /// Where the stacks of the goroutines' creation begin: none of their frames is the place.
+    in_creation: bool,
+    /// Lines read: a report that never closes is given up.
+    lines: u32,
+}
+
+/// Most lines of a race report (two stacks and two creation stacks, each frame two lines).
+const MAX_RACE_LINES: u32 = 400;
+
+/// Most races kept waiting for their test's name.
+const MAX_UNNAMED_RACES: usize = 16;
+
+/// What the testing package prints under the test whose run the race detector saw a race in.
+const RACE_DETECTED: &str = "race detected during execution of test";
 
 /// Most lines between a `panic:` line and its goroutine's stack (a message over several lines,
 /// the runtime's signal line).
@@ -106,6 +145,16 @@ pub(crate) struct Go {
     panic: Option<Panic>,
     /// A testify failure, until its table ends.
     testify: Option<Testify>,
+    /// A race detector's report, until its closing rule.
+    race: Option<Race>,
+    /// The races reported since the last test the testing package said saw a race: its line
+    /// under the test's `--- FAIL:`, after the reports, names their test (the name the last
+    /// `--- FAIL:` gave is another test's, unless `-v` announced this one).
+    unnamed_races: Vec<usize>,
+    /// The test the testing package said saw a race before any report of it came: the race
+    /// detector writes to standard error, the tests to standard output, and a log of both may
+    /// hold the report after the test's lines.
+    raced_test: Option<String>,
     packages_with_tests: u32,
     packages_without_tests: u32,
 }
@@ -122,7 +171,8 @@ impl Go {
         match first {
             // Inside a panic's stack, every line: its function lines and its end matter; so in
             // a testify table.
-            _ if self.panic.is_some() || self.testify.is_some() => true,
+            _ if self.panic.is_some() || self.testify.is_some() || self.race.is_some() => true,
+            b'W' => line.starts_with("WARNING: DATA RACE"),
             b'{' => is_event(line),
             b'p' => line.starts_with("panic: "),
             b'=' => line.starts_with("=== "),
@@ -181,9 +231,17 @@ impl Go {
             }
             self.end_testify(sink);
         }
+        if self.race.is_some() {
+            self.race_line(line, sink);
+            return;
+        }
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
+        if line.starts_with("WARNING: DATA RACE") {
+            self.race = Some(Race::default());
+            return;
+        }
         if let Some(message) = line.strip_prefix("panic: ") {
             self.end_panic(sink);
             self.panic = Some(Panic {
@@ -294,6 +352,19 @@ impl Go {
                 if first == b' '
                     && let Some(c) = TEST_LOCATION.captures(line)
                 {
+                    if c[3].trim() == RACE_DETECTED {
+                        // The testing package's own line, not the test's: it names the test of
+                        // the race reported above it.
+                        if self.unnamed_races.is_empty() {
+                            self.raced_test.clone_from(&self.current_test);
+                        }
+                        for report in std::mem::take(&mut self.unnamed_races) {
+                            if let Some(test) = self.current_test.as_deref() {
+                                sink.set_test(report, test);
+                            }
+                        }
+                        return;
+                    }
                     if c[3].trim().is_empty() {
                         // testify's table of what failed follows.
                         self.testify = Some(Testify {
@@ -346,6 +417,85 @@ impl Go {
         }
     }
 
+    /// A line of a race detector's report: its accesses' headers and stacks, up to its closing
+    /// rule, when it is reported at the caught access's first frame in the project.
+    fn race_line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        let Some(race) = self.race.as_mut() else {
+            return;
+        };
+        race.lines += 1;
+        if race.lines > MAX_RACE_LINES {
+            self.race = None;
+            return;
+        }
+        if line.starts_with("==================") {
+            self.end_race(sink);
+            return;
+        }
+        if let Some(frame) = line.strip_prefix("      ") {
+            // `      /abs/path/cache.go:61 +0x15b` under its function's line.
+            let location = frame.split(' ').next().unwrap_or("");
+            if !race.in_creation
+                && let Some((file, n, _)) = split_location(location)
+                && file.ends_with(".go")
+                && sink.is_project_file(file)
+                && let Some(access) = race.accesses.last_mut()
+                && access.1.is_empty()
+            {
+                access.1.clone_from(&race.function);
+                if race.accesses.len() == 1 {
+                    race.site = Some((file.to_owned(), n));
+                }
+            }
+        } else if let Some(function) = line.strip_prefix("  ") {
+            race.function = function.trim_end_matches("()").to_owned();
+        } else if line.starts_with("Goroutine ") {
+            race.in_creation = true;
+        } else if let Some((kind, _)) = line.split_once(" at 0x").filter(|_| line.ends_with(':')) {
+            // `Write at 0x... by goroutine 9:`, `Previous read at 0x... by goroutine 8:`.
+            if race.accesses.len() < 2 {
+                race.accesses.push((kind.to_ascii_lowercase(), String::new()));
+            }
+        }
+    }
+
+    /// Reports the race whose report has ended, at the caught access's frame in the project.
+    fn end_race(&mut self, sink: &mut Sink<'_>) {
+        let Some(Race {
+            accesses,
+            site: Some((file, line)),
+            ..
+        }) = self.race.take()
+        else {
+            return;
+        };
+        let message = accesses
+            .iter()
+            .map(|(kind, function)| match function.as_str() {
+                "" => kind.clone(),
+                f => format!("{kind} in {f}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let test = self.raced_test.take();
+        let report = sink.report(Finding {
+            file: &file,
+            line,
+            error_type: ErrorType::Logic,
+            message: Cow::Owned(format!("DATA RACE: {message}")),
+            test: test.as_deref(),
+            confidence: 0.9,
+            rank: Rank::Error,
+            diagnostic: false,
+        });
+        if let Some(report) = report
+            && test.is_none()
+            && self.unnamed_races.len() < MAX_UNNAMED_RACES
+        {
+            self.unnamed_races.push(report);
+        }
+    }
+
     /// Reports the panic whose stack has ended, at the frame it was raised at.
     fn end_panic(&mut self, sink: &mut Sink<'_>) {
         let Some(Panic {
@@ -392,6 +542,7 @@ impl Go {
 
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.end_testify(sink);
+        self.end_race(sink);
         self.end_panic(sink);
         if self.packages_without_tests > 0 && self.packages_with_tests == 0 {
             sink.infra(InfraKind::NoTestsCollected);
@@ -550,6 +701,201 @@ FAIL
 {"Time":"2026-11-26T00:23:36.959255553Z","Action":"output","Package":"example.com/shop","Output":"FAIL\texample.com/shop\t0.004s\n"}
 {"Time":"2026-11-26T00:23:36.959262254Z","Action":"fail","Package":"example.com/shop","Elapsed":0.006}
 "#;
+
+    /// The race detector's reports (`go test -race`, Go 1.26, a map written without its lock in
+    /// go-cache 2.1.0): each race at the caught access's frame in the project, named by the test
+    /// the testing package says saw it, whether its line comes after the report or, the two
+    /// streams interleaved, before it (`-v`); the testing package's own line is no report.
+    #[test]
+    fn a_data_race_is_placed_at_the_caught_access_and_named_by_its_test() {
+        let plain = "\\
+==================
+WARNING: DATA RACE
+Write at 0x00c0000e21e0 by goroutine 9:
+  runtime.mapassign_faststr()
+      /usr/local/go/src/internal/runtime/maps/runtime_faststr.go:263 +0x0
+  github.com/patrickmn/go-cache.(*cache).Set()
+      /work/heldout14/projects/gocache/cache.go:61 +0x15b
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.func1()
+      /work/heldout14/projects/gocache/race_test.go:17 +0x1b0
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.gowrap1()
+      /work/heldout14/projects/gocache/race_test.go:20 +0x38
+
+Previous write at 0x00c0000e21e0 by goroutine 10:
+  runtime.mapassign_faststr()
+      /usr/local/go/src/internal/runtime/maps/runtime_faststr.go:263 +0x0
+  github.com/patrickmn/go-cache.(*cache).Set()
+      /work/heldout14/projects/gocache/cache.go:61 +0x15b
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.func1()
+      /work/heldout14/projects/gocache/race_test.go:17 +0x1b0
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.gowrap1()
+      /work/heldout14/projects/gocache/race_test.go:20 +0x38
+
+Goroutine 9 (running) created at:
+  github.com/patrickmn/go-cache.TestConcurrentSetGet()
+      /work/heldout14/projects/gocache/race_test.go:14 +0x8a
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+  testing.(*T).Run.gowrap1()
+      /usr/local/go/src/testing/testing.go:2101 +0x38
+
+Goroutine 10 (running) created at:
+  github.com/patrickmn/go-cache.TestConcurrentSetGet()
+      /work/heldout14/projects/gocache/race_test.go:14 +0x8a
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+  testing.(*T).Run.gowrap1()
+      /usr/local/go/src/testing/testing.go:2101 +0x38
+==================
+==================
+WARNING: DATA RACE
+Read at 0x00c0000e21e0 by goroutine 9:
+  runtime.mapaccess2_faststr()
+      /usr/local/go/src/internal/runtime/maps/runtime_faststr.go:161 +0x0
+  github.com/patrickmn/go-cache.(*cache).Get()
+      /work/heldout14/projects/gocache/cache.go:123 +0x84
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.func1()
+      /work/heldout14/projects/gocache/race_test.go:18 +0x1d3
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.gowrap1()
+      /work/heldout14/projects/gocache/race_test.go:20 +0x38
+
+Previous write at 0x00c0000e21e0 by goroutine 10:
+  runtime.mapassign_faststr()
+      /usr/local/go/src/internal/runtime/maps/runtime_faststr.go:263 +0x0
+  github.com/patrickmn/go-cache.(*cache).Set()
+      /work/heldout14/projects/gocache/cache.go:61 +0x15b
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.func1()
+      /work/heldout14/projects/gocache/race_test.go:17 +0x1b0
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.gowrap1()
+      /work/heldout14/projects/gocache/race_test.go:20 +0x38
+
+Goroutine 9 (running) created at:
+  github.com/patrickmn/go-cache.TestConcurrentSetGet()
+      /work/heldout14/projects/gocache/race_test.go:14 +0x8a
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+  testing.(*T).Run.gowrap1()
+      /usr/local/go/src/testing/testing.go:2101 +0x38
+
+Goroutine 10 (running) created at:
+  github.com/patrickmn/go-cache.TestConcurrentSetGet()
+      /work/heldout14/projects/gocache/race_test.go:14 +0x8a
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+  testing.(*T).Run.gowrap1()
+      /usr/local/go/src/testing/testing.go:2101 +0x38
+==================
+fatal error: concurrent map writes
+
+goroutine 22 [running]:
+internal/runtime/maps.fatal({0x6d1531?, 0xc0000fa100?})
+	/usr/local/go/src/runtime/panic.go:1181 +0x18
+github.com/patrickmn/go-cache.(*cache).Set(0xc0000a95c0, {0xc0000963cc, 0x4}, {0x68b280, 0x6ea318}, 0x0)
+	/work/heldout14/projects/gocache/cache.go:61 +0x15c
+github.com/patrickmn/go-cache.TestConcurrentSetGet.func1(0x1)
+	/work/heldout14/projects/gocache/race_test.go:17 +0x1b1
+created by github.com/patrickmn/go-cache.TestConcurrentSetGet in goroutine 20
+	/work/heldout14/projects/gocache/race_test.go:14 +0x8b
+FAIL	github.com/patrickmn/go-cache	0.017s
+FAIL
+";
+        let interleaved = "\\
+--- PASS: TestGetWithExpiration (0.00s)
+=== RUN   TestConcurrentSetGet
+==================
+    testing.go:1712: race detected during execution of test
+--- FAIL: TestConcurrentSetGet (0.00s)
+=== RUN   TestShardedCache
+--- PASS: TestShardedCache (0.00s)
+FAIL
+WARNING: DATA RACE
+Write at 0x00c0000d35c0 by goroutine 84:
+  runtime.mapassign_faststr()
+      /usr/local/go/src/internal/runtime/maps/runtime_faststr.go:263 +0x0
+  github.com/patrickmn/go-cache.(*cache).Set()
+      /work/heldout14/projects/gocache/cache.go:61 +0x15b
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.func1()
+      /work/heldout14/projects/gocache/race_test.go:17 +0x1b0
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.gowrap1()
+      /work/heldout14/projects/gocache/race_test.go:20 +0x38
+
+Previous write at 0x00c0000d35c0 by goroutine 85:
+  runtime.mapassign_faststr()
+      /usr/local/go/src/internal/runtime/maps/runtime_faststr.go:263 +0x0
+  github.com/patrickmn/go-cache.(*cache).Set()
+      /work/heldout14/projects/gocache/cache.go:61 +0x15b
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.func1()
+      /work/heldout14/projects/gocache/race_test.go:17 +0x1b0
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.gowrap1()
+      /work/heldout14/projects/gocache/race_test.go:20 +0x38
+
+Goroutine 84 (running) created at:
+  github.com/patrickmn/go-cache.TestConcurrentSetGet()
+      /work/heldout14/projects/gocache/race_test.go:14 +0x8a
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+  testing.(*T).Run.gowrap1()
+      /usr/local/go/src/testing/testing.go:2101 +0x38
+
+Goroutine 85 (finished) created at:
+  github.com/patrickmn/go-cache.TestConcurrentSetGet()
+      /work/heldout14/projects/gocache/race_test.go:14 +0x8a
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+  testing.(*T).Run.gowrap1()
+      /usr/local/go/src/testing/testing.go:2101 +0x38
+==================
+
+Ginkgo ran 2 suites in 2.633227739s
+
+There were failures detected in the following suites:
+  [38;5;9mgocache [38;5;243m.[0m
+
+Test Suite Failed
+exit status 1
+";
+        let files = ["cache.go", "race_test.go", "cache_test.go"]
+            .map(str::to_owned)
+            .to_vec();
+        let workspace = crate::parse::Workspace::new("/work/heldout14/projects/gocache").with_files(files);
+        let races = |log: &str| {
+            crate::parse::parse(log, &workspace)
+                .reports
+                .iter()
+                .map(|r| {
+                    (
+                        r.file_path.clone(),
+                        r.line_number,
+                        r.message.clone(),
+                        r.test_name.clone(),
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let set = "github.com/patrickmn/go-cache.(*cache).Set";
+        let get = "github.com/patrickmn/go-cache.(*cache).Get";
+        assert_eq!(
+            races(plain),
+            [
+                (
+                    "cache.go".to_owned(),
+                    61,
+                    format!("DATA RACE: write in {set}, previous write in {set}"),
+                    None
+                ),
+                (
+                    "cache.go".to_owned(),
+                    123,
+                    format!("DATA RACE: read in {get}, previous write in {set}"),
+                    None
+                ),
+            ]
+        );
+        let named = races(interleaved);
+        assert_eq!(named.len(), 1, "{named:?}");
+        assert_eq!((named[0].0.as_str(), named[0].1), ("cache.go", 61));
+        assert_eq!(named[0].3.as_deref(), Some("TestConcurrentSetGet"));
+    }
 
     #[test]
     fn a_nil_dereference_is_placed_where_the_pointer_was_followed() {
