@@ -1,6 +1,7 @@
 //! Go: `go build` / `go vet` diagnostics, `go test` outcomes (`--- FAIL: TestX/sub`), `t.Errorf`
-//! lines, panics with their goroutine frames, the race detector's reports (`go test -race`), and
-//! `go test -json` events (whose `Output` is read as the text it carries).
+//! lines, panics with their goroutine frames, the race detector's reports (`go test -race`),
+//! Ginkgo's failed specs, and `go test -json` events (whose `Output` is read as the text it
+//! carries).
 
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -79,6 +80,79 @@ struct Race {
 /// Most lines of a race report (two stacks and two creation stacks, each frame two lines).
 const MAX_RACE_LINES: u32 = 400;
 
+/// A failed Ginkgo (v2) spec, from its header or its failure's first line to the line that
+/// places the failure (`In [It] at: path:N`), or, for a panic outside the project, to the first
+/// project frame of the stack trace under it:
+///
+/// ```text
+/// • [FAILED] [0.000 seconds]
+/// Cache [It] increments an int
+/// /work/gocache/suite/suite_test.go:26
+///
+///   [FAILED] Expected
+///       <int>: 2
+///   to equal
+///       <int>: 8
+///   In [It] at: /work/gocache/suite/suite_test.go:31 @ 11/26/26 21:02:36.962
+/// ------------------------------
+/// ```
+///
+/// A JUnit or JSON report's failure text holds the same lines from `[FAILED]` on.
+#[derive(Default)]
+struct GinkgoFailure {
+    /// The spec's name (`[It] Cache increments an int`), from the line after the header.
+    spec: Option<String>,
+    /// The header was read and the spec's name is the next line.
+    awaiting_spec: bool,
+    /// The failure's text, from `[FAILED]` to the line that places it.
+    message: String,
+    in_message: bool,
+    /// The failure was placed outside the project (a runtime panic): the stack trace follows.
+    awaiting_stack: bool,
+    lines: u32,
+}
+
+/// Most lines of a Ginkgo failure read before it is placed (a long message, a deep stack).
+const MAX_GINKGO_LINES: u32 = 200;
+
+/// The states Ginkgo reports a spec that did not pass in.
+const GINKGO_STATES: [&str; 5] = ["[FAILED]", "[PANICKED]", "[TIMEDOUT]", "[INTERRUPTED]", "[ABORTED]"];
+
+/// Whether `text` (trimmed) begins a Ginkgo failure's message (`[FAILED] Expected`), not the
+/// `-v` line that places it in passing (`[FAILED] in [It] - path:N`).
+fn is_ginkgo_failure_start(text: &str) -> bool {
+    GINKGO_STATES.iter().any(|s| {
+        text.strip_prefix(s)
+            .is_some_and(|rest| rest.starts_with(' ') && !rest.starts_with(" in ["))
+    })
+}
+
+/// A spec's name as Ginkgo's JUnit report gives it, `[It] Cache increments an int`, from the line
+/// under its console header, `Cache [It] increments an int` (the containers, the node's kind, the
+/// spec's text): one name for one spec, whichever of the two the log holds.
+fn ginkgo_spec_name(line: &str) -> String {
+    let kind = line.find(" [").and_then(|open| {
+        let close = open + line[open..].find("] ")?;
+        Some((open, close))
+    });
+    match kind {
+        Some((open, close)) => format!("{} {} {}", &line[open + 1..=close], &line[..open], &line[close + 2..]),
+        None => line.to_owned(),
+    }
+}
+
+/// A Ginkgo spec's rule (`------------------------------`) ends its failure and is read no
+/// further: `true` for it.
+fn failure_ended_here(trimmed: &str) -> bool {
+    trimmed.starts_with("------------------------------")
+}
+
+/// Whether `line` is the header of a Ginkgo spec that did not pass (`• [FAILED] [0.000 seconds]`).
+fn is_ginkgo_header(line: &str) -> bool {
+    line.strip_prefix("• ")
+        .is_some_and(|rest| GINKGO_STATES.iter().any(|s| rest.starts_with(s)))
+}
+
 /// Most races kept waiting for their test's name.
 const MAX_UNNAMED_RACES: usize = 16;
 
@@ -147,6 +221,8 @@ pub(crate) struct Go {
     testify: Option<Testify>,
     /// A race detector's report, until its closing rule.
     race: Option<Race>,
+    /// A Ginkgo spec's failure, until it is placed.
+    ginkgo: Option<GinkgoFailure>,
     /// The races reported since the last test the testing package said saw a race: its line
     /// under the test's `--- FAIL:`, after the reports, names their test (the name the last
     /// `--- FAIL:` gave is another test's, unless `-v` announced this one).
@@ -171,8 +247,11 @@ impl Go {
         match first {
             // Inside a panic's stack, every line: its function lines and its end matter; so in
             // a testify table.
-            _ if self.panic.is_some() || self.testify.is_some() || self.race.is_some() => true,
+            _ if self.panic.is_some() || self.testify.is_some() || self.race.is_some() || self.ginkgo.is_some() => true,
             b'W' => line.starts_with("WARNING: DATA RACE"),
+            // Ginkgo's header of a spec that did not pass, and its failure's first line.
+            0xe2 => is_ginkgo_header(line),
+            b'[' => is_ginkgo_failure_start(line),
             b'{' => is_event(line),
             b'p' => line.starts_with("panic: "),
             b'=' => line.starts_with("=== "),
@@ -181,7 +260,10 @@ impl Go {
             // A goroutine frame matters only inside a panic's stack, taken above.
             b'\t' => false,
             // A subtest's `    --- FAIL: TestX/sub (0.00s)`.
-            b' ' => look.trimmed().starts_with("--- ") || look.may_hold(Needle::GoFile),
+            b' ' => {
+                let trimmed = look.trimmed();
+                trimmed.starts_with("--- ") || look.may_hold(Needle::GoFile) || is_ginkgo_failure_start(trimmed)
+            }
             _ => look.may_hold(Needle::GoFile),
         }
     }
@@ -233,6 +315,9 @@ impl Go {
         }
         if self.race.is_some() {
             self.race_line(line, sink);
+            return;
+        }
+        if self.ginkgo_line(line, sink) {
             return;
         }
         let Some(&first) = line.as_bytes().first() else {
@@ -415,6 +500,82 @@ impl Go {
                 diagnostic: true,
             });
         }
+    }
+
+    /// Reads a line of a Ginkgo spec's failure, or one that begins it; `false` for a line that
+    /// is not one (it is read as any other).
+    fn ginkgo_line(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
+        // Ginkgo indents with spaces only (and `wants` lets only those through).
+        let trimmed = line.trim_start_matches(' ');
+        if is_ginkgo_header(line) {
+            self.ginkgo = Some(GinkgoFailure {
+                awaiting_spec: true,
+                ..GinkgoFailure::default()
+            });
+            return true;
+        }
+        if is_ginkgo_failure_start(trimmed) {
+            let failure = self.ginkgo.get_or_insert_with(GinkgoFailure::default);
+            failure.in_message = true;
+            failure.message = trimmed.to_owned();
+            return true;
+        }
+        let Some(failure) = self.ginkgo.as_mut() else {
+            return false;
+        };
+        failure.lines += 1;
+        if failure.lines > MAX_GINKGO_LINES || trimmed.starts_with("------------------------------") {
+            self.ginkgo = None;
+            return failure_ended_here(trimmed);
+        }
+        if failure.awaiting_spec {
+            if !trimmed.is_empty() {
+                failure.awaiting_spec = false;
+                failure.spec = Some(ginkgo_spec_name(trimmed));
+            }
+            return true;
+        }
+        // `In [It] at: /work/suite_test.go:31 @ 11/26/26 21:02:36.962`.
+        let place = trimmed
+            .strip_prefix("In [")
+            .and_then(|rest| rest.split_once("] at: "))
+            .map(|(_, at)| at.split(" @ ").next().unwrap_or(at));
+        let location = match place {
+            Some(at) => split_location(at),
+            // A panic's stack trace, placed outside the project: its first frame in the project.
+            None if failure.awaiting_stack => split_location(trimmed.split(' ').next().unwrap_or("")),
+            None => None,
+        };
+        if let Some((file, n, _)) = location.filter(|(file, ..)| file.ends_with(".go")) {
+            if sink.is_project_file(file) {
+                let message = if failure.message.is_empty() {
+                    "Ginkgo spec failed".to_owned()
+                } else {
+                    failure.message.clone()
+                };
+                let test = failure.spec.clone().or_else(|| self.current_test.clone());
+                sink.report(Finding {
+                    file,
+                    line: n,
+                    error_type: ErrorType::Logic,
+                    message: Cow::Owned(message),
+                    test: test.as_deref(),
+                    confidence: 0.9,
+                    rank: Rank::Error,
+                    diagnostic: false,
+                });
+                self.ginkgo = None;
+            } else if place.is_some() {
+                failure.in_message = false;
+                failure.awaiting_stack = true;
+            }
+            return true;
+        }
+        if failure.in_message && !trimmed.is_empty() && failure.message.len() < MAX_TESTIFY_TEXT {
+            failure.message.push(' ');
+            failure.message.push_str(trimmed);
+        }
+        true
     }
 
     /// A line of a race detector's report: its accesses' headers and stacks, up to its closing
@@ -895,6 +1056,135 @@ exit status 1
         assert_eq!(named.len(), 1, "{named:?}");
         assert_eq!((named[0].0.as_str(), named[0].1), ("cache.go", 61));
         assert_eq!(named[0].3.as_deref(), Some("TestConcurrentSetGet"));
+    }
+
+    /// Ginkgo v2.22's failed specs (`ginkgo` on go-cache's suite, in colour) and its JUnit report
+    /// cat'ed into the log: each failure placed where it failed (`In [It] at:`), not where the
+    /// spec is declared, named as the JUnit report names the spec, once whichever the log holds.
+    #[test]
+    fn a_ginkgo_spec_s_failure_is_placed_where_it_failed() {
+        let console = "\
+Running Suite: GoCache Suite - /work/heldout14/projects/gocache/suite
+=====================================================================
+Random Seed: \u{1b}[1m1795726956\u{1b}[0m
+
+Will run \u{1b}[1m3\u{1b}[0m of \u{1b}[1m3\u{1b}[0m specs
+\u{1b}[38;5;10m•\u{1b}[0m
+\u{1b}[38;5;243m------------------------------\u{1b}[0m
+\u{1b}[38;5;9m• [FAILED] [0.000 seconds]\u{1b}[0m
+\u{1b}[0mCache \u{1b}[38;5;9m\u{1b}[1m[It] increments an int\u{1b}[0m
+\u{1b}[38;5;243m/work/heldout14/projects/gocache/suite/suite_test.go:26\u{1b}[0m
+
+  \u{1b}[38;5;9m[FAILED] Expected
+      <int>: 2
+  to equal
+      <int>: 8\u{1b}[0m
+  \u{1b}[38;5;9mIn \u{1b}[1m[It]\u{1b}[0m\u{1b}[38;5;9m at: \u{1b}[1m/work/heldout14/projects/gocache/suite/suite_test.go:31\u{1b}[0m \u{1b}[38;5;243m@ 11/26/26 21:02:36.962\u{1b}[0m
+\u{1b}[38;5;243m------------------------------\u{1b}[0m
+\u{1b}[38;5;9m• [FAILED] [0.000 seconds]\u{1b}[0m
+\u{1b}[0mCache \u{1b}[38;5;9m\u{1b}[1m[It] counts items\u{1b}[0m
+\u{1b}[38;5;243m/work/heldout14/projects/gocache/suite/suite_test.go:34\u{1b}[0m
+
+  \u{1b}[38;5;9m[FAILED] Expected
+      <int>: 1
+  to equal
+      <int>: 2\u{1b}[0m
+  \u{1b}[38;5;9mIn \u{1b}[1m[It]\u{1b}[0m\u{1b}[38;5;9m at: \u{1b}[1m/work/heldout14/projects/gocache/suite/suite_test.go:38\u{1b}[0m \u{1b}[38;5;243m@ 11/26/26 21:02:36.962\u{1b}[0m
+\u{1b}[38;5;243m------------------------------\u{1b}[0m
+
+\u{1b}[38;5;9m\u{1b}[1mSummarizing 2 Failures:\u{1b}[0m
+  \u{1b}[38;5;9m[FAIL]\u{1b}[0m \u{1b}[0mCache \u{1b}[38;5;9m\u{1b}[1m[It] increments an int\u{1b}[0m
+  \u{1b}[38;5;243m/work/heldout14/projects/gocache/suite/suite_test.go:31\u{1b}[0m
+  \u{1b}[38;5;9m[FAIL]\u{1b}[0m \u{1b}[0mCache \u{1b}[38;5;9m\u{1b}[1m[It] counts items\u{1b}[0m
+  \u{1b}[38;5;243m/work/heldout14/projects/gocache/suite/suite_test.go:38\u{1b}[0m
+
+\u{1b}[38;5;9m\u{1b}[1mRan 3 of 3 Specs in 0.000 seconds\u{1b}[0m
+\u{1b}[38;5;9m\u{1b}[1mFAIL!\u{1b}[0m -- \u{1b}[38;5;10m\u{1b}[1m1 Passed\u{1b}[0m | \u{1b}[38;5;9m\u{1b}[1m2 Failed\u{1b}[0m | \u{1b}[38;5;11m\u{1b}[1m0 Pending\u{1b}[0m | \u{1b}[38;5;14m\u{1b}[1m0 Skipped\u{1b}[0m
+--- FAIL: TestSuite (0.00s)
+FAIL
+
+Ginkgo ran 1 suite in 866.084293ms
+
+Test Suite Failed
+exit status 1
+";
+        let junit = "\
+<?xml version=\"1.0\" encoding=\"UTF-8\"?>
+  <testsuites tests=\"3\" disabled=\"0\" errors=\"0\" failures=\"2\" time=\"0.001067122\">
+      <testsuite name=\"GoCache Suite\" package=\"/work/heldout14/projects/gocache/suite\" tests=\"3\" disabled=\"0\" skipped=\"0\" errors=\"0\" failures=\"2\" time=\"0.001067122\" timestamp=\"2026-11-26T21:02:42\">
+          <properties>
+              <property name=\"SuiteSucceeded\" value=\"false\"></property>
+              <property name=\"SuiteHasProgrammaticFocus\" value=\"false\"></property>
+              <property name=\"SpecialSuiteFailureReason\" value=\"\"></property>
+              <property name=\"SuiteLabels\" value=\"[]\"></property>
+              <property name=\"RandomSeed\" value=\"1795726961\"></property>
+              <property name=\"RandomizeAllSpecs\" value=\"false\"></property>
+              <property name=\"LabelFilter\" value=\"\"></property>
+              <property name=\"FocusStrings\" value=\"\"></property>
+              <property name=\"SkipStrings\" value=\"\"></property>
+              <property name=\"FocusFiles\" value=\"\"></property>
+              <property name=\"SkipFiles\" value=\"\"></property>
+              <property name=\"FailOnPending\" value=\"false\"></property>
+              <property name=\"FailOnEmpty\" value=\"false\"></property>
+              <property name=\"FailFast\" value=\"false\"></property>
+              <property name=\"FlakeAttempts\" value=\"0\"></property>
+              <property name=\"DryRun\" value=\"false\"></property>
+              <property name=\"ParallelTotal\" value=\"1\"></property>
+              <property name=\"OutputInterceptorMode\" value=\"\"></property>
+          </properties>
+          <testcase name=\"[It] Cache stores and retrieves a value\" classname=\"GoCache Suite\" status=\"passed\" time=\"0.000201402\">
+              <system-err>&gt; Enter [It] stores and retrieves a value - /work/heldout14/projects/gocache/suite/suite_test.go:18 @ 11/26/26 21:02:42.613&#xA;&lt; Exit [It] stores and retrieves a value - /work/heldout14/projects/gocache/suite/suite_test.go:18 @ 11/26/26 21:02:42.613 (0s)&#xA;</system-err>
+          </testcase>
+          <testcase name=\"[It] Cache increments an int\" classname=\"GoCache Suite\" status=\"failed\" time=\"0.000265869\">
+              <failure message=\"Expected&#xA;    &lt;int&gt;: 2&#xA;to equal&#xA;    &lt;int&gt;: 8\" type=\"failed\">[FAILED] Expected&#xA;    &lt;int&gt;: 2&#xA;to equal&#xA;    &lt;int&gt;: 8&#xA;In [It] at: /work/heldout14/projects/gocache/suite/suite_test.go:31 @ 11/26/26 21:02:42.613&#xA;</failure>
+              <system-err>&gt; Enter [It] increments an int - /work/heldout14/projects/gocache/suite/suite_test.go:26 @ 11/26/26 21:02:42.613&#xA;[FAILED] Expected&#xA;    &lt;int&gt;: 2&#xA;to equal&#xA;    &lt;int&gt;: 8&#xA;In [It] at: /work/heldout14/projects/gocache/suite/suite_test.go:31 @ 11/26/26 21:02:42.613&#xA;&lt; Exit [It] increments an int - /work/heldout14/projects/gocache/suite/suite_test.go:26 @ 11/26/26 21:02:42.613 (0s)&#xA;</system-err>
+          </testcase>
+          <testcase name=\"[It] Cache counts items\" classname=\"GoCache Suite\" status=\"failed\" time=\"0.000188803\">
+              <failure message=\"Expected&#xA;    &lt;int&gt;: 1&#xA;to equal&#xA;    &lt;int&gt;: 2\" type=\"failed\">[FAILED] Expected&#xA;    &lt;int&gt;: 1&#xA;to equal&#xA;    &lt;int&gt;: 2&#xA;In [It] at: /work/heldout14/projects/gocache/suite/suite_test.go:38 @ 11/26/26 21:02:42.614&#xA;</failure>
+              <system-err>&gt; Enter [It] counts items - /work/heldout14/projects/gocache/suite/suite_test.go:34 @ 11/26/26 21:02:42.613&#xA;[FAILED] Expected&#xA;    &lt;int&gt;: 1&#xA;to equal&#xA;    &lt;int&gt;: 2&#xA;In [It] at: /work/heldout14/projects/gocache/suite/suite_test.go:38 @ 11/26/26 21:02:42.614&#xA;&lt; Exit [It] counts items - /work/heldout14/projects/gocache/suite/suite_test.go:34 @ 11/26/26 21:02:42.614 (0s)&#xA;</system-err>
+          </testcase>
+      </testsuite>
+  </testsuites>";
+        let files = ["cache.go", "suite/suite_test.go"].map(str::to_owned).to_vec();
+        let workspace = crate::parse::Workspace::new("/work/heldout14/projects/gocache").with_files(files);
+        for log in [console, junit] {
+            let parsed = crate::parse::parse(log, &workspace);
+            let got: Vec<_> = parsed
+                .reports
+                .iter()
+                .map(|r| {
+                    (
+                        r.file_path.as_str(),
+                        r.line_number,
+                        r.message.as_str(),
+                        r.test_name.as_deref(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    (
+                        "suite/suite_test.go",
+                        31,
+                        "[FAILED] Expected <int>: 2 to equal <int>: 8",
+                        Some("[It] Cache increments an int")
+                    ),
+                    (
+                        "suite/suite_test.go",
+                        38,
+                        "[FAILED] Expected <int>: 1 to equal <int>: 2",
+                        Some("[It] Cache counts items")
+                    ),
+                ],
+                "{log}"
+            );
+        }
+        assert_eq!(
+            super::ginkgo_spec_name("Cache [It] increments an int"),
+            "[It] Cache increments an int"
+        );
+        assert_eq!(super::ginkgo_spec_name("[It] stands alone"), "[It] stands alone");
     }
 
     #[test]
