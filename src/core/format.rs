@@ -112,10 +112,12 @@ pub fn fix_description(report: &BugReport) -> String {
     }
 }
 
-/// The first name in quotes or backticks.
+/// The first name in quotes or backticks. An opening quote starts a word: the apostrophe of
+/// `Can't resolve './missing.js'` opens nothing.
 fn first_quoted(m: &str) -> Option<&str> {
     for (open, close) in [('\'', '\''), ('`', '`'), ('"', '"')] {
-        if let Some(start) = m.find(open)
+        let opens_a_word = |&(at, _): &(usize, &str)| m[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+        if let Some((start, _)) = m.match_indices(open).find(opens_a_word)
             && let Some(len) = m[start + 1..].find(close)
         {
             let name = &m[start + 1..start + 1 + len];
@@ -245,6 +247,18 @@ mod tests {
         assert_eq!(
             render(&r),
             "INDENTATION error in shapes.py line 10 → Fix: remove the unexpected indentation"
+        );
+        // An apostrophe opens no name (eslint-plugin-n's message).
+        let r = report(
+            ErrorType::Import,
+            "src/b.js",
+            1,
+            "\"./missing.js\" is not found. Can't resolve './missing.js' in '/w/src' (n/no-missing-import)",
+        );
+        assert!(
+            render(&r).ends_with("→ Fix: import or define './missing.js'"),
+            "{}",
+            render(&r)
         );
         let r = report(ErrorType::Syntax, "src/money.ts", 2, "error TS1005: ')' expected.");
         assert_eq!(

@@ -313,9 +313,10 @@ async fn heal_body(healers: &Chain, body: &[u8]) -> Response {
 /// The request as the healers see it: bug reports parsed from the error context, with snippets.
 fn to_request(wire: WireRequest) -> HealRequest {
     let files: Vec<String> = wire.failed_files.keys().cloned().collect();
-    let workspace = Workspace::new("")
-        .with_files(files)
-        .with_package_manifests(|path| wire.failed_files.get(path).map(|text| text.as_bytes().to_vec()));
+    let workspace = Workspace::new("").with_files(files).with_package_manifests(|path| {
+        let text = wire.failed_files.get(path)?;
+        (text.len() as u64 <= parse::MAX_PACKAGE_MANIFEST_BYTES).then(|| text.as_bytes().to_vec())
+    });
     let log = format!("{}\n{}", wire.pytest_errors.stderr, wire.pytest_errors.stdout);
     let parsed = parse::parse(&log, &workspace);
     let reports = parsed

@@ -167,7 +167,7 @@ check ━━━━━━━━━━━━━━━━━━━━━━━━�
     /// its SARIF report alike (Biome 2.6.8, `biome lint` with the rule enabled, each reporter).
     #[test]
     fn an_undeclared_variable_is_import_in_each_of_biome_s_reporters() {
-        let terminal = "\\
+        let terminal = "\
 src/total.js:6:16 lint/correctness/noUndeclaredVariables ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
 
   × The taxRate variable is undeclared.
@@ -195,7 +195,7 @@ lint ━━━━━━━━━━━━━━━━━━━━━━━━━
   
 
 ";
-        let github = "\\
+        let github = "\
 ::error title=lint/correctness/noUndeclaredVariables,file=/w/src/total.js,line=6,endLine=6,col=16,endColumn=23::The taxRate variable is undeclared.
 lint ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
 
@@ -203,7 +203,7 @@ lint ━━━━━━━━━━━━━━━━━━━━━━━━━
   
 
 ";
-        let sarif = "\\
+        let sarif = "\
 {
   \"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\",
   \"version\": \"2.1.0\",

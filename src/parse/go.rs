@@ -869,7 +869,7 @@ FAIL
     /// streams interleaved, before it (`-v`); the testing package's own line is no report.
     #[test]
     fn a_data_race_is_placed_at_the_caught_access_and_named_by_its_test() {
-        let plain = "\\
+        let plain = "\
 ==================
 WARNING: DATA RACE
 Write at 0x00c0000e21e0 by goroutine 9:
@@ -960,7 +960,7 @@ created by github.com/patrickmn/go-cache.TestConcurrentSetGet in goroutine 20
 FAIL	github.com/patrickmn/go-cache	0.017s
 FAIL
 ";
-        let interleaved = "\\
+        let interleaved = "\
 --- PASS: TestGetWithExpiration (0.00s)
 === RUN   TestConcurrentSetGet
 ==================

@@ -195,29 +195,40 @@ impl Workspace {
     }
 
     /// The folder of the workspace package `name` (`@acme/calc`): the one whose manifest gives
-    /// that name, when the manifests were read ([`Workspace::with_package_manifests`]);
-    /// otherwise the one listed folder named as the package without its scope that holds a
-    /// `package.json` whose name is not known to be another's. `None` when there is no such
-    /// folder, or several.
+    /// that name, when the manifests were read ([`Workspace::with_package_manifests`]) — of
+    /// several manifests giving it (an example's copy), the one in the folder named as the
+    /// package; otherwise the one listed folder named as the package without its scope that
+    /// holds a `package.json` whose name is not known to be another's. `None` when there is no
+    /// such folder, or several.
     pub(crate) fn package_folder(&self, name: &str) -> Option<String> {
-        let start = self.packages.partition_point(|(n, _)| n.as_str() < name);
-        let mut named = self.packages[start..].iter().take_while(|(n, _)| n == name);
-        if let Some((_, folder)) = named.next() {
-            return named.next().is_none().then(|| folder.clone());
-        }
         let bare = name.rsplit('/').next().unwrap_or(name);
-        self.manifest_folder(bare, "package.json")
+        let start = self.packages.partition_point(|(n, _)| n.as_str() < name);
+        let named: Vec<&str> = self.packages[start..]
+            .iter()
+            .take_while(|(n, _)| n == name)
+            .map(|(_, folder)| folder.as_str())
+            .collect();
+        match named[..] {
+            [folder] => return Some(folder.to_owned()),
+            [] => {}
+            _ => {
+                let folder = self.folder_named(bare)?;
+                return named.contains(&folder.as_str()).then_some(folder);
+            }
+        }
+        self.folder_named(bare)
             .filter(|folder| !self.packages.iter().any(|(_, f)| f == folder))
     }
 
-    /// The folder named `name` that holds the listed file `manifest` (`calc` and `package.json`:
-    /// `packages/calc`), when the listing has exactly one outside dependencies' folders.
-    fn manifest_folder(&self, name: &str, manifest: &str) -> Option<String> {
-        let file = format!("{name}/{manifest}");
+    /// The one folder named `name` that holds a listed `package.json` (`calc`: `packages/calc`),
+    /// outside dependencies' folders.
+    fn folder_named(&self, name: &str) -> Option<String> {
+        const MANIFEST: &str = "package.json";
+        let file = format!("{name}/{MANIFEST}");
         let mut found = self
             .ending_with(&file)
             .filter(|f| !FOREIGN_SCAN.is_match(f))
-            .map(|f| &f[..f.len() - manifest.len() - 1]);
+            .map(|f| &f[..f.len() - MANIFEST.len() - 1]);
         let first = found.next()?;
         found.next().is_none().then(|| first.to_owned())
     }

@@ -50,7 +50,7 @@ enum Section {
     Pytest,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Frame {
     file: String,
     line: u32,
@@ -113,6 +113,20 @@ pub(crate) struct Python {
     doctest_output: DoctestOutput,
     /// Inside an exception group's boxed traceback: the column of its outermost box's edge.
     exception_group: Option<usize>,
+    /// What each sub-exception of the group read last starts from: the group's frames (a
+    /// sub-exception raised with no traceback of its own was raised where the group was) and its
+    /// test.
+    group_start: Option<GroupStart>,
+    /// The current block is a sub-exception's that began with the group's frames: a group ending
+    /// before it found its exception leaves nothing to report.
+    block_from_group: bool,
+}
+
+/// What an exception group's sub-exceptions start from.
+struct GroupStart {
+    frames: Vec<Frame>,
+    test: Option<String>,
+    test_is_final: bool,
 }
 
 /// How Python (3.11 on) prints an exception group, which `asyncio.TaskGroup`, anyio and trio
@@ -143,9 +157,9 @@ enum GroupLine<'l> {
 const TRACEBACK: &str = "Traceback (most recent call last):";
 
 impl Python {
-    /// Whether [`Python::line`] can do anything with the line: inside a block or a pytest section
-    /// every line may belong to it; outside, only a line that starts one, names a test's outcome,
-    /// or places a syntax error does.
+    /// Whether [`Python::line`] can do anything with the line: inside a block, a pytest section or
+    /// an exception group's boxes every line may belong to it; outside, only a line that starts
+    /// one, names a test's outcome, or places a syntax error does.
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.block.is_some() || self.section != Section::None || self.exception_group.is_some() {
@@ -186,11 +200,49 @@ impl Python {
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        let in_group = self.exception_group.is_some();
         match self.group_line(line) {
             Some(GroupLine::Text(text)) => self.read(text, sink),
-            Some(GroupLine::Rule) => {}
-            None => self.read(line, sink),
+            Some(GroupLine::Rule) => self.next_sub_exception(sink),
+            None => {
+                if in_group {
+                    self.end_group();
+                }
+                self.read(line, sink);
+            }
         }
+    }
+
+    /// A rule between an exception group's sub-exceptions (or its boxes' end): the sub-exception
+    /// read so far is reported, and the next one starts from the group's frames and test.
+    fn next_sub_exception(&mut self, sink: &mut Sink<'_>) {
+        if self.block.as_ref().is_some_and(|b| b.exception.is_some()) {
+            self.flush(sink);
+        }
+        if self.block.is_none()
+            && let Some(start) = self.group_start.as_ref()
+        {
+            self.block = Some(Block {
+                test: start.test.clone(),
+                test_is_final: start.test_is_final,
+                frames: start.frames.clone(),
+                ends_at_exception: true,
+                ..Block::default()
+            });
+            self.block_from_group = true;
+        }
+        // A sub-exception's own traceback belongs to the same test.
+        self.chained = true;
+    }
+
+    /// The group's boxes ended: a sub-exception begun from the group's frames that found no
+    /// exception is nothing.
+    fn end_group(&mut self) {
+        if std::mem::take(&mut self.block_from_group) && self.block.as_ref().is_some_and(|b| b.exception.is_none()) {
+            self.block = None;
+        }
+        self.group_start = None;
+        self.chained = false;
     }
 
     /// An exception group's line without its box ([`EXCEPTION_GROUP_TRACEBACK`]), `None` for a
@@ -427,7 +479,13 @@ impl Python {
             && let Some((kind, message)) = exception(body.trim(), must_be_exception)
         {
             if is_group_of_sub_exceptions(kind, message) {
-                // The sub-exceptions' tracebacks follow: they are the failure, of the same test.
+                // The sub-exceptions follow: they are the failure, of the same test, raised
+                // from the group's frames on.
+                self.group_start = Some(GroupStart {
+                    frames: block.frames.clone(),
+                    test: block.test.clone(),
+                    test_is_final: block.test_is_final,
+                });
                 self.chained = true;
                 return;
             }
@@ -558,6 +616,7 @@ impl Python {
         // A block's end (a header, a rule, another traceback): doctest's report of a wrong output
         // read before it belongs to no failure after it.
         self.doctest_output = DoctestOutput::default();
+        self.block_from_group = false;
         let Some(block) = self.block.take() else {
             return;
         };
@@ -1064,9 +1123,6 @@ pub(crate) fn summary_outcome(line: &str) -> Option<(&str, &str)> {
     (!name.is_empty() && ends_right).then_some((word, name))
 }
 
-/// The pytest node id `text` starts with, and the rest: an id ends at its first space unless that
-/// space is inside its parameters (`test_date[input10-Mar 02 2009]`), where it ends at the `]`
-/// that the line's end, ` - ` or another space follows.
 /// An exception group's own exception, `ExceptionGroup: msg (2 sub-exceptions)`, whose
 /// sub-exceptions follow it ([`EXCEPTION_GROUP_TRACEBACK`]).
 fn is_group_of_sub_exceptions(kind: &str, message: Option<&str>) -> bool {
@@ -1074,6 +1130,9 @@ fn is_group_of_sub_exceptions(kind: &str, message: Option<&str>) -> bool {
         && message.is_some_and(|m| m.ends_with(" sub-exception)") || m.ends_with(" sub-exceptions)"))
 }
 
+/// The pytest node id `text` starts with, and the rest: an id ends at its first space unless that
+/// space is inside its parameters (`test_date[input10-Mar 02 2009]`), where it ends at the `]`
+/// that the line's end, ` - ` or another space follows.
 fn split_node_id(text: &str) -> (&str, &str) {
     let (name, tail) = split_word(text);
     if tail.is_empty() || name.ends_with(']') || !has_byte(name, b'[') {
@@ -1408,7 +1467,7 @@ mod tests {
     /// its own frame, of the test that ran it; a group's own `ExceptionGroup` is not reported.
     #[test]
     fn an_exception_group_s_sub_exception_is_read_through_its_boxes() {
-        let script = "\\
+        let script = "\
   + Exception Group Traceback (most recent call last):
   |   File \"/tmp/py13/run_tasks.py\", line 4, in <module>
   |     print(asyncio.run(fetch_all({\"apple\": 1})))
@@ -1435,7 +1494,7 @@ mod tests {
     | KeyError: 'pear'
     +------------------------------------
 ";
-        let pytest = "\\
+        let pytest = "\
 F                                                                        [100%]
 =================================== FAILURES ===================================
 ________________________________ test_fetch_all ________________________________
@@ -1468,7 +1527,7 @@ ________________________________ test_fetch_all ________________________________
 FAILED test_tasks.py::test_fetch_all - KeyError('pear') [single exception in ...
 1 failed in 0.02s
 ";
-        let nested = "\\
+        let nested = "\
   + Exception Group Traceback (most recent call last):
   |   File \"/tmp/py13/nested.py\", line 6, in outer
   |     inner()
@@ -1535,10 +1594,93 @@ During handling of the above exception, another exception occurred:
         assert_eq!(findings(script), key_error(None));
         assert_eq!(findings(pytest), key_error(Some("test_tasks.py::test_fetch_all")));
         // The inner group's sub-exceptions have no traceback of their own: the group's raise is
-        // the place.
+        // the place of each. (The outer group's own KeyError, after the inner group's boxes, is
+        // not read: its start is the inner group's.)
         assert_eq!(
             findings(nested),
-            [("nested.py".to_owned(), 2, "ValueError: bad value".to_owned(), None)]
+            [
+                ("nested.py".to_owned(), 2, "ValueError: bad value".to_owned(), None),
+                ("nested.py".to_owned(), 2, "TypeError: bad type".to_owned(), None)
+            ]
+        );
+        // Two sub-exceptions of one test, each with its traceback, and a test raising a group of
+        // two exceptions raised nowhere (one place: one report).
+        let two = "\
+FF                                                                       [100%]
+=================================== FAILURES ===================================
+__________________________________ test_mixed __________________________________
+  + Exception Group Traceback (most recent call last):
+  |   File \"/tmp/py13/test_two.py\", line 6, in test_mixed
+  |     asyncio.run(mixed())
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/runners.py\", line 194, in run
+  |     return runner.run(main)
+  |            ^^^^^^^^^^^^^^^^
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/runners.py\", line 118, in run
+  |     return self._loop.run_until_complete(task)
+  |            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/base_events.py\", line 684, in run_until_complete
+  |     return future.result()
+  |            ^^^^^^^^^^^^^^^
+  |   File \"/tmp/py13/app/two.py\", line 19, in mixed
+  |     async with asyncio.TaskGroup() as tg:
+  |   File \"/root/.pyenv/versions/3.12.1/lib/python3.12/asyncio/taskgroups.py\", line 145, in __aexit__
+  |     raise me from None
+  | ExceptionGroup: unhandled errors in a TaskGroup (2 sub-exceptions)
+  +-+---------------- 1 ----------------
+    | Traceback (most recent call last):
+    |   File \"/tmp/py13/app/two.py\", line 10, in bad
+    |     helper(n)
+    |   File \"/tmp/py13/app/two.py\", line 5, in helper
+    |     raise ValueError(f\"bad {n}\")
+    | ValueError: bad 1
+    +---------------- 2 ----------------
+    | Traceback (most recent call last):
+    |   File \"/tmp/py13/app/two.py\", line 15, in fetch
+    |     return prices[name]
+    |            ~~~~~~^^^^^^
+    | KeyError: 'plum'
+    +------------------------------------
+_______________________________ test_plain_group _______________________________
+  + Exception Group Traceback (most recent call last):
+  |   File \"/tmp/py13/test_two.py\", line 10, in test_plain_group
+  |     raise ExceptionGroup(\"several\", [ValueError(\"v\"), KeyError(\"k\")])
+  | ExceptionGroup: several (2 sub-exceptions)
+  +-+---------------- 1 ----------------
+    | ValueError: v
+    +---------------- 2 ----------------
+    | KeyError: 'k'
+    +------------------------------------
+=========================== short test summary info ============================
+FAILED test_two.py::test_mixed - ExceptionGroup: unhandled errors in a TaskGr...
+FAILED test_two.py::test_plain_group - ExceptionGroup: several (2 sub-excepti...
+2 failed in 0.02s
+";
+        let two_files = ["app/two.py", "test_two.py"].map(str::to_owned).to_vec();
+        let parsed = crate::parse::parse(two, &crate::parse::Workspace::new("/tmp/py13").with_files(two_files));
+        let got: Vec<_> = parsed
+            .reports
+            .iter()
+            .map(|r| {
+                (
+                    r.file_path.as_str(),
+                    r.line_number,
+                    r.message.as_str(),
+                    r.test_name.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("app/two.py", 5, "ValueError: bad 1", Some("test_two.py::test_mixed")),
+                ("app/two.py", 15, "KeyError: 'plum'", Some("test_two.py::test_mixed")),
+                (
+                    "test_two.py",
+                    10,
+                    "ValueError: v",
+                    Some("test_two.py::test_plain_group")
+                ),
+            ]
         );
     }
 

@@ -618,12 +618,23 @@ kleur:
             [("packages/utils/src/sum.js", 3, None)]
         );
 
-        // Two manifests giving one name: neither folder is taken.
+        // Two manifests giving one name: the one in the folder named as the package (an
+        // example's copy elsewhere), else neither.
         let twice = |_: &str| Some(br#"{"name": "@acme/utils"}"#.to_vec());
         let both = Workspace::new("/w")
             .with_files(vec!["a/package.json".to_owned(), "b/package.json".to_owned()])
             .with_package_manifests(twice);
         assert_eq!(both.package_folder("@acme/utils"), None);
+        let with_example = Workspace::new("/w")
+            .with_files(vec![
+                "packages/utils/package.json".to_owned(),
+                "examples/demo/package.json".to_owned(),
+            ])
+            .with_package_manifests(twice);
+        assert_eq!(
+            with_example.package_folder("@acme/utils").as_deref(),
+            Some("packages/utils")
+        );
     }
 
     /// Two packages' jest failure blocks interleave (turbo runs their tasks at once), each with

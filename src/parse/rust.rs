@@ -516,17 +516,20 @@ pub(crate) fn lint_finding_type(code: &str, message: &str) -> ErrorType {
 /// cannot be found: they do not resolve, as Python's NameError and ImportError, Node's
 /// ReferenceError, tsc's TS2304 and TS2307, rustc's E0425 and Go's `undefined:` say, so they are
 /// IMPORT whichever tool reports them. pyflakes' F821 (ruff's and flake8's); eslint's `no-undef`
-/// and the import plugins' unresolved modules; Biome's `noUndeclaredVariables` (the rule's name
+/// and the import plugins' unresolved modules (eslint-plugin-import, its fork import-x, and
+/// eslint-plugin-n); Biome's `noUndeclaredVariables` and `noUnresolvedImports` (the rules' names
 /// whose category [`is_unresolved_rule`] takes off).
 const UNRESOLVED_RULES: &[&str] = &[
     "F821",
     "no-undef",
     "import/no-unresolved",
+    "import-x/no-unresolved",
     "n/no-missing-import",
     "n/no-missing-require",
     "node/no-missing-import",
     "node/no-missing-require",
     "noUndeclaredVariables",
+    "noUnresolvedImports",
 ];
 
 /// Whether a linter's code or rule is one of [`UNRESOLVED_RULES`]; Biome's comes with its
@@ -599,7 +602,7 @@ mod tests {
     /// placed at its example, with and without `RUST_BACKTRACE=1`.
     #[test]
     fn a_merged_doctest_s_panic_is_placed_at_its_example() {
-        let plain = "\\
+        let plain = "\
    Compiling dtest v0.1.0 (/tmp/dtest)
     Finished `test` profile [unoptimized + debuginfo] target(s) in 0.03s
    Doc-tests dtest
@@ -656,7 +659,7 @@ test result: FAILED. 0 passed; 3 failed; 0 ignored; 0 measured; 0 filtered out; 
 all doctests ran in 0.15s; merged doctests compilation took 0.14s
 error: doctest failed, to rerun pass `--doc`
 ";
-        let backtraced = "\\
+        let backtraced = "\
    Compiling dtest v0.1.0 (/tmp/dtest)
     Finished `test` profile [unoptimized + debuginfo] target(s) in 0.13s
    Doc-tests dtest
