@@ -27,8 +27,10 @@ static ESLINT_COMPACT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(\S+?): line (\d+), col \d+, (?:Error|Warning) - (.*?)(?: \(([@\w/-]+)\))?$").expect("regex")
 });
 /// eslint's `unix` formatter: `/abs/a.js:3:7: message [Error/rule]` (`[Error]` for a parse failure).
-static ESLINT_UNIX: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\S+?):(\d+):\d+: (.*) \[(?:Error|Warning)(?:/([@\w/-]+))?\]$").expect("regex"));
+/// oxlint's `-f unix` writes its rule as `plugin(rule)`: `[Warning/eslint(no-unused-vars)]`.
+static ESLINT_UNIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(\S+?):(\d+):\d+: (.*) \[(?:Error|Warning)(?:/([@\w/-]+(?:\([@\w/-]+\))?))?\]$").expect("regex")
+});
 static FRAME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s+at (?:.*? \()?(?:file://)?([^()\s]+?):(\d+):(\d+)\)?$").expect("regex"));
 static JS_ERROR: LazyLock<Regex> = LazyLock::new(|| {
@@ -755,12 +757,14 @@ fn eslint_one_line(line: &str) -> Option<Finding<'_>> {
         ESLINT_COMPACT.captures(line)?
     };
     let rule = c.get(4).map_or("", |m| m.as_str());
+    // `[Error]` with no rule is the parser's (eslint says `Parsing error`, oxlint does not).
+    let parse_failure = line.ends_with(" [Error]");
     Some(eslint_finding(
         c.get(1)?.as_str(),
         c[2].parse().unwrap_or(1),
         c.get(3)?.as_str(),
         rule,
-        false,
+        parse_failure,
         0.95,
     ))
 }

@@ -28,6 +28,7 @@ mod lint;
 mod look;
 mod needles;
 pub mod outcome;
+mod oxlint;
 pub mod paths;
 mod python;
 mod runners;
@@ -282,6 +283,7 @@ struct Formats {
     biome: biome::Biome,
     doctest: doctest::Doctest,
     ava: ava::Ava,
+    oxlint: oxlint::Oxlint,
 }
 
 /// The streaming parser: feed it raw lines, then `finish`.
@@ -677,6 +679,9 @@ impl Formats {
         }
         if offer_all || self.ava.wants(&look) {
             self.ava.line(line, sink);
+        }
+        if offer_all || self.oxlint.wants(&look) {
+            self.oxlint.line(line, sink);
         }
     }
 

@@ -533,8 +533,12 @@ const UNRESOLVED_RULES: &[&str] = &[
 ];
 
 /// Whether a linter's code or rule is one of [`UNRESOLVED_RULES`]; Biome's comes with its
-/// category (`lint/correctness/noUndeclaredVariables`).
+/// category (`lint/correctness/noUndeclaredVariables`), oxlint's as `plugin(rule)`.
 pub(crate) fn is_unresolved_rule(code: &str) -> bool {
+    // oxlint's `eslint(no-undef)`, `import(no-unresolved)`.
+    if let Some((plugin, rule)) = code.strip_suffix(')').and_then(|c| c.split_once('(')) {
+        return is_unresolved_rule(&super::oxlint::oxlint_rule(plugin, rule));
+    }
     let rule = code
         .strip_prefix("lint/")
         .map_or(code, |r| r.rsplit('/').next().unwrap_or(r));
