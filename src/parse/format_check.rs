@@ -137,7 +137,7 @@ impl FormatCheck {
             Some(b'-') => line.starts_with("--- "),
             Some(b'D') => line.starts_with("Diff in "),
             Some(b'w' | b'W') => line.starts_with("would reformat ") || line.starts_with("Would reformat: "),
-            Some(b'[') => line.starts_with("[warn] "),
+            Some(b'[') => line.starts_with("[warn] ") || line.starts_with("[error] "),
             _ => false,
         }
     }
@@ -189,6 +189,17 @@ impl FormatCheck {
             && !self.diffed.iter().any(|d| d == file)
         {
             report(sink, file, 1, "would be reformatted".to_owned());
+        } else if let Some((file, n, message)) = prettier_syntax_error(line) {
+            sink.report(Finding {
+                file,
+                line: n,
+                error_type: ErrorType::Syntax,
+                message: Cow::Borrowed(message),
+                test: None,
+                confidence: 0.9,
+                rank: Rank::Error,
+                diagnostic: true,
+            });
         }
     }
 
@@ -288,6 +299,21 @@ fn rustfmt_header(line: &str) -> Option<(&str, u32)> {
     Some((file, n.parse().ok()?))
 }
 
+/// prettier's `[error] index.js: SyntaxError: Unexpected token, expected "," (23:3)`: a file it
+/// could not parse, the place at the message's end. Returns the file, the line and the message.
+fn prettier_syntax_error(line: &str) -> Option<(&str, u32, &str)> {
+    let (file, message) = line.strip_prefix("[error] ")?.split_once(": ")?;
+    if !message.starts_with("SyntaxError: ") || file.contains(char::is_whitespace) {
+        return None;
+    }
+    let (_, place) = message.strip_suffix(')')?.rsplit_once(" (")?;
+    let (n, column) = place.split_once(':')?;
+    if !column.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((file, n.parse().ok()?, message))
+}
+
 /// A file a formatter's check would reformat: black's `would reformat PATH`, ruff's
 /// `Would reformat: PATH`, prettier's `[warn] PATH` (not its `[warn] Code style issues ...`).
 fn would_reformat(line: &str) -> Option<&str> {
@@ -302,6 +328,37 @@ fn would_reformat(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::super::{Workspace, parse, report_messages};
+
+    /// prettier 3.10's `--check` on a file it cannot parse, then two it would reformat (the
+    /// thirteenth outsider trial's, on nanoid 5.1): the syntax error at its line.
+    #[test]
+    fn prettier_s_syntax_error_is_placed_at_its_line() {
+        let log = "Checking formatting...
+[error] index.js: SyntaxError: Unexpected token, expected \",\" (23:3)
+[error]   21 | export function customRandom(alphabet, defaultSize, getRandom) {
+[error]   22 |   let mask = (2 << (31 - Math.clz32((alphabet.length - 1) | 1)) - 1
+[error] > 23 |   let step = Math.ceil((1.6 * mask * defaultSize) / alphabet.length)
+[error]      |   ^
+[error]   24 |   return (size = defaultSize) => {
+[error]   25 |     let id = ''
+[error]   26 |     while (true) {
+[warn] url-alphabet/index.js
+[warn] non-secure/index.js
+Error occurred when checking code style in the above file.
+";
+        assert_eq!(
+            places(log),
+            [
+                (
+                    "index.js".to_owned(),
+                    23,
+                    "SyntaxError: Unexpected token, expected \",\" (23:3)".to_owned()
+                ),
+                ("url-alphabet/index.js".to_owned(), 1, "would be reformatted".to_owned()),
+                ("non-secure/index.js".to_owned(), 1, "would be reformatted".to_owned()),
+            ]
+        );
+    }
 
     fn places(log: &str) -> Vec<(String, u32, String)> {
         let parsed = parse(log, &Workspace::new("/w"));

@@ -37,7 +37,7 @@ static JS_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:Uncaught )?((?:[A-Z]\w*)?(?:Error|Exception))(?: \[[\w_]+\])?: (.*)$").expect("regex")
 });
 
-/// Babel's syntax error as jest prints it under "Test suite failed to run":
+/// Babel's syntax error, as `@babel/cli` prints it and jest under "Test suite failed to run":
 /// `SyntaxError: /abs/src/price.js: Unexpected token, expected "," (3:28)`.
 static BABEL_SYNTAX: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^SyntaxError: (\S+?): (.*) \((\d+):(\d+)\)$").expect("regex"));
@@ -207,6 +207,26 @@ impl Js {
         if first != b' ' && first != b'\t' {
             if let Some(finding) = sink.may_hold(Needle::TsCode).then(|| tsc_diagnostic(line)).flatten() {
                 sink.report(finding);
+                return;
+            }
+            // Babel's own error, outside a test runner (`babel src`, a bundler's babel-loader):
+            // the file and the place are on the line, the frames all Babel's.
+            if first == b'S'
+                && self.failure.is_none()
+                && line.starts_with("SyntaxError: ")
+                && let Some(c) = BABEL_SYNTAX.captures(line)
+                && sink.is_project_file(&c[1])
+            {
+                sink.report(Finding {
+                    file: &c[1],
+                    line: c[3].parse().unwrap_or(1),
+                    error_type: ErrorType::Syntax,
+                    message: Cow::Owned(format!("SyntaxError: {}", &c[2])),
+                    test: None,
+                    confidence: 0.9,
+                    rank: Rank::Error,
+                    diagnostic: true,
+                });
                 return;
             }
             if let Some(finding) = eslint_one_line(line) {
@@ -947,6 +967,40 @@ pub(crate) fn js_type(message: &str) -> ErrorType {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// `@babel/cli` 7.29 on a file it cannot parse (the thirteenth outsider trial's, on nanoid
+    /// 5.1): Babel's own error names the file and the place; its frames are all Babel's.
+    #[test]
+    fn babel_s_own_syntax_error_is_placed_at_its_line() {
+        let log =
+            "SyntaxError: /work/heldout14/projects/nanoid_syntax/index.js: Unexpected token, expected \",\" (23:2)
+
+  21 | export function customRandom(alphabet, defaultSize, getRandom) {
+  22 |   let mask = (2 << (31 - Math.clz32((alphabet.length - 1) | 1)) - 1
+> 23 |   let step = Math.ceil((1.6 * mask * defaultSize) / alphabet.length)
+     |   ^
+  24 |   return (size = defaultSize) => {
+  25 |     let id = ''
+  26 |     while (true) {
+    at constructor (/work/heldout14/tools/node_modules/@babel/parser/lib/index.js:369:19)
+    at Parser.raise (/work/heldout14/tools/node_modules/@babel/parser/lib/index.js:6643:19)
+    at Parser.unexpected (/work/heldout14/tools/node_modules/@babel/parser/lib/index.js:6663:16)
+    at Parser.expect (/work/heldout14/tools/node_modules/@babel/parser/lib/index.js:6983:12)
+    at Parser.parseParenAndDistinguishExpression (/work/heldout14/tools/node_modules/@babel/parser/lib/index.js:8676:14)
+";
+        let workspace =
+            super::super::Workspace::new("/work/heldout14/projects/nanoid_syntax").with_files(vec!["index.js".into()]);
+        let parsed = super::super::parse(log, &workspace);
+        assert_eq!(
+            super::super::report_findings(&parsed),
+            [(
+                "index.js",
+                23,
+                "Syntax".to_owned(),
+                "SyntaxError: Unexpected token, expected \",\""
+            )]
+        );
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4000))]
