@@ -111,6 +111,15 @@ pub(crate) struct Js {
     /// (`  2) suite` and the test's name), or a TAP `not ok` that no YAML block follows (mocha's
     /// `tap` reporter). Elsewhere an indented `Error:` is another tool's (tape's YAML `stack:`).
     indented_error_due: Option<DueTitle>,
+    /// Inside jasmine's `Failures:`, and whether the failure's message is the next line.
+    jasmine: Option<JasmineMessage>,
+}
+
+/// Whether the current jasmine failure's message is the next line (after its `Message:`).
+#[derive(PartialEq)]
+enum JasmineMessage {
+    Due,
+    Read,
 }
 
 /// The title of a failed test whose error comes indented under it.
@@ -136,7 +145,8 @@ impl Js {
     /// `FAIL` line.
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
-        if self.node_header.is_some()
+        if self.jasmine.is_some()
+            || self.node_header.is_some()
             || self.indented_error_due.is_some()
             || self
                 .failure
@@ -162,8 +172,9 @@ impl Js {
             && (last.is_ascii_digit()
                 // eslint `stylish`: a JS/TS file's path alone on its line.
                 || is_js_path(look.line)
-                // vitest's failed test when nothing indents it: `FAIL  a.test.js > suite > test`.
-                || first == b'F' && look.line.starts_with("FAIL ")
+                // vitest's failed test when nothing indents it: `FAIL  a.test.js > suite > test`;
+                // jasmine's failures.
+                || first == b'F' && (look.line.starts_with("FAIL ") || look.line == "Failures:")
                 // eslint `compact` and `unix`: a JS/TS path before the first colon.
                 || look.colon.is_some_and(|c| is_js_path(&look.line[..c]))
                 || is_ascii_space(last)
@@ -261,6 +272,17 @@ impl Js {
             if !line.trim().is_empty() {
                 self.eslint_file = None;
             }
+        }
+
+        // jasmine: `Failures:`, then each failed spec `1) suite spec` at column 0, its `Message:`
+        // and its `Stack:` indented under it.
+        if line == "Failures:" {
+            self.flush(sink);
+            self.jasmine = Some(JasmineMessage::Read);
+            return;
+        }
+        if self.jasmine.is_some() && self.jasmine_line(line, first, sink) {
+            return;
         }
 
         // jest indents everything in a failure block: a line at column 0 (its summary, or
@@ -532,6 +554,41 @@ impl Js {
                 .map(|(_, r)| r)
         {
             row.rule = Some(html_text(rule));
+        }
+        true
+    }
+
+    /// A line inside jasmine's `Failures:`; whether it was read (a frame is not: it is read as
+    /// any failure's frame is).
+    fn jasmine_line(&mut self, line: &str, first: u8, sink: &mut Sink<'_>) -> bool {
+        if first != b' ' && first != b'\t' {
+            if let Some(title) = mocha_failure_title(line) {
+                self.flush(sink);
+                let title = title.trim_end();
+                sink.test(title, TestOutcome::Failed);
+                self.failure = Some(Failure {
+                    test: Some(title.to_owned()),
+                    ..Failure::default()
+                });
+                self.jasmine = Some(JasmineMessage::Read);
+                return true;
+            }
+            // The failures are over (`4 specs, 4 failures`).
+            self.flush(sink);
+            self.jasmine = None;
+            return false;
+        }
+        let trimmed = line.trim();
+        match trimmed {
+            "Message:" => self.jasmine = Some(JasmineMessage::Due),
+            "Stack:" | "" => {}
+            _ if self.jasmine == Some(JasmineMessage::Due) => {
+                self.jasmine = Some(JasmineMessage::Read);
+                if let Some(failure) = self.failure.as_mut() {
+                    failure.message = Some(trimmed.to_owned());
+                }
+            }
+            _ => return false,
         }
         true
     }
@@ -967,6 +1024,100 @@ pub(crate) fn js_type(message: &str) -> ErrorType {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// jasmine 7's failures (the thirteenth outsider trial's, on semver 7.6 with four bugs): each
+    /// spec's `Message:` is its error, placed at its stack's first project frame and named by
+    /// its title.
+    #[test]
+    fn jasmine_s_failures_are_placed_at_their_first_project_frame() {
+        let log = "Randomized with seed 06892
+Started
+FFFF
+
+Failures:
+1) semver comparison neq reports different versions
+  Message:
+    ReferenceError: compre is not defined
+  Stack:
+        at Object.neq (/work/heldout14/projects/semver/functions/neq.js:2:50)
+        at UserContext.<anonymous> (/work/heldout14/projects/semver/spec/semverSpec.js:9:19)
+        at <Jasmine>
+
+2) semver comparison gt is strict for equal versions
+  Message:
+    Expected true to be false.
+  Stack:
+        at <Jasmine>
+        at UserContext.<anonymous> (/work/heldout14/projects/semver/spec/semverSpec.js:5:41)
+        at <Jasmine>
+
+3) semver parts clean removes whitespace
+  Message:
+    TypeError: s.version is not a function
+  Stack:
+        at Object.clean (/work/heldout14/projects/semver/functions/clean.js:4:16)
+        at UserContext.<anonymous> (/work/heldout14/projects/semver/spec/semverSpec.js:19:19)
+        at <Jasmine>
+
+4) semver parts major of 7.1.0 is 7
+  Message:
+    Expected 1 to equal 7.
+  Stack:
+        at <Jasmine>
+        at UserContext.<anonymous> (/work/heldout14/projects/semver/spec/semverSpec.js:15:35)
+        at <Jasmine>
+
+4 specs, 4 failures
+Finished in 0.006 seconds
+Randomized with seed 06892 (jasmine --random=true --seed=06892)
+";
+        let files = ["functions/neq.js", "functions/clean.js", "spec/semverSpec.js"]
+            .map(str::to_owned)
+            .to_vec();
+        let workspace = super::super::Workspace::new("/work/heldout14/projects/semver").with_files(files);
+        let parsed = super::super::parse(log, &workspace);
+        let got: Vec<_> = parsed
+            .reports
+            .iter()
+            .map(|r| {
+                (
+                    r.file_path.as_str(),
+                    r.line_number,
+                    r.error_type,
+                    r.test_name.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "functions/neq.js",
+                    2,
+                    ErrorType::Import,
+                    Some("semver comparison neq reports different versions")
+                ),
+                (
+                    "spec/semverSpec.js",
+                    5,
+                    ErrorType::Logic,
+                    Some("semver comparison gt is strict for equal versions")
+                ),
+                (
+                    "functions/clean.js",
+                    4,
+                    ErrorType::TypeError,
+                    Some("semver parts clean removes whitespace")
+                ),
+                (
+                    "spec/semverSpec.js",
+                    15,
+                    ErrorType::Logic,
+                    Some("semver parts major of 7.1.0 is 7")
+                ),
+            ]
+        );
+    }
 
     /// `@babel/cli` 7.29 on a file it cannot parse (the thirteenth outsider trial's, on nanoid
     /// 5.1): Babel's own error names the file and the place; its frames are all Babel's.
