@@ -34,6 +34,7 @@ mod python;
 mod runners;
 mod rust;
 mod structured;
+mod stylelint;
 mod tap;
 mod xml_stream;
 
@@ -284,6 +285,7 @@ struct Formats {
     doctest: doctest::Doctest,
     ava: ava::Ava,
     oxlint: oxlint::Oxlint,
+    stylelint: stylelint::Stylelint,
 }
 
 /// The streaming parser: feed it raw lines, then `finish`.
@@ -682,6 +684,9 @@ impl Formats {
         }
         if offer_all || self.oxlint.wants(&look) {
             self.oxlint.line(line, sink);
+        }
+        if offer_all || self.stylelint.wants(&look) {
+            self.stylelint.line(line, sink);
         }
     }
 
