@@ -23,11 +23,17 @@ use crate::api::shared::ErrorType;
 const ROLLUP_ERROR: &str = "[!] RollupError: ";
 
 /// Rollup's error with a place, `[!] RollupError: index.js (23:2): Expected ',', got 'let'`: the
-/// module, the line and the message. (An error that names no place, `Could not resolve "./x"
-/// from "index.js"`, is not read: it names no line.) A parse error is SYNTAX; an import of a
-/// name the module does not export (`"x" is not exported by "a.js"`) IMPORT.
+/// module, the line and the message. A parse error is SYNTAX; an import of a name the module
+/// does not export (`"x" is not exported by "a.js"`) IMPORT. An import Rollup could not resolve,
+/// `Could not resolve "./x" from "index.js"`, names the importing module and no line: its first
+/// line, where imports stand, as for Node's unresolved ES module import.
 fn rollup_error(line: &str) -> Option<(&str, u32, &str)> {
     let rest = line.strip_prefix(ROLLUP_ERROR)?;
+    if let Some(unresolved) = rest.strip_prefix("Could not resolve ") {
+        let (_, importer) = unresolved.rsplit_once(" from \"")?;
+        let importer = importer.strip_suffix('"')?;
+        return (!importer.contains(char::is_whitespace)).then_some((importer, 1, rest));
+    }
     let (module, rest) = rest.split_once(" (")?;
     let (place, message) = rest.split_once("): ")?;
     let (n, column) = place.split_once(':')?;
@@ -92,7 +98,7 @@ impl Esbuild {
             return;
         }
         if let Some((file, n, message)) = rollup_error(line) {
-            let error_type = if has(message, " is not exported by ") {
+            let error_type = if has(message, " is not exported by ") || message.starts_with("Could not resolve ") {
                 ErrorType::Import
             } else {
                 ErrorType::Syntax
