@@ -166,7 +166,7 @@ mod tests {
     use crate::parse::{Workspace, parse};
 
     /// Rollup 4.68's error on a module it cannot parse (the thirteenth outsider trial's, on
-    /// nanoid 5.1 with a `)` missing): SYNTAX at the module's line.
+    /// nanoid 5.0.9 with a `)` missing): SYNTAX at the module's line.
     #[test]
     fn rollup_s_parse_error_is_placed_at_its_module_s_line() {
         let log = "\u{1b}[36m

@@ -330,7 +330,7 @@ mod tests {
     use super::super::{Workspace, parse, report_messages};
 
     /// prettier 3.10's `--check` on a file it cannot parse, then two it would reformat (the
-    /// thirteenth outsider trial's, on nanoid 5.1): the syntax error at its line.
+    /// thirteenth outsider trial's, on nanoid 5.0.9): the syntax error at its line.
     #[test]
     fn prettier_s_syntax_error_is_placed_at_its_line() {
         let log = "Checking formatting...

@@ -262,7 +262,9 @@ impl Go {
             // A subtest's `    --- FAIL: TestX/sub (0.00s)`.
             b' ' => {
                 let trimmed = look.trimmed();
-                trimmed.starts_with("--- ") || look.may_hold(Needle::GoFile) || is_ginkgo_failure_start(trimmed)
+                trimmed.starts_with("--- ")
+                    || look.may_hold(Needle::GoFile)
+                    || trimmed.starts_with('[') && is_ginkgo_failure_start(trimmed)
             }
             _ => look.may_hold(Needle::GoFile),
         }
@@ -317,7 +319,10 @@ impl Go {
             self.race_line(line, sink);
             return;
         }
-        if self.ginkgo_line(line, sink) {
+        // Most lines are ruled out by a byte: a Ginkgo failure begins with `•` or `[`.
+        if (self.ginkgo.is_some() || matches!(line.bytes().find(|&b| b != b' '), Some(0xe2 | b'[')))
+            && self.ginkgo_line(line, sink)
+        {
             return;
         }
         let Some(&first) = line.as_bytes().first() else {
@@ -504,6 +509,7 @@ impl Go {
 
     /// Reads a line of a Ginkgo spec's failure, or one that begins it; `false` for a line that
     /// is not one (it is read as any other).
+    #[inline(never)]
     fn ginkgo_line(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
         // Ginkgo indents with spaces only (and `wants` lets only those through).
         let trimmed = line.trim_start_matches(' ');
@@ -580,6 +586,7 @@ impl Go {
 
     /// A line of a race detector's report: its accesses' headers and stacks, up to its closing
     /// rule, when it is reported at the caught access's first frame in the project.
+    #[inline(never)]
     fn race_line(&mut self, line: &str, sink: &mut Sink<'_>) {
         let Some(race) = self.race.as_mut() else {
             return;

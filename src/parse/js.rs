@@ -186,7 +186,8 @@ impl Js {
             // After the indentation (which may be Unicode whitespace).
             || (is_ascii_space(first) || first >= 0x80) && {
                 let trimmed = look.trimmed();
-                starts_indented_block(trimmed) || mocha_failure_title(trimmed).is_some()
+                starts_indented_block(trimmed)
+                    || trimmed.as_bytes().first().is_some_and(u8::is_ascii_digit) && mocha_failure_title(trimmed).is_some()
             }
     }
 
@@ -1025,7 +1026,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// jasmine 7's failures (the thirteenth outsider trial's, on semver 7.6 with four bugs): each
+    /// jasmine 7's failures (the thirteenth outsider trial's, on semver 7.6.3 with four bugs): each
     /// spec's `Message:` is its error, placed at its stack's first project frame and named by
     /// its title.
     #[test]
@@ -1120,7 +1121,7 @@ Randomized with seed 06892 (jasmine --random=true --seed=06892)
     }
 
     /// `@babel/cli` 7.29 on a file it cannot parse (the thirteenth outsider trial's, on nanoid
-    /// 5.1): Babel's own error names the file and the place; its frames are all Babel's.
+    /// 5.0.9): Babel's own error names the file and the place; its frames are all Babel's.
     #[test]
     fn babel_s_own_syntax_error_is_placed_at_its_line() {
         let log =

@@ -196,8 +196,9 @@ impl Lint {
         };
         pending.after += 1;
         if pending.after == 1 {
-            // The source line; another diagnostic instead ends the wait.
-            if split_location(line).is_some_and(|(path, ..)| path.ends_with(".py") || path.ends_with(".pyi")) {
+            // The source line; another diagnostic instead ends the wait, whichever tool's (a log
+            // cut after a message, then cargo's short diagnostics).
+            if split_location(line).is_some_and(|(path, ..)| path.contains('.')) {
                 self.syntax = None;
                 return false;
             }
@@ -546,6 +547,16 @@ mod tests {
     use super::*;
     use crate::parse::{Workspace, parse};
     use proptest::prelude::*;
+
+    /// A log cut inside a linter's message (`shapes.py:10:1: i`, which reads as a pyflakes
+    /// syntax error waiting for its source line), then cargo's short diagnostics: the next
+    /// tool's diagnostic ends the wait and is read (a combined-log property test found it).
+    #[test]
+    fn a_diagnostic_after_a_cut_message_is_read() {
+        let log = "shapes.py:10:1: i\nsrc/main.rs:1:5: error[E0432]: unresolved import `std::collections::HashMapp`: no `HashMapp` in `collections`\n";
+        let parsed = super::super::parse(log, &super::super::Workspace::new("/w"));
+        assert_eq!(super::super::report_places(&parsed), [("src/main.rs", 1, None)]);
+    }
 
     /// The regexes the flake8, ruff and bracketed readers replaced.
     static FLAKE8: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^([A-Z][0-9]{3}) (.*)$").expect("regex"));

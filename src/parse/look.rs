@@ -51,8 +51,9 @@ impl<'a> Look<'a> {
     }
 
     /// `line.trim_start()`, found without decoding characters unless the text after the ASCII
-    /// indentation starts with one that is not ASCII (which may be whitespace too).
-    #[inline]
+    /// indentation starts with one that is not ASCII (which may be whitespace too). Several
+    /// formats' `wants` ask for it on every indented line: always inline.
+    #[inline(always)]
     pub fn trimmed(&self) -> &'a str {
         let rest = &self.line[self.indent..];
         if rest.as_bytes().first().is_some_and(|&b| b >= 0x80) {

@@ -192,7 +192,8 @@ impl Python {
             || look.last == b')' && look.may_hold(Needle::LineComma)
             || is_ascii_space(first) && {
                 let trimmed = look.trimmed();
-                trimmed.starts_with("File \"") || trimmed.starts_with(EXCEPTION_GROUP_TRACEBACK)
+                trimmed.starts_with("File \"")
+                    || trimmed.as_bytes().first() == Some(&b'+') && trimmed.starts_with(EXCEPTION_GROUP_TRACEBACK)
             }
             // pytest `-v` and unittest `-v` outcomes.
             || look.holds_double_colon()
@@ -249,6 +250,10 @@ impl Python {
     /// line outside any group. A group's traceback reads as a traceback; its own exception
     /// (`ExceptionGroup: ... (2 sub-exceptions)`) is not the bug, its sub-exceptions are.
     fn group_line<'l>(&mut self, line: &'l str) -> Option<GroupLine<'l>> {
+        // Outside a group, only a line starting with a space or `+` can open one.
+        if self.exception_group.is_none() && !matches!(line.as_bytes().first(), Some(b' ' | b'+')) {
+            return None;
+        }
         let indent = line.bytes().take_while(|&b| b == b' ').count();
         let rest = &line[indent..];
         let Some(edge) = self.exception_group else {
@@ -343,8 +348,9 @@ impl Python {
             return;
         }
 
-        if self.section == Section::None {
-            self.outcomes(line, sink);
+        // A test's outcome line is nothing else: most lines of a long log are such.
+        if self.section == Section::None && self.outcomes(line, sink) {
+            return;
         }
 
         if line.ends_with(')')
@@ -555,7 +561,8 @@ impl Python {
     }
 
     /// pytest `-v` lines and the short test summary; unittest `-v` lines.
-    fn outcomes(&mut self, line: &str, sink: &mut Sink<'_>) {
+    /// Records the test outcome `line` names, if it names one; whether it did.
+    fn outcomes(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
         let first = line.as_bytes()[0];
         if matches!(first, b'P' | b'F' | b'E' | b'X')
             && let Some((word, name)) = summary_outcome(line)
@@ -573,11 +580,11 @@ impl Python {
                 }
             }
             sink.test(name, outcome);
-            return;
+            return true;
         }
         if let Some((id, outcome)) = verbose_outcome(line) {
             sink.test(id, outcome);
-            return;
+            return true;
         }
         if has(line, "::")
             && has(line, " [")
@@ -590,7 +597,7 @@ impl Python {
                 _ => TestOutcome::Error,
             };
             sink.test(&c[1], outcome);
-            return;
+            return true;
         }
         // The regex's anchor, `word (`, and its ` ... `: a `cargo test` line has only the latter.
         if starts_with_word_and_paren(line)
@@ -609,7 +616,9 @@ impl Python {
                 _ => TestOutcome::Skipped,
             };
             sink.test(&id, outcome);
+            return true;
         }
+        false
     }
 
     fn flush(&mut self, sink: &mut Sink<'_>) {

@@ -28,11 +28,16 @@ pub(crate) struct Stylelint {
 
 impl Stylelint {
     /// Whether [`Stylelint::line`] can do anything with the line: under a stylesheet's path,
-    /// every line up to the first that is not a row; otherwise a stylesheet's path alone, or a
-    /// `unix` finding (ending in `[error]` or `[warning]`).
+    /// every line up to the first that is not a row; otherwise one that ends as a stylesheet's
+    /// path or a `unix` finding does (its last byte rules out most lines).
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
-        self.file.is_some() || matches!(look.last, b's' | b']') && look.first.is_some_and(|b| b != b' ')
+        self.file.is_some()
+            || match look.last {
+                b's' => ends_as_stylesheet(look.line),
+                b']' => unix_body(look.line).is_some(),
+                _ => false,
+            }
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
@@ -76,7 +81,18 @@ fn report(sink: &mut Sink<'_>, file: &str, line: u32, message: &str, rule: &str)
 
 /// A stylesheet's path, nothing else on the line.
 fn is_stylesheet(text: &str) -> bool {
-    !text.is_empty() && !text.contains(char::is_whitespace) && STYLE_EXTENSIONS.iter().any(|e| text.ends_with(e))
+    ends_as_stylesheet(text) && !text.contains(char::is_whitespace)
+}
+
+/// Whether `text` ends with a stylesheet's extension.
+fn ends_as_stylesheet(text: &str) -> bool {
+    STYLE_EXTENSIONS.iter().any(|e| text.ends_with(e))
+}
+
+/// A `unix` line without its severity, when it ends with one.
+fn unix_body(line: &str) -> Option<&str> {
+    line.strip_suffix(" [error]")
+        .or_else(|| line.strip_suffix(" [warning]"))
 }
 
 /// A `string` formatter's row, `   24:3   ✖  Unknown property "margn"   property-no-unknown` (`⚠`
@@ -97,10 +113,7 @@ fn row(line: &str) -> Option<(u32, &str, &str)> {
 /// A `unix` formatter's line, `/abs/a.css:24:3: message (rule) [error]` (or `[warning]`): the
 /// file, the line, the message and the rule.
 fn unix_finding(line: &str) -> Option<(&str, u32, &str, &str)> {
-    let body = line
-        .strip_suffix(" [error]")
-        .or_else(|| line.strip_suffix(" [warning]"))?;
-    let (file, n, rest) = split_location(body)?;
+    let (file, n, rest) = split_location(unix_body(line)?)?;
     if !is_stylesheet(file) {
         return None;
     }
