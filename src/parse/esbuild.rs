@@ -68,12 +68,16 @@ impl Esbuild {
         if self.header.is_some() {
             return true;
         }
-        match look.first {
-            Some(0xe2 | b'X') => header(look.line).is_some(),
-            Some(b'[') => look.line.starts_with(ROLLUP_ERROR),
-            _ => look.colon.is_some_and(|c| {
+        let one_line = || {
+            look.colon.is_some_and(|c| {
                 look.line.as_bytes().get(c + 1).is_some_and(u8::is_ascii_digit) && has(look.line, ": ERROR: ")
-            }),
+            })
+        };
+        match look.first {
+            Some(0xe2 | b'X') => header(look.line).is_some() || one_line(),
+            // Rollup's error, or a route file's one-line message (`[id].js:3:10: ERROR: ...`).
+            Some(b'[') => look.line.starts_with(ROLLUP_ERROR) || one_line(),
+            _ => one_line(),
         }
     }
 
@@ -164,6 +168,14 @@ fn report(sink: &mut Sink<'_>, file: &str, line: u32, message: &str, warning: bo
 #[cfg(test)]
 mod tests {
     use crate::parse::{Workspace, parse};
+
+    /// From a review: a route file's one-line message starts with `[`, as Rollup's error does.
+    #[test]
+    fn a_one_line_message_of_a_bracketed_file_is_read() {
+        let log = "[id].js:3:10: ERROR: Expected \";\" but found \")\"\n";
+        let parsed = super::super::parse(log, &super::super::Workspace::new("/w"));
+        assert_eq!(super::super::report_places(&parsed), [("[id].js", 3, None)]);
+    }
 
     /// Rollup 4.68's error on a module it cannot parse (the thirteenth outsider trial's, on
     /// nanoid 5.0.9 with a `)` missing): SYNTAX at the module's line.

@@ -113,18 +113,34 @@ struct GinkgoFailure {
 }
 
 /// Most lines of a Ginkgo failure read before it is placed (a long message, a deep stack).
-const MAX_GINKGO_LINES: u32 = 200;
+const MAX_GINKGO_LINES: u32 = 100;
 
 /// The states Ginkgo reports a spec that did not pass in.
 const GINKGO_STATES: [&str; 5] = ["[FAILED]", "[PANICKED]", "[TIMEDOUT]", "[INTERRUPTED]", "[ABORTED]"];
 
 /// Whether `text` (trimmed) begins a Ginkgo failure's message (`[FAILED] Expected`), not the
-/// `-v` line that places it in passing (`[FAILED] in [It] - path:N`).
+/// `-v` line that places it in passing (`[FAILED] in [It] - path:N`) nor a line of the summary
+/// of the failures (`[TIMEDOUT] Cache [It] waits forever`).
 fn is_ginkgo_failure_start(text: &str) -> bool {
     GINKGO_STATES.iter().any(|s| {
         text.strip_prefix(s)
-            .is_some_and(|rest| rest.starts_with(' ') && !rest.starts_with(" in ["))
+            .is_some_and(|rest| rest.starts_with(' ') && !rest.starts_with(" in [") && !names_a_spec(rest))
     })
+}
+
+/// Whether the text after a state names a spec, as Ginkgo's summary of the failures does after
+/// `[TIMEDOUT]` (`Cache [It] waits forever`): a node's kind in brackets.
+fn names_a_spec(rest: &str) -> bool {
+    [
+        "[It] ",
+        "[BeforeEach] ",
+        "[AfterEach] ",
+        "[JustBeforeEach] ",
+        "[BeforeAll] ",
+        "[AfterAll] ",
+    ]
+    .iter()
+    .any(|kind| rest.contains(kind))
 }
 
 /// A spec's name as Ginkgo's JUnit report gives it, `[It] Cache increments an int`, from the line
@@ -141,6 +157,24 @@ fn ginkgo_spec_name(line: &str) -> String {
     }
 }
 
+/// A line of `go test`'s own that ends a Ginkgo failure never placed (a log cut inside it, a
+/// summary's line taken for one): a test's result or start, a package's, a panic, the race
+/// detector, Ginkgo's summary.
+fn ends_a_ginkgo_failure(trimmed: &str) -> bool {
+    [
+        "--- ",
+        "=== RUN",
+        "FAIL\t",
+        "ok  \t",
+        "panic: ",
+        "WARNING: DATA RACE",
+        "Summarizing ",
+        "Ran ",
+    ]
+    .iter()
+    .any(|p| trimmed.starts_with(p))
+}
+
 /// A Ginkgo spec's rule (`------------------------------`) ends its failure and is read no
 /// further: `true` for it.
 fn failure_ended_here(trimmed: &str) -> bool {
@@ -151,6 +185,12 @@ fn failure_ended_here(trimmed: &str) -> bool {
 fn is_ginkgo_header(line: &str) -> bool {
     line.strip_prefix("• ")
         .is_some_and(|rest| GINKGO_STATES.iter().any(|s| rest.starts_with(s)))
+}
+
+/// Whether a line at column 0 is one of a race report's parts: an access's or a goroutine's
+/// heading (`Write at 0x... by goroutine 9:`, `Goroutine 9 (running) created at:`).
+fn is_race_heading(line: &str) -> bool {
+    line.starts_with("Goroutine ") || line.ends_with(':') && line.contains(" at 0x")
 }
 
 /// Most races kept waiting for their test's name.
@@ -231,6 +271,9 @@ pub(crate) struct Go {
     /// detector writes to standard error, the tests to standard output, and a log of both may
     /// hold the report after the test's lines.
     raced_test: Option<String>,
+    /// A race ended with no frame in the project to report: the testing package's next `race
+    /// detected` line is its test's, and names no later race.
+    unreported_race: bool,
     packages_with_tests: u32,
     packages_without_tests: u32,
 }
@@ -248,10 +291,10 @@ impl Go {
             // Inside a panic's stack, every line: its function lines and its end matter; so in
             // a testify table.
             _ if self.panic.is_some() || self.testify.is_some() || self.race.is_some() || self.ginkgo.is_some() => true,
-            b'W' => line.starts_with("WARNING: DATA RACE"),
+            b'W' => line.starts_with("WARNING: DATA RACE") || look.may_hold(Needle::GoFile),
             // Ginkgo's header of a spec that did not pass, and its failure's first line.
-            0xe2 => is_ginkgo_header(line),
-            b'[' => is_ginkgo_failure_start(line),
+            0xe2 => is_ginkgo_header(line) || look.may_hold(Needle::GoFile),
+            b'[' => is_ginkgo_failure_start(line) || look.may_hold(Needle::GoFile),
             b'{' => is_event(line),
             b'p' => line.starts_with("panic: "),
             b'=' => line.starts_with("=== "),
@@ -315,8 +358,7 @@ impl Go {
             }
             self.end_testify(sink);
         }
-        if self.race.is_some() {
-            self.race_line(line, sink);
+        if self.race.is_some() && self.race_line(line, sink) {
             return;
         }
         // Most lines are ruled out by a byte: a Ginkgo failure begins with `•` or `[`.
@@ -445,7 +487,7 @@ impl Go {
                     if c[3].trim() == RACE_DETECTED {
                         // The testing package's own line, not the test's: it names the test of
                         // the race reported above it.
-                        if self.unnamed_races.is_empty() {
+                        if self.unnamed_races.is_empty() && !std::mem::take(&mut self.unreported_race) {
                             self.raced_test.clone_from(&self.current_test);
                         }
                         for report in std::mem::take(&mut self.unnamed_races) {
@@ -530,7 +572,10 @@ impl Go {
             return false;
         };
         failure.lines += 1;
-        if failure.lines > MAX_GINKGO_LINES || trimmed.starts_with("------------------------------") {
+        if failure.lines > MAX_GINKGO_LINES
+            || trimmed.starts_with("------------------------------")
+            || ends_a_ginkgo_failure(trimmed)
+        {
             self.ginkgo = None;
             return failure_ended_here(trimmed);
         }
@@ -548,8 +593,9 @@ impl Go {
             .map(|(_, at)| at.split(" @ ").next().unwrap_or(at));
         let location = match place {
             Some(at) => split_location(at),
-            // A panic's stack trace, placed outside the project: its first frame in the project.
-            None if failure.awaiting_stack => split_location(trimmed.split(' ').next().unwrap_or("")),
+            // A panic's stack trace, placed outside the project: its first frame in the project
+            // (`    \t/abs/suite_test.go:44 +0x18`, debug.Stack's tab behind Ginkgo's spaces).
+            None if failure.awaiting_stack => split_location(trimmed.trim_start().split(' ').next().unwrap_or("")),
             None => None,
         };
         if let Some((file, n, _)) = location.filter(|(file, ..)| file.ends_with(".go")) {
@@ -587,18 +633,24 @@ impl Go {
     /// A line of a race detector's report: its accesses' headers and stacks, up to its closing
     /// rule, when it is reported at the caught access's first frame in the project.
     #[inline(never)]
-    fn race_line(&mut self, line: &str, sink: &mut Sink<'_>) {
+    /// Whether the line was the report's: a line at column 0 that none of its parts begins (a log
+    /// cut inside the report, then a test's result or a compiler's error) ends it unread.
+    fn race_line(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
         let Some(race) = self.race.as_mut() else {
-            return;
+            return false;
         };
         race.lines += 1;
         if race.lines > MAX_RACE_LINES {
             self.race = None;
-            return;
+            return false;
         }
         if line.starts_with("==================") {
             self.end_race(sink);
-            return;
+            return true;
+        }
+        if !line.is_empty() && !line.starts_with(' ') && !is_race_heading(line) {
+            self.end_race(sink);
+            return false;
         }
         if let Some(frame) = line.strip_prefix("      ") {
             // `      /abs/path/cache.go:61 +0x15b` under its function's line.
@@ -625,16 +677,21 @@ impl Go {
                 race.accesses.push((kind.to_ascii_lowercase(), String::new()));
             }
         }
+        true
     }
 
     /// Reports the race whose report has ended, at the caught access's frame in the project.
     fn end_race(&mut self, sink: &mut Sink<'_>) {
-        let Some(Race {
+        let Some(race) = self.race.take() else {
+            return;
+        };
+        let Race {
             accesses,
             site: Some((file, line)),
             ..
-        }) = self.race.take()
+        } = race
         else {
+            self.unreported_race = true;
             return;
         };
         let message = accesses
@@ -816,6 +873,153 @@ pub(crate) fn go_type(message: &str) -> (ErrorType, Rank) {
 #[cfg(test)]
 mod tests {
     use crate::parse::{Workspace, parse};
+
+    /// From a review: a Ginkgo panic's stack, whose frames stand behind a tab; a line of Ginkgo's
+    /// summary (`[TIMEDOUT] Cache [It] ...`), which opens no failure; race reports cut short, or
+    /// with no frame in the project, which end at the next line of another kind; and the
+    /// testing package's `race detected` line of a race with no frame to report, which names no
+    /// later race.
+    #[test]
+    fn ginkgo_panics_summaries_and_cut_or_unplaced_races_are_read_right() {
+        let files = ["cache.go", "cache_test.go", "suite/suite_test.go"]
+            .map(str::to_owned)
+            .to_vec();
+        let workspace = crate::parse::Workspace::new("/work/heldout14/projects/gocache").with_files(files);
+        let places = |log: &str| -> Vec<(String, u32, Option<String>)> {
+            crate::parse::parse(log, &workspace)
+                .reports
+                .iter()
+                .map(|r| (r.file_path.clone(), r.line_number, r.test_name.clone()))
+                .collect()
+        };
+        let at = |file: &str, line: u32| (file.to_owned(), line);
+        let files_lines = |log: &str| places(log).into_iter().map(|(f, l, _)| (f, l)).collect::<Vec<_>>();
+        assert_eq!(
+            files_lines(
+                "• [PANICKED] [0.000 seconds]
+Cache [It] divides
+/work/heldout14/projects/gocache/suite/suite_test.go:40
+
+  [PANICKED] Test Panicked
+  In [It] at: /usr/local/go/src/runtime/panic.go:262 @ 11/26/26 21:02:36.962
+
+  runtime error: integer divide by zero
+
+  Full Stack Trace
+    github.com/patrickmn/go-cache/suite_test.init.func1.3()
+    \t/work/heldout14/projects/gocache/suite/suite_test.go:44 +0x18
+------------------------------
+"
+            ),
+            [at("suite/suite_test.go", 44)]
+        );
+        assert_eq!(
+            files_lines(
+                "Summarizing 1 Failure:
+  [TIMEDOUT] Cache [It] waits forever
+  /work/heldout14/projects/gocache/suite/suite_test.go:31
+
+Ran 3 of 3 Specs in 0.000 seconds
+FAIL! - Suite Timeout Elapsed -- 1 Passed | 1 Failed | 0 Pending | 0 Skipped
+--- FAIL: TestSuite (0.00s)
+FAIL
+FAIL\tgithub.com/patrickmn/go-cache/suite\t0.5s
+--- FAIL: TestCacheTimes (0.00s)
+    cache_test.go:40: Found a: 2, want 3
+FAIL
+FAIL\tgithub.com/patrickmn/go-cache\t0.1s
+"
+            ),
+            [at("cache_test.go", 40)]
+        );
+        assert_eq!(
+            files_lines(
+                "WARNING: DATA RACE
+Write at 0x00c0000e21e0 by goroutine 9:
+  runtime.mapassign_faststr()
+      /usr/local/go/src/internal/runtime/maps/runtime_faststr.go:263 +0x0
+  github.com/patrickmn/go-cache.(*cache).Set()
+      /work/heldout14/projects/gocache/cache.go:61 +0x15b
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.func1()
+      /work/heldout14/projects/gocache/race_test.go:17 +0x1b0
+  github.com/patrickmn/go-cache.TestConcurrentSetGet.gowrap1()
+      /work/heldout14/projects/gocache/race_test.go:20 +0x38
+
+--- FAIL: TestCacheTimes (0.00s)
+    cache_test.go:40: Found a: 2, want 3
+panic: runtime error: index out of range [recovered]
+goroutine 7 [running]:
+github.com/patrickmn/go-cache.TestX()
+\t/work/heldout14/projects/gocache/cache_test.go:99 +0x1d
+FAIL
+FAIL\tgithub.com/patrickmn/go-cache\t0.1s
+./cache.go:12:2: undefined: foo
+"
+            ),
+            [
+                at("cache.go", 61),
+                at("cache_test.go", 40),
+                at("cache_test.go", 99),
+                at("cache.go", 12)
+            ]
+        );
+        assert_eq!(
+            files_lines(
+                "WARNING: DATA RACE
+Read at 0x1 by goroutine 9:
+  sync.x()
+      /usr/local/go/src/sync/x.go:1 +0x1
+    cache_test.go:40: Found a: 2, want 3
+panic: runtime error: index out of range [recovered]
+goroutine 7 [running]:
+github.com/patrickmn/go-cache.TestX()
+\t/work/heldout14/projects/gocache/cache_test.go:99 +0x1d
+FAIL
+FAIL\tgithub.com/patrickmn/go-cache\t0.1s
+./cache.go:12:2: undefined: foo
+"
+            ),
+            [at("cache_test.go", 99), at("cache.go", 12)]
+        );
+        let named = places(
+            "==================
+WARNING: DATA RACE
+Write at 0x00c0000e21e0 by goroutine 9:
+  sync.(*Map).Store()
+      /usr/local/go/src/sync/map.go:10 +0x15b
+
+Previous write at 0x00c0000e21e0 by goroutine 10:
+  sync.(*Map).Store()
+      /usr/local/go/src/sync/map.go:10 +0x15b
+
+Goroutine 9 (running) created at:
+  github.com/patrickmn/go-cache.TestA()
+      /work/heldout14/projects/gocache/race_test.go:14 +0x8a
+==================
+--- FAIL: TestA (0.00s)
+    testing.go:1712: race detected during execution of test
+==================
+WARNING: DATA RACE
+Write at 0x00c0000e21e0 by goroutine 19:
+  github.com/patrickmn/go-cache.(*cache).Set()
+      /work/heldout14/projects/gocache/cache.go:61 +0x15b
+
+Previous read at 0x00c0000e21e0 by goroutine 18:
+  github.com/patrickmn/go-cache.(*cache).Get()
+      /work/heldout14/projects/gocache/cache.go:123 +0x15b
+
+Goroutine 19 (running) created at:
+  github.com/patrickmn/go-cache.TestB()
+      /work/heldout14/projects/gocache/race_test.go:30 +0x8a
+==================
+--- FAIL: TestB (0.00s)
+    testing.go:1712: race detected during execution of test
+FAIL
+",
+        );
+        assert_eq!(named.len(), 1, "{named:?}");
+        assert_eq!(named[0].2.as_deref(), Some("TestB"));
+    }
 
     /// `go test ./...` (Go 1.26.8) on a nil pointer dereferenced in the code under test: the
     /// runtime's signal line stands between the panic and its stack.

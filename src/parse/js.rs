@@ -38,9 +38,10 @@ static JS_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Babel's syntax error, as `@babel/cli` prints it and jest under "Test suite failed to run":
-/// `SyntaxError: /abs/src/price.js: Unexpected token, expected "," (3:28)`.
+/// `SyntaxError: /abs/src/price.js: Unexpected token, expected "," (3:28)` (a colon after the
+/// place when a hint follows: a syntax its configuration does not enable).
 static BABEL_SYNTAX: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^SyntaxError: (\S+?): (.*) \((\d+):(\d+)\)$").expect("regex"));
+    LazyLock::new(|| Regex::new(r"^SyntaxError: (\S+?): (.*?) \((\d+):(\d+)\):?$").expect("regex"));
 
 /// Words looked for on many lines, each searcher built once (building one costs more than a
 /// search of a short line).
@@ -581,7 +582,23 @@ impl Js {
         }
         let trimmed = line.trim();
         match trimmed {
-            "Message:" => self.jasmine = Some(JasmineMessage::Due),
+            "Message:" => {
+                // jasmine goes on after a failed expectation: each message, with the stack under
+                // it, is a failure of the spec's own.
+                if let Some(test) = self
+                    .failure
+                    .as_ref()
+                    .filter(|f| f.message.is_some())
+                    .and_then(|f| f.test.clone())
+                {
+                    self.flush(sink);
+                    self.failure = Some(Failure {
+                        test: Some(test),
+                        ..Failure::default()
+                    });
+                }
+                self.jasmine = Some(JasmineMessage::Due);
+            }
             "Stack:" | "" => {}
             _ if self.jasmine == Some(JasmineMessage::Due) => {
                 self.jasmine = Some(JasmineMessage::Read);
@@ -1025,6 +1042,63 @@ pub(crate) fn js_type(message: &str) -> ErrorType {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// From a review: a jasmine spec that failed twice (each message with its own stack), and
+    /// Babel's error whose place a colon and a hint follow.
+    #[test]
+    fn each_jasmine_message_and_babel_s_hinted_error_are_placed() {
+        let semver = super::super::Workspace::new("/work/heldout14/projects/semver")
+            .with_files(["functions/clean.js", "spec/semverSpec.js"].map(str::to_owned).to_vec());
+        let parsed = super::super::parse(
+            "Started
+F.
+
+Failures:
+1) semver comparison neq reports different versions
+  Message:
+    Expected 1 to equal 2.
+  Stack:
+        at <Jasmine>
+        at UserContext.<anonymous> (/work/heldout14/projects/semver/spec/semverSpec.js:9:19)
+        at <Jasmine>
+  Message:
+    TypeError: s.version is not a function
+  Stack:
+        at Object.clean (/work/heldout14/projects/semver/functions/clean.js:4:16)
+        at UserContext.<anonymous> (/work/heldout14/projects/semver/spec/semverSpec.js:19:19)
+Suite error: semver parts
+  Message:
+    Error: afterAll boom
+  Stack:
+        at UserContext.<anonymous> (/work/heldout14/projects/semver/spec/semverSpec.js:30:11)
+
+2 specs, 2 failures
+",
+            &semver,
+        );
+        assert_eq!(
+            super::super::report_places(&parsed),
+            [
+                (
+                    "spec/semverSpec.js",
+                    9,
+                    Some("semver comparison neq reports different versions")
+                ),
+                (
+                    "functions/clean.js",
+                    4,
+                    Some("semver comparison neq reports different versions")
+                ),
+            ]
+        );
+        let nanoid =
+            super::super::Workspace::new("/work/heldout14/projects/nanoid_syntax").with_files(vec!["index.js".into()]);
+        let parsed = super::super::parse("SyntaxError: /work/heldout14/projects/nanoid_syntax/index.js: Support for the experimental syntax 'jsx' isn't currently enabled (23:2):
+
+> 23 | <div/>
+", &nanoid);
+        assert_eq!(super::super::report_places(&parsed), [("index.js", 23, None)]);
+    }
 
     /// jasmine 7's failures (the thirteenth outsider trial's, on semver 7.6.3 with four bugs): each
     /// spec's `Message:` is its error, placed at its stack's first project frame and named by

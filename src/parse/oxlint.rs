@@ -1,6 +1,7 @@
 //! oxlint's default reporter, miette's graphical one: the diagnostic's severity (`x` an error,
-//! `!` a warning), its rule as `plugin(rule)` and its message on one line, then the place on the
-//! next, opening the code frame —
+//! `!` a warning; `×` and `⚠` in miette's Unicode theme, whose frame opens with `╭─[`), its rule
+//! as `plugin(rule)` and its message on one line, then the place on the next, opening the code
+//! frame —
 //!
 //! ```text
 //!   ! eslint(no-unused-vars): Variable 'strictOps' is declared but never used.
@@ -43,7 +44,7 @@ impl Oxlint {
     pub fn wants(&self, look: &Look<'_>) -> bool {
         // The mark stands at the third byte: one look at it rules out most lines.
         self.header.is_some()
-            || matches!(look.line.as_bytes().get(2), Some(b'x' | b'!' | 0xc3)) && look.line.starts_with("  ")
+            || matches!(look.line.as_bytes().get(2), Some(b'x' | b'!' | 0xc3 | 0xe2)) && look.line.starts_with("  ")
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
@@ -55,12 +56,15 @@ impl Oxlint {
             return;
         };
         header.lines += 1;
-        // `   ,-[functions/cmp.js:7:7]`.
-        let place = line
-            .trim_start_matches(' ')
+        // `   ,-[functions/cmp.js:7:7]` (`╭─[` in miette's Unicode theme); a place without a file
+        // (`,-[1:1]`, a bundler's module-not-found) is none.
+        let frame = line.trim_start_matches(' ');
+        let place = frame
             .strip_prefix(",-[")
+            .or_else(|| frame.strip_prefix("╭─["))
             .and_then(|rest| rest.strip_suffix(']'))
-            .and_then(split_location);
+            .and_then(split_location)
+            .filter(|(file, ..)| file.contains(['.', '/']));
         if let Some((file, n, _)) = place {
             let header = self.header.take().expect("a header");
             sink.report(Finding {
@@ -86,7 +90,7 @@ fn header(line: &str) -> Option<Header> {
     let (error, rest) = if let Some(rest) = body.strip_prefix("x ").or_else(|| body.strip_prefix("× ")) {
         (true, rest)
     } else {
-        (false, body.strip_prefix("! ")?)
+        (false, body.strip_prefix("! ").or_else(|| body.strip_prefix("⚠ "))?)
     };
     let rule = rest
         .split_once("): ")
@@ -126,6 +130,48 @@ fn is_rule_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::parse::{Workspace, parse, report_findings};
+
+    /// From a review: miette's Unicode theme (`×`, `╭─[`), and a bundler's frame with no file
+    /// (`,-[1:1]`), which places nothing.
+    #[test]
+    fn the_unicode_theme_is_read_and_a_place_without_a_file_is_none() {
+        let places = |log: &str| -> Vec<(String, u32)> {
+            report_findings(&parse(log, &Workspace::new("/w")))
+                .into_iter()
+                .map(|(file, line, ..)| (file.to_owned(), line))
+                .collect()
+        };
+        assert_eq!(
+            places(
+                "
+  × eslint(no-undef): 'compre' is not defined.
+   ╭─[functions/neq.js:2:30]
+ 1 │ const compare = require('./compare')
+ 2 │ const neq = (a, b, loose) => compre(a, b, loose) !== 0
+   ·                              ──────
+   ╰────
+
+  ⚠ eslint(no-unused-vars): Variable 'compare' is declared but never used.
+   ╭─[functions/neq.js:1:7]
+ 1 │ const compare = require('./compare')
+   ╰────
+"
+            ),
+            [("functions/neq.js".to_owned(), 2), ("functions/neq.js".to_owned(), 1)]
+        );
+        assert_eq!(
+            places(
+                "ERROR in ./functions/neq.js
+  x Module not found: Can't resolve './compre' in '/work/heldout14/projects/semver/functions'
+   ,-[1:1]
+ 1 | const compare = require('./compre')
+   : ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+   `----
+"
+            ),
+            []
+        );
+    }
 
     /// oxlint 1.94's real output, in its default reporter and `-f unix`: a parser error (SYNTAX),
     /// `no-undef` (IMPORT), and `no-unused-vars` warnings on semver 7.6.3 (LINTING).

@@ -580,7 +580,8 @@ impl Python {
                 }
             }
             sink.test(name, outcome);
-            return true;
+            // `ERROR tests/a.py - SyntaxError: ... (calc.py, line 3)` places a syntax error too.
+            return !line.ends_with(')');
         }
         if let Some((id, outcome)) = verbose_outcome(line) {
             sink.test(id, outcome);
@@ -1469,6 +1470,15 @@ impl Python {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// From a review: an outcome line of pytest's summary that places a syntax error is read for
+    /// both.
+    #[test]
+    fn a_summary_line_that_places_a_syntax_error_is_read_for_it() {
+        let log = "ERROR toolz/tests/test_itertoolz.py - SyntaxError: invalid syntax (itertoolz.py, line 30)\n";
+        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
+        assert_eq!(crate::parse::report_places(&parsed), [("itertoolz.py", 30, None)]);
+    }
 
     /// Exception groups (Python 3.12, the real output): an `asyncio.TaskGroup`'s KeyError under
     /// a script and under pytest (which prints the boxes natively whatever `--tb`), and a group

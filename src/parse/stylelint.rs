@@ -7,7 +7,8 @@
 //!    23:1   ✖  Unclosed block             CssSyntaxError
 //! ```
 //!
-//! (`✖` an error, `⚠` a warning) — and its `unix` formatter,
+//! (`✖` an error, `⚠` a warning; `×` and `‼` on a terminal without them) — and its `unix`
+//! formatter,
 //! `/abs/normalize.css:24:3: Unknown property "margn" (property-no-unknown) [error]`. A rule's
 //! finding is LINTING; `CssSyntaxError`, a stylesheet that does not parse, SYNTAX.
 
@@ -17,8 +18,11 @@ use super::look::Look;
 use super::{Finding, Rank, Sink, split_location};
 use crate::api::shared::ErrorType;
 
-/// The stylesheets stylelint reads (each ends in `s`).
-const STYLE_EXTENSIONS: [&str; 5] = [".css", ".scss", ".sass", ".less", ".pcss"];
+/// The files stylelint reads: stylesheets, and the components whose styles it reads through
+/// postcss-html.
+const STYLE_EXTENSIONS: [&str; 9] = [
+    ".css", ".scss", ".sass", ".less", ".pcss", ".vue", ".html", ".svelte", ".astro",
+];
 
 #[derive(Default)]
 pub(crate) struct Stylelint {
@@ -34,7 +38,7 @@ impl Stylelint {
     pub fn wants(&self, look: &Look<'_>) -> bool {
         self.file.is_some()
             || match look.last {
-                b's' => ends_as_stylesheet(look.line),
+                b's' | b'e' | b'l' | b'o' => ends_as_stylesheet(look.line),
                 b']' => unix_body(look.line).is_some(),
                 _ => false,
             }
@@ -105,7 +109,8 @@ fn row(line: &str) -> Option<(u32, &str, &str)> {
         return None;
     }
     let rest = rest.trim_start();
-    let rest = rest.strip_prefix('✖').or_else(|| rest.strip_prefix('⚠'))?;
+    // `×` and `‼` where the terminal cannot show `✖` and `⚠`.
+    let rest = ['✖', '⚠', '×', '‼'].iter().find_map(|mark| rest.strip_prefix(*mark))?;
     let (message, rule) = rest.trim().rsplit_once("  ")?;
     Some((n.parse().ok()?, message.trim(), rule.trim()))
 }
@@ -124,6 +129,41 @@ fn unix_finding(line: &str) -> Option<(&str, u32, &str, &str)> {
 #[cfg(test)]
 mod tests {
     use crate::parse::{Workspace, parse, report_findings};
+
+    /// From a review: the marks stylelint falls back to (`×`, `‼`), and styles in a component
+    /// (postcss-html).
+    #[test]
+    fn fallback_marks_and_components_are_read() {
+        let places = |log: &str| -> Vec<(String, u32)> {
+            report_findings(&parse(log, &Workspace::new("/w")))
+                .into_iter()
+                .map(|(file, line, ..)| (file.to_owned(), line))
+                .collect()
+        };
+        assert_eq!(
+            places(
+                "
+normalize.css
+  24:3  ×  Unknown property \"margn\"  property-no-unknown
+  30:1  ‼  Unexpected empty block  block-no-empty
+
+× 2 problems (1 error, 1 warning)
+"
+            ),
+            [("normalize.css".to_owned(), 24), ("normalize.css".to_owned(), 30)]
+        );
+        assert_eq!(
+            places(
+                "
+src/App.vue
+  24:3  ✖  Unknown property \"margn\"  property-no-unknown
+
+/w/src/App.vue:24:3: Unknown property \"margn\" (property-no-unknown) [error]
+"
+            ),
+            [("src/App.vue".to_owned(), 24)]
+        );
+    }
 
     /// stylelint 17's `string` and `unix` formatters on normalize.css 8 with two bugs, and a
     /// stylesheet that does not parse, coloured under Jenkins' timestamps with CRLF (the
