@@ -175,12 +175,6 @@ fn ends_a_ginkgo_failure(trimmed: &str) -> bool {
     .any(|p| trimmed.starts_with(p))
 }
 
-/// A Ginkgo spec's rule (`------------------------------`) ends its failure and is read no
-/// further: `true` for it.
-fn failure_ended_here(trimmed: &str) -> bool {
-    trimmed.starts_with("------------------------------")
-}
-
 /// Whether `line` is the header of a Ginkgo spec that did not pass (`• [FAILED] [0.000 seconds]`).
 fn is_ginkgo_header(line: &str) -> bool {
     line.strip_prefix("• ")
@@ -572,12 +566,12 @@ impl Go {
             return false;
         };
         failure.lines += 1;
-        if failure.lines > MAX_GINKGO_LINES
-            || trimmed.starts_with("------------------------------")
-            || ends_a_ginkgo_failure(trimmed)
-        {
+        // Ginkgo's rule ends the spec's block and is read no further; another line that ends
+        // the failure is read as any other.
+        let rule = trimmed.starts_with("------------------------------");
+        if rule || failure.lines > MAX_GINKGO_LINES || ends_a_ginkgo_failure(trimmed) {
             self.ginkgo = None;
-            return failure_ended_here(trimmed);
+            return rule;
         }
         if failure.awaiting_spec {
             if !trimmed.is_empty() {
@@ -1360,20 +1354,8 @@ exit status 1
         let workspace = crate::parse::Workspace::new("/work/heldout14/projects/gocache").with_files(files);
         for log in [console, junit] {
             let parsed = crate::parse::parse(log, &workspace);
-            let got: Vec<_> = parsed
-                .reports
-                .iter()
-                .map(|r| {
-                    (
-                        r.file_path.as_str(),
-                        r.line_number,
-                        r.message.as_str(),
-                        r.test_name.as_deref(),
-                    )
-                })
-                .collect();
             assert_eq!(
-                got,
+                crate::parse::report_tests(&parsed),
                 [
                     (
                         "suite/suite_test.go",

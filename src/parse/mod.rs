@@ -1414,6 +1414,23 @@ pub(crate) fn report_messages(parsed: &ParseOutput) -> Vec<(&str, u32, &str)> {
         .collect()
 }
 
+/// Each report's file, line, message and test.
+#[cfg(test)]
+pub(crate) fn report_tests(parsed: &ParseOutput) -> Vec<(&str, u32, &str, Option<&str>)> {
+    parsed
+        .reports
+        .iter()
+        .map(|r| {
+            (
+                r.file_path.as_str(),
+                r.line_number,
+                r.message.as_str(),
+                r.test_name.as_deref(),
+            )
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod bounds {
     use super::*;

@@ -1676,20 +1676,8 @@ FAILED test_two.py::test_plain_group - ExceptionGroup: several (2 sub-excepti...
 ";
         let two_files = ["app/two.py", "test_two.py"].map(str::to_owned).to_vec();
         let parsed = crate::parse::parse(two, &crate::parse::Workspace::new("/tmp/py13").with_files(two_files));
-        let got: Vec<_> = parsed
-            .reports
-            .iter()
-            .map(|r| {
-                (
-                    r.file_path.as_str(),
-                    r.line_number,
-                    r.message.as_str(),
-                    r.test_name.as_deref(),
-                )
-            })
-            .collect();
         assert_eq!(
-            got,
+            crate::parse::report_tests(&parsed),
             [
                 ("app/two.py", 5, "ValueError: bad 1", Some("test_two.py::test_mixed")),
                 ("app/two.py", 15, "KeyError: 'plum'", Some("test_two.py::test_mixed")),
