@@ -10,38 +10,12 @@
 //!
 //! (`▲ [WARNING] ... [rule]` for a warning, `X [ERROR]` where the terminal has no Unicode) — and
 //! the one-line form the tools built on it quote, `/abs/src/main.ts:3:10: ERROR: message`.
-//! Rollup's error, which names the module and the place on its first line, is read here too:
-//! `[!] RollupError: index.js (23:2): Expected ',', got 'let'`.
 
 use std::borrow::Cow;
 
 use super::look::Look;
 use super::{Finding, Rank, Sink, has, split_location, trim_start};
 use crate::api::shared::ErrorType;
-
-/// How rollup's CLI begins an error.
-const ROLLUP_ERROR: &str = "[!] RollupError: ";
-
-/// Rollup's error with a place, `[!] RollupError: index.js (23:2): Expected ',', got 'let'`: the
-/// module, the line and the message. A parse error is SYNTAX; an import of a name the module
-/// does not export (`"x" is not exported by "a.js"`) IMPORT. An import Rollup could not resolve,
-/// `Could not resolve "./x" from "index.js"`, names the importing module and no line: its first
-/// line, where imports stand, as for Node's unresolved ES module import.
-fn rollup_error(line: &str) -> Option<(&str, u32, &str)> {
-    let rest = line.strip_prefix(ROLLUP_ERROR)?;
-    if let Some(unresolved) = rest.strip_prefix("Could not resolve ") {
-        let (_, importer) = unresolved.rsplit_once(" from \"")?;
-        let importer = importer.strip_suffix('"')?;
-        return (!importer.contains(char::is_whitespace)).then_some((importer, 1, rest));
-    }
-    let (module, rest) = rest.split_once(" (")?;
-    let (place, message) = rest.split_once("): ")?;
-    let (n, column) = place.split_once(':')?;
-    if module.contains(char::is_whitespace) || !column.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((module, n.parse().ok()?, message))
-}
 
 /// Lines between a header and its place: a blank one, and one more for a plugin's note.
 const MAX_LINES_TO_PLACE: u8 = 3;
@@ -75,8 +49,6 @@ impl Esbuild {
         };
         match look.first {
             Some(0xe2 | b'X') => header(look.line).is_some() || one_line(),
-            // Rollup's error, or a route file's one-line message (`[id].js:3:10: ERROR: ...`).
-            Some(b'[') => look.line.starts_with(ROLLUP_ERROR) || one_line(),
             _ => one_line(),
         }
     }
@@ -99,24 +71,6 @@ impl Esbuild {
             } else if header.lines >= MAX_LINES_TO_PLACE {
                 self.header = None;
             }
-            return;
-        }
-        if let Some((file, n, message)) = rollup_error(line) {
-            let error_type = if has(message, " is not exported by ") || message.starts_with("Could not resolve ") {
-                ErrorType::Import
-            } else {
-                ErrorType::Syntax
-            };
-            sink.report(Finding {
-                file,
-                line: n,
-                error_type,
-                message: Cow::Owned(format!("RollupError: {message}")),
-                test: None,
-                confidence: 0.9,
-                rank: Rank::Error,
-                diagnostic: true,
-            });
             return;
         }
         if let Some((file, n, rest)) = split_location(line)
@@ -175,42 +129,6 @@ mod tests {
         let log = "[id].js:3:10: ERROR: Expected \";\" but found \")\"\n";
         let parsed = super::super::parse(log, &super::super::Workspace::new("/w"));
         assert_eq!(super::super::report_places(&parsed), [("[id].js", 3, None)]);
-    }
-
-    /// Rollup 4.68's error on a module it cannot parse (the thirteenth outsider trial's, on
-    /// nanoid 5.0.9 with a `)` missing): SYNTAX at the module's line.
-    #[test]
-    fn rollup_s_parse_error_is_placed_at_its_module_s_line() {
-        let log = "\u{1b}[36m
-\u{1b}[1mindex.js\u{1b}[22m → \u{1b}[1m../../../../tmp/out_ns.js\u{1b}[22m...\u{1b}[39m
-\u{1b}[1m\u{1b}[31m[!] \u{1b}[1mRollupError: index.js (23:2): Expected ',', got 'let'\u{1b}[22m\u{1b}[1m\u{1b}[39m\u{1b}[22m
-index.js (23:2)
-\u{1b}[2m21: export function customRandom(alphabet, defaultSize, getRandom) {
-22:   let mask = (2 << (31 - Math.clz32((alphabet.length - 1) | 1)) - 1
-23:   let step = Math.ceil((1.6 * mask * defaultSize) / alphabet.length)
-      ^
-24:   return (size = defaultSize) => {
-25:     let id = ''\u{1b}[22m
-\u{1b}[2m    at Object.getRollupError (/work/heldout14/tools/node_modules/rollup/dist/shared/parseAst.js:326:41)
-    at ParseError.initialise (/work/heldout14/tools/node_modules/rollup/dist/shared/rollup.js:18155:40)
-    at convertNode (/work/heldout14/tools/node_modules/rollup/dist/shared/rollup.js:19628:10)
-    at convertProgram (/work/heldout14/tools/node_modules/rollup/dist/shared/rollup.js:18864:12)
-    at Module.setSource (/work/heldout14/tools/node_modules/rollup/dist/shared/rollup.js:20683:24)
-    at async ModuleLoader.addModuleSource (/work/heldout14/tools/node_modules/rollup/dist/shared/rollup.js:24705:9)\u{1b}[22m
-";
-        let parsed = super::super::parse(
-            log,
-            &super::super::Workspace::new("/work/heldout14/projects/nanoid_syntax"),
-        );
-        assert_eq!(
-            super::super::report_findings(&parsed),
-            [(
-                "index.js",
-                23,
-                "Syntax".to_owned(),
-                "RollupError: Expected ',', got 'let'"
-            )]
-        );
     }
 
     fn places(log: &str) -> Vec<(String, u32, String)> {

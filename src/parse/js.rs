@@ -176,6 +176,7 @@ impl Js {
                 // vitest's failed test when nothing indents it: `FAIL  a.test.js > suite > test`;
                 // jasmine's failures.
                 || first == b'F' && (look.line.starts_with("FAIL ") || look.line == "Failures:")
+                || first == b'S' && look.line.starts_with("Suite error: ")
                 // eslint `compact` and `unix`: a JS/TS path before the first colon.
                 || look.colon.is_some_and(|c| is_js_path(&look.line[..c]))
                 || is_ascii_space(last)
@@ -277,7 +278,19 @@ impl Js {
         }
 
         // jasmine: `Failures:`, then each failed spec `1) suite spec` at column 0, its `Message:`
-        // and its `Stack:` indented under it.
+        // and its `Stack:` indented under it. A suite's own error (an `afterAll` that threw) is
+        // `Suite error: suite`, after the failures or alone, with the same lines under it.
+        if let Some(suite) = line.strip_prefix("Suite error: ") {
+            self.flush(sink);
+            let suite = suite.trim_end();
+            sink.test(suite, TestOutcome::Failed);
+            self.failure = Some(Failure {
+                test: Some(suite.to_owned()),
+                ..Failure::default()
+            });
+            self.jasmine = Some(JasmineMessage::Read);
+            return;
+        }
         if line == "Failures:" {
             self.flush(sink);
             self.jasmine = Some(JasmineMessage::Read);
@@ -1043,8 +1056,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// From a review: a jasmine spec that failed twice (each message with its own stack), and
-    /// Babel's error whose place a colon and a hint follow.
+    /// From a review: a jasmine spec that failed twice (each message with its own stack), then a
+    /// suite's error, and Babel's error whose place a colon and a hint follow.
     #[test]
     fn each_jasmine_message_and_babel_s_hinted_error_are_placed() {
         let semver = super::super::Workspace::new("/work/heldout14/projects/semver")
@@ -1089,6 +1102,8 @@ Suite error: semver parts
                     4,
                     Some("semver comparison neq reports different versions")
                 ),
+                // The suite's own error after the spec's, at its frame.
+                ("spec/semverSpec.js", 30, Some("semver parts")),
             ]
         );
         let nanoid =
@@ -1098,6 +1113,83 @@ Suite error: semver parts
 > 23 | <div/>
 ", &nanoid);
         assert_eq!(super::super::report_places(&parsed), [("index.js", 23, None)]);
+    }
+
+    /// jasmine 7's `Suite error:` (an `afterAll` that threw), alone and after a failed spec,
+    /// captured by running it: each at its first project frame, named by its suite.
+    #[test]
+    fn a_jasmine_suite_error_is_placed_at_its_first_project_frame() {
+        let alone = "Randomized with seed 20474
+Started
+.
+
+
+Suite error: db
+  Message:
+    TypeError: Cannot read properties of undefined (reading 'close')
+  Stack:
+        at close (/tmp/jas/lib/db.js:2:20)
+        at UserContext.<anonymous> (/tmp/jas/spec/dbSpec.js:5:5)
+        at <Jasmine>
+        at node:internal/process/task_queues:140:7
+
+1 spec, 1 failure
+Finished in 0.003 seconds
+Randomized with seed 20474 (jasmine --random=true --seed=20474)
+";
+        let both = "Randomized with seed 4321
+Started
+F.
+
+Failures:
+1) math adds
+  Message:
+    Expected 2 to be 3.
+  Stack:
+        at <Jasmine>
+        at UserContext.<anonymous> (/tmp/jas/spec/mathSpec.js:5:19)
+        at <Jasmine>
+
+Suite error: db
+  Message:
+    TypeError: Cannot read properties of undefined (reading 'close')
+  Stack:
+        at close (/tmp/jas/lib/db.js:2:20)
+        at UserContext.<anonymous> (/tmp/jas/spec/dbSpec.js:5:5)
+        at <Jasmine>
+        at node:internal/process/task_queues:140:7
+
+2 specs, 2 failures
+Finished in 0.008 seconds
+Randomized with seed 4321 (jasmine --random=true --seed=4321)
+";
+        let files = ["lib/db.js", "spec/dbSpec.js", "spec/mathSpec.js"]
+            .map(str::to_owned)
+            .to_vec();
+        let workspace = super::super::Workspace::new("/tmp/jas").with_files(files);
+        let places = |log| {
+            let parsed = super::super::parse(log, &workspace);
+            super::super::report_findings(&parsed)
+                .into_iter()
+                .map(|(file, line, error_type, _)| (file.to_owned(), line, error_type))
+                .zip(parsed.reports.iter().map(|r| r.test_name.clone()))
+                .collect::<Vec<_>>()
+        };
+        let suite_error = (
+            ("lib/db.js".to_owned(), 2, "TypeError".to_owned()),
+            Some("db".to_owned()),
+        );
+        assert_eq!(places(alone), std::slice::from_ref(&suite_error));
+        assert_eq!(
+            places(both),
+            [
+                (
+                    ("spec/mathSpec.js".to_owned(), 5, "Logic".to_owned()),
+                    Some("math adds".to_owned())
+                ),
+                suite_error
+            ]
+        );
     }
 
     /// jasmine 7's failures (the thirteenth outsider trial's, on semver 7.6.3 with four bugs): each

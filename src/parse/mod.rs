@@ -3,7 +3,7 @@
 //!
 //! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps,
 //! `runners` a monorepo runner's package prefixes and nextest's indentation). Each format family
-//! (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `esbuild`, `biome`, `doctest`,
+//! (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `esbuild`, `rollup`, `biome`, `doctest`,
 //! `ava`, `structured`) keeps a little state (the text formats one set for each workspace package
 //! whose output a runner interleaves) and hands what it finds to the [`Sink`], which normalises
 //! paths ([`paths`]), merges duplicates, keeps the output bounded and ordered, and records test
@@ -31,6 +31,7 @@ pub mod outcome;
 mod oxlint;
 pub mod paths;
 mod python;
+mod rollup;
 mod runners;
 mod rust;
 mod structured;
@@ -281,6 +282,7 @@ struct Formats {
     tap: tap::Tap,
     format_check: format_check::FormatCheck,
     esbuild: esbuild::Esbuild,
+    rollup: rollup::Rollup,
     biome: biome::Biome,
     doctest: doctest::Doctest,
     ava: ava::Ava,
@@ -672,6 +674,9 @@ impl Formats {
         }
         if offer_all || self.esbuild.wants(&look) {
             self.esbuild.line(line, sink);
+        }
+        if offer_all || self.rollup.wants(&look) {
+            self.rollup.line(line, sink);
         }
         if offer_all || self.biome.wants(&look) {
             self.biome.line(line, sink);
