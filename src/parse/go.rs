@@ -270,6 +270,8 @@ pub(crate) struct Go {
     unreported_race: bool,
     packages_with_tests: u32,
     packages_without_tests: u32,
+    /// staticcheck's `-f stylish`: the file whose rows follow.
+    stylish_file: Option<String>,
 }
 
 impl Go {
@@ -277,6 +279,10 @@ impl Go {
     /// a test's start or result, a package's result, or a line that names a `.go` file.
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
+        // staticcheck `-f stylish`: a file's path alone (ends in `o`), then its rows.
+        if self.stylish_file.is_some() || look.last == b'o' && is_go_file_alone(look.line) {
+            return true;
+        }
         let Some(first) = look.first else {
             return false;
         };
@@ -308,11 +314,50 @@ impl Go {
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        if self.stylish_line(line, sink) {
+            return;
+        }
         if is_event(line) {
             self.json_event(line, sink);
             return;
         }
         self.text(line, sink);
+    }
+
+    /// staticcheck's `-f stylish`, a file's path alone and a row for each finding under it —
+    ///
+    /// ```text
+    /// /w/bytes.go
+    ///   (125, 3)  SA4017  Replace doesn't have side effects and its return value is ignored
+    /// ```
+    ///
+    /// A check's finding is LINTING. (A package that does not compile is a row of the file `-`,
+    /// the compiler's own lines after it, read as they are.) Whether the line was one of these.
+    fn stylish_line(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
+        if let Some(file) = self.stylish_file.as_deref() {
+            if let Some((n, check, message)) = stylish_row(line) {
+                sink.report(Finding {
+                    file,
+                    line: n,
+                    error_type: ErrorType::Linting,
+                    message: Cow::Owned(format!("{check} {message}")),
+                    test: None,
+                    confidence: 0.9,
+                    rank: Rank::Warning,
+                    diagnostic: true,
+                });
+                return true;
+            }
+            if line.trim().is_empty() {
+                return true;
+            }
+            self.stylish_file = None;
+        }
+        if is_go_file_alone(line) {
+            self.stylish_file = Some(line.to_owned());
+            return true;
+        }
+        false
     }
 
     fn json_event(&mut self, line: &str, sink: &mut Sink<'_>) {
@@ -529,6 +574,7 @@ impl Go {
             // pkg [pkg.test]`: the package's header, not a finding.
             && !message.starts_with(": # ")
         {
+            let message = first_message(message);
             let (error_type, rank) = go_type(message);
             sink.report(Finding {
                 file,
@@ -819,6 +865,39 @@ pub(crate) fn result_header(line: &str) -> Option<(&str, &str)> {
 }
 
 /// The bug type of a Go compiler or vet message.
+/// The first of a diagnostic's messages: errcheck joins a package's errors on one line, and a
+/// message ends where the next one's place begins (` /abs/b.go:4:2: undefined: x`).
+fn first_message(message: &str) -> &str {
+    let mut from = 0;
+    while let Some(k) = message[from..].find(".go:") {
+        let at = from + k;
+        if let Some(space) = message[..at].rfind(' ')
+            && split_location(&message[space + 1..]).is_some()
+        {
+            return message[..space].trim_end();
+        }
+        from = at + 4;
+    }
+    message
+}
+
+/// A Go file's path alone on its line (staticcheck's stylish header).
+fn is_go_file_alone(line: &str) -> bool {
+    line.len() > 3 && line.ends_with(".go") && !line.contains(char::is_whitespace)
+}
+
+/// A stylish row, `  (125, 3)  SA4017  message`: the line, the check and the message.
+fn stylish_row(line: &str) -> Option<(u32, &str, &str)> {
+    let rest = line.strip_prefix(' ')?.trim_start().strip_prefix('(')?;
+    let (place, rest) = rest.split_once(')')?;
+    let (n, column) = place.split_once(", ")?;
+    if !column.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (check, message) = rest.trim_start().split_once("  ")?;
+    Some((n.parse().ok()?, check, message.trim()))
+}
+
 pub(crate) fn go_type(message: &str) -> (ErrorType, Rank) {
     let m = message;
     if m.starts_with("syntax error") || m.starts_with("expected ") || m.contains("unexpected newline") {
@@ -868,6 +947,76 @@ pub(crate) fn go_type(message: &str) -> (ErrorType, Rank) {
 mod tests {
     use crate::parse::{Workspace, parse};
 
+    /// errcheck 1.9 on a package that does not compile (the fourteenth outsider trial's,
+    /// captured by running it): the compiler's errors one a line, then all of them joined on the
+    /// last one's line; each message ends where the next one's place begins, and is typed alone.
+    #[test]
+    fn errcheck_s_joined_errors_are_each_typed_alone() {
+        let log = "error: failed to check packages: errors while loading package github.com/dustin/go-humanize: [-: # github.com/dustin/go-humanize
+./comma.go:42:30: undefined: val
+./ordinals.go:3:8: \"strconv\" imported and not used
+./ordinals.go:24:9: invalid operation: x + suffix (mismatched types int and string) /work/heldout15/projects/humanize_build/comma.go:42:30: undefined: val /work/heldout15/projects/humanize_build/ordinals.go:24:9: invalid operation: x + suffix (mismatched types int and string) /work/heldout15/projects/humanize_build/ordinals.go:3:8: \"strconv\" imported and not used]
+";
+        let parsed = crate::parse::parse(
+            log,
+            &crate::parse::Workspace::new("/work/heldout15/projects/humanize_build"),
+        );
+        let got: Vec<_> = crate::parse::report_findings(&parsed)
+            .into_iter()
+            .map(|(file, line, error_type, message)| (file.to_owned(), line, error_type, message.to_owned()))
+            .collect();
+        assert!(
+            got.contains(&(
+                "ordinals.go".to_owned(),
+                24,
+                "TypeError".to_owned(),
+                "invalid operation: x + suffix (mismatched types int and string)".to_owned()
+            )),
+            "{got:?}"
+        );
+        assert!(got.iter().any(
+            |(file, line, error_type, _)| (file.as_str(), *line, error_type.as_str()) == ("comma.go", 42, "Import")
+        ));
+    }
+
+    /// staticcheck 2026.2.2's `-f stylish`, captured by running it (the fourteenth outsider
+    /// trial's finding, and a package that does not compile): the finding at its row's line; the
+    /// compiler's lines under a `compile` row read as they are without it.
+    #[test]
+    fn staticcheck_s_stylish_rows_are_placed() {
+        let finding = "/work/heldout15/projects/humanize/bytes.go
+  (125, 3)  SA4017  Replace doesn't have side effects and its return value is ignored
+
+ ✖ 1 problems (1 errors, 0 warnings, 0 ignored)
+";
+        let compile = "-
+  (0, 0)  compile  # github.com/dustin/go-humanize
+./comma.go:42:30: undefined: val
+./ordinals.go:3:8: \"strconv\" imported and not used
+./ordinals.go:24:9: invalid operation: x + suffix (mismatched types int and string)
+  (0, 0)  compile  # github.com/dustin/go-humanize [github.com/dustin/go-humanize.test]
+./comma.go:42:30: undefined: val
+./ordinals.go:3:8: \"strconv\" imported and not used
+./ordinals.go:24:9: invalid operation: x + suffix (mismatched types int and string)
+
+ ✖ 2 problems (2 errors, 0 warnings, 0 ignored)
+";
+        let places = |log: &str| {
+            let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/work/heldout15/projects/humanize"));
+            crate::parse::report_findings(&parsed)
+                .into_iter()
+                .map(|(file, line, error_type, _)| (file.to_owned(), line, error_type))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(places(finding), [("bytes.go".to_owned(), 125, "Linting".to_owned())]);
+        let compiler_alone: String = compile
+            .lines()
+            .filter(|l| l.starts_with("./"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(places(compile), places(&compiler_alone));
+        assert_eq!(places(compile).len(), 3);
+    }
     /// From a review: a Ginkgo panic's stack, whose frames stand behind a tab; a line of Ginkgo's
     /// summary (`[TIMEDOUT] Cache [It] ...`), which opens no failure; race reports cut short, or
     /// with no frame in the project, which end at the next line of another kind; and the

@@ -164,7 +164,8 @@ impl Js {
             return false;
         };
         if self.failure.is_some()
-            && (matches!(first, b'F' | b'P' | b'T') || ["at ", "❯ "].iter().any(|p| look.trimmed().starts_with(p)))
+            && (matches!(first, b'F' | b'P' | b'T')
+                || ["at ", "❯ ", "cause: "].iter().any(|p| look.trimmed().starts_with(p)))
         {
             return true;
         }
@@ -183,6 +184,8 @@ impl Js {
                 || last >= 0x80
                 || look.may_hold(Needle::TsCode)))
             || first.is_ascii_uppercase() && (look.may_hold(Needle::Error) || look.may_hold(Needle::Exception))
+            // An error without a stack, in brackets (`[Error [ERR_TEST_FAILURE]: msg] {`).
+            || first == b'[' && look.line.as_bytes().get(1).is_some_and(u8::is_ascii_uppercase) && look.may_hold(Needle::Error)
             // A failed test's title whose error comes indented (mocha's spec and tap reporters).
             || first == b'n' && look.line.starts_with("not ok ")
             // After the indentation (which may be Unicode whitespace).
@@ -369,6 +372,16 @@ impl Js {
             }
             return;
         }
+        // node:test's failure of a test whose code threw, `Error [ERR_TEST_FAILURE]: msg` (in
+        // brackets when it has no stack of its own): what was thrown is its `cause:`, with the
+        // frames under it.
+        if let Some(cause) = trimmed.strip_prefix("cause: ")
+            && let Some(failure) = self.failure.as_mut().filter(|f| f.location.is_none())
+            && let Some((kind, message)) = js_error(cause)
+        {
+            failure.message = Some(format!("{kind}: {message}"));
+            return;
+        }
 
         if !self.in_jest_block {
             // vite's error for a file one of its plugins could not transform (vitest's suite
@@ -412,6 +425,10 @@ impl Js {
             // At column 0, or indented under a failed test's title as mocha prints it.
             let error_text = if first == b' ' || first == b'\t' {
                 self.indented_error_due.is_some().then_some(trimmed)
+            } else if first == b'[' {
+                // An error without a stack, as Node shows one: `[Error [CODE]: msg] {`.
+                line.strip_prefix('[')
+                    .and_then(|l| l.strip_suffix("] {").or_else(|| l.strip_suffix(']')))
             } else {
                 Some(line)
             };
@@ -1188,6 +1205,120 @@ Randomized with seed 4321 (jasmine --random=true --seed=4321)
                     Some("math adds".to_owned())
                 ),
                 suite_error
+            ]
+        );
+    }
+
+    /// node:test's JUnit reporter (Node 20, the fourteenth outsider trial's, captured by running
+    /// it on ms 2.1.3 with three bugs): a test whose code threw is `Error [ERR_TEST_FAILURE]`
+    /// (in brackets when it has no stack) with what was thrown as its `cause:` and the frames
+    /// under it: placed at the cause's first project frame, typed by the cause.
+    #[test]
+    fn node_test_s_junit_failures_are_placed_and_typed_by_their_cause() {
+        let log = "<?xml version=\"1.0\" encoding=\"utf-8\"?>
+<testsuites>
+	<testsuite name=\"ms(string)\" time=\"0.002617\" disabled=\"0\" errors=\"0\" tests=\"3\" failures=\"2\" skipped=\"0\" hostname=\"vm\">
+		<testcase name=\"parses weeks\" time=\"0.001421\" classname=\"test\" failure=\"Expected values to be strictly equal:+ actual - expected+ 86400000- 604800000\">
+			<failure type=\"testCodeFailure\" message=\"Expected values to be strictly equal:+ actual - expected+ 86400000- 604800000\">
+Error [ERR_TEST_FAILURE]: Expected values to be strictly equal:
++ actual - expected
+
++ 86400000
+- 604800000
+    at new Promise (&lt;anonymous>)
+    at Array.map (&lt;anonymous>) {
+  code: 'ERR_TEST_FAILURE',
+  failureType: 'testCodeFailure',
+  cause: AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:
+  + actual - expected
+  
+  + 86400000
+  - 604800000
+      at TestContext.&lt;anonymous> (/work/heldout15/projects/ms/test/ms.test.js:8:12)
+      at Test.runInAsyncScope (node:async_hooks:206:9)
+      at Test.run (node:internal/test_runner/test:796:25)
+      at Test.start (node:internal/test_runner/test:702:17)
+      at node:internal/test_runner/test:1133:71
+      at node:internal/per_context/primordials:482:82
+      at new Promise (&lt;anonymous>)
+      at new SafePromise (node:internal/per_context/primordials:450:29)
+      at node:internal/per_context/primordials:482:9
+      at Array.map (&lt;anonymous>) {
+    generatedMessage: true,
+    code: 'ERR_ASSERTION',
+    actual: 86400000,
+    expected: 604800000,
+    operator: 'strictEqual'
+  }
+}
+			</failure>
+		</testcase>
+		<testcase name=\"parses hours\" time=\"0.000187\" classname=\"test\"/>
+		<testcase name=\"parses a bare number\" time=\"0.000150\" classname=\"test\" failure=\"Cannot read properties of undefined (reading 'toLowerCase')\">
+			<failure type=\"testCodeFailure\" message=\"Cannot read properties of undefined (reading 'toLowerCase')\">
+[Error [ERR_TEST_FAILURE]: Cannot read properties of undefined (reading 'toLowerCase')] {
+  code: 'ERR_TEST_FAILURE',
+  failureType: 'testCodeFailure',
+  cause: TypeError [Error]: Cannot read properties of undefined (reading 'toLowerCase')
+      at parse (/work/heldout15/projects/ms/index.js:61:23)
+      at module.exports (/work/heldout15/projects/ms/index.js:30:12)
+      at TestContext.&lt;anonymous> (/work/heldout15/projects/ms/test/ms.test.js:16:24)
+      at Test.runInAsyncScope (node:async_hooks:206:9)
+      at Test.run (node:internal/test_runner/test:796:25)
+      at Suite.processPendingSubtests (node:internal/test_runner/test:526:18)
+      at Test.postRun (node:internal/test_runner/test:889:19)
+      at Test.run (node:internal/test_runner/test:835:12)
+      at async Suite.processPendingSubtests (node:internal/test_runner/test:526:7)
+}
+			</failure>
+		</testcase>
+	</testsuite>
+	<testsuite name=\"ms(number)\" time=\"0.000325\" disabled=\"0\" errors=\"0\" tests=\"2\" failures=\"1\" skipped=\"0\" hostname=\"vm\">
+		<testcase name=\"formats short\" time=\"0.000111\" classname=\"test\"/>
+		<testcase name=\"formats long days\" time=\"0.000118\" classname=\"test\" failure=\"plurl is not defined\">
+			<failure type=\"testCodeFailure\" message=\"plurl is not defined\">
+Error [ERR_TEST_FAILURE]: plurl is not defined
+    at async Promise.all (index 0) {
+  code: 'ERR_TEST_FAILURE',
+  failureType: 'testCodeFailure',
+  cause: ReferenceError [Error]: plurl is not defined
+      at fmtLong (/work/heldout15/projects/ms/index.js:142:5)
+      at module.exports (/work/heldout15/projects/ms/index.js:32:27)
+      at TestContext.&lt;anonymous> (/work/heldout15/projects/ms/test/ms.test.js:26:24)
+      at Test.runInAsyncScope (node:async_hooks:206:9)
+      at Test.run (node:internal/test_runner/test:796:25)
+      at Suite.processPendingSubtests (node:internal/test_runner/test:526:18)
+      at Test.postRun (node:internal/test_runner/test:889:19)
+      at Test.run (node:internal/test_runner/test:835:12)
+      at async Promise.all (index 0)
+      at async Suite.run (node:internal/test_runner/test:1135:7)
+}
+			</failure>
+		</testcase>
+	</testsuite>
+	<!-- tests 5 -->
+	<!-- suites 2 -->
+	<!-- pass 2 -->
+	<!-- fail 3 -->
+	<!-- cancelled 0 -->
+	<!-- skipped 0 -->
+	<!-- todo 0 -->
+	<!-- duration_ms 85.521056 -->
+</testsuites>
+";
+        let workspace = super::super::Workspace::new("/work/heldout15/projects/ms")
+            .with_files(["index.js", "test/ms.test.js"].map(str::to_owned).to_vec());
+        let parsed = super::super::parse(log, &workspace);
+        let got: Vec<_> = super::super::report_findings(&parsed)
+            .into_iter()
+            .map(|(file, line, error_type, _)| (file.to_owned(), line, error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("test/ms.test.js".to_owned(), 8, "Logic".to_owned()),
+                ("index.js".to_owned(), 61, "TypeError".to_owned()),
+                ("index.js".to_owned(), 142, "Import".to_owned()),
             ]
         );
     }

@@ -321,8 +321,16 @@ pub(crate) struct Item<'a> {
     pub severity: Str<'a>,
     #[serde(borrow)]
     pub rule: Str<'a>,
-    /// ruff: told by the field's presence.
+    /// ruff: told by the field's presence (bandit and `deno lint` name their file so too).
     pub filename: Field<Str<'a>>,
+    /// bandit: told by the field's presence; its finding's rule name, message and line.
+    #[serde(borrow)]
+    pub test_id: Field<Str<'a>>,
+    #[serde(borrow)]
+    pub test_name: Str<'a>,
+    #[serde(borrow)]
+    pub issue_text: Str<'a>,
+    pub line_number: Count,
     /// golangci-lint: told by the field's presence.
     #[serde(borrow, rename = "FromLinter")]
     pub from_linter: Field<Str<'a>>,

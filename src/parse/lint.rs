@@ -548,6 +548,27 @@ mod tests {
     use crate::parse::{Workspace, parse};
     use proptest::prelude::*;
 
+    /// pycodestyle 2.14 on a line indented where Python does not compile it (the fourteenth
+    /// outsider trial's): E113 is the IndentationError, ranked before E111's style finding.
+    #[test]
+    fn pycodestyle_s_unexpected_indentation_is_an_indentation_error() {
+        let log = "inflection/__init__.py:198:7: E111 indentation is not a multiple of 4
+inflection/__init__.py:198:7: E113 unexpected indentation
+";
+        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
+        let types: Vec<_> = crate::parse::report_findings(&parsed)
+            .into_iter()
+            .map(|(file, line, error_type, _)| (file, line, error_type))
+            .collect();
+        assert_eq!(
+            types,
+            [
+                ("inflection/__init__.py", 198, "Indentation".to_owned()),
+                ("inflection/__init__.py", 198, "Linting".to_owned())
+            ]
+        );
+    }
+
     /// A log cut inside a linter's message (`shapes.py:10:1: i`, which reads as a pyflakes
     /// syntax error waiting for its source line), then cargo's short diagnostics: the next
     /// tool's diagnostic ends the wait and is read (a combined-log property test found it).

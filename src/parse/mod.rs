@@ -3,11 +3,12 @@
 //!
 //! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps,
 //! `runners` a monorepo runner's package prefixes and nextest's indentation). Each format family
-//! (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `esbuild`, `rollup`, `biome`, `doctest`,
-//! `ava`, `structured`) keeps a little state (the text formats one set for each workspace package
-//! whose output a runner interleaves) and hands what it finds to the [`Sink`], which normalises
-//! paths ([`paths`]), merges duplicates, keeps the output bounded and ordered, and records test
-//! outcomes and infrastructure signatures ([`outcome`]). A structured document (a JSON array, a jest report, JUnit or Checkstyle XML) is
+//! (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `esbuild`, `rollup`, `webpack`,
+//! `deno`, `biome`, `oxlint`, `stylelint`, `doctest`, `ava`, `structured`) keeps a little state
+//! (the text formats one set for each workspace package whose output a runner interleaves) and
+//! hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
+//! keeps the output bounded and ordered, and records test outcomes and infrastructure signatures
+//! ([`outcome`]). A structured document (a JSON array, a jest report, JUnit or Checkstyle XML) is
 //! read as it arrives, in bounded memory; the lines it takes are held back from the text formats
 //! only until they are known to be the document. What the parser found becomes a [`Verdict`]
 //! together with the exit code; `core::format` renders a report for people.
@@ -17,6 +18,7 @@ mod ascii;
 mod ava;
 mod biome;
 pub mod clean;
+mod deno;
 mod doctest;
 mod esbuild;
 mod format_check;
@@ -37,6 +39,7 @@ mod rust;
 mod structured;
 mod stylelint;
 mod tap;
+mod webpack;
 mod xml_stream;
 
 use std::cell::RefCell;
@@ -283,6 +286,8 @@ struct Formats {
     format_check: format_check::FormatCheck,
     esbuild: esbuild::Esbuild,
     rollup: rollup::Rollup,
+    deno: deno::Deno,
+    webpack: webpack::Webpack,
     biome: biome::Biome,
     doctest: doctest::Doctest,
     ava: ava::Ava,
@@ -677,6 +682,12 @@ impl Formats {
         }
         if offer_all || self.rollup.wants(&look) {
             self.rollup.line(line, sink);
+        }
+        if offer_all || self.deno.wants(&look) {
+            self.deno.line(line, sink);
+        }
+        if offer_all || self.webpack.wants(&look) {
+            self.webpack.line(line, sink);
         }
         if offer_all || self.biome.wants(&look) {
             self.biome.line(line, sink);

@@ -499,6 +499,11 @@ pub(crate) fn lint_finding_type(code: &str, message: &str) -> ErrorType {
     if is_unresolved_rule(code) {
         return ErrorType::Import;
     }
+    // pycodestyle's (and ruff's) `E112 expected an indented block` and `E113 unexpected
+    // indentation`: what Python's compiler stops on as an IndentationError, not a style.
+    if matches!(code, "E112" | "E113") {
+        return ErrorType::Indentation;
+    }
     let m = message.to_ascii_lowercase();
     let syntax_code =
         matches!(code, "invalid-syntax" | "E999" | "E0001" | "E901" | "E902") || code.starts_with("syntax");

@@ -508,6 +508,21 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
             let line = line_of(range.0.as_ref()).map_or(1, |n| n.saturating_add(1).min(u64::from(u32::MAX)) as u32);
             sink.report(pyright_finding(file.text(), line, level, message, item.rule.text()));
         }
+    } else if let (Some(file), Some(id)) = (&item.filename.0, &item.test_id.0) {
+        // bandit `-f json`: `{"filename", "line_number", "test_id", "test_name", "issue_text"}`.
+        let code = format!("{} {}", id.text(), item.test_name.text());
+        lint_item(
+            file.text(),
+            position(item.line_number.0),
+            code.trim(),
+            item.issue_text.text(),
+            sink,
+        );
+    } else if let (Some(file), Some(range)) = (&item.filename.0, &item.range.0) {
+        // `deno lint --json`: a `file://` URL, lines counted from 1 (its columns from 0).
+        let code = item.code.0.as_ref().map_or("", |c| c.0.string.text());
+        let line = position(line_of(range.0.as_ref()));
+        lint_item(file.text(), line, code, item.message.0.string.text(), sink);
     } else if let Some(file) = &item.filename.0 {
         // ruff
         let code = item
@@ -1396,6 +1411,24 @@ mod tests {
                     str_of(item, "rule"),
                 ));
             }
+        } else if let (Some(_), Some(id)) = (item.get("filename"), item.get("test_id")) {
+            let code = format!("{} {}", id.as_str().unwrap_or(""), str_of(item, "test_name"));
+            lint_item(
+                str_of(item, "filename"),
+                u32_of(item, "line_number"),
+                code.trim(),
+                str_of(item, "issue_text"),
+                sink,
+            );
+        } else if let (Some(_), Some(range)) = (item.get("filename"), item.get("range")) {
+            let code = item.get("code").and_then(Value::as_str).unwrap_or("");
+            lint_item(
+                str_of(item, "filename"),
+                u32_of(&range["start"], "line"),
+                code,
+                str_of(item, "message"),
+                sink,
+            );
         } else if item.get("filename").is_some() {
             // ruff
             let code = item.get("code").and_then(Value::as_str).unwrap_or("invalid-syntax");
@@ -1622,6 +1655,19 @@ mod tests {
                 ("location", object(vec![("row", number())]))
             ]),
             object(vec![
+                ("filename", text()),
+                ("test_id", text()),
+                ("test_name", text()),
+                ("issue_text", text()),
+                ("line_number", number()),
+            ]),
+            object(vec![
+                ("filename", text()),
+                ("code", text()),
+                ("message", text()),
+                ("range", line_of("start")),
+            ]),
+            object(vec![
                 (
                     "FromLinter",
                     prop_oneof![text(), Just(Value::from("typecheck"))].boxed()
@@ -1710,6 +1756,124 @@ mod tests {
             );
             prop_assert_eq!(typed, by_value, "{}", text);
         }
+    }
+
+    /// bandit 1.9.4's `-f json` (its INFO lines before it) and deno 2.9.6's `deno lint --json`,
+    /// captured by running them (the fourteenth outsider trial's): each finding at its line, not
+    /// at line 1, with its message (bandit's `code` field is the source excerpt, not a rule).
+    #[test]
+    fn bandit_s_and_deno_lint_s_json_findings_are_placed_at_their_lines() {
+        let bandit = r#"[main]	INFO	profile include tests: None
+[main]	INFO	profile exclude tests: None
+[main]	INFO	cli include tests: None
+[main]	INFO	cli exclude tests: None
+{
+  "errors": [],
+  "generated_at": "2026-11-26T23:06:34Z",
+  "metrics": {
+    "_totals": {
+      "CONFIDENCE.HIGH": 1,
+      "CONFIDENCE.LOW": 0,
+      "CONFIDENCE.MEDIUM": 0,
+      "CONFIDENCE.UNDEFINED": 0,
+      "SEVERITY.HIGH": 0,
+      "SEVERITY.LOW": 1,
+      "SEVERITY.MEDIUM": 0,
+      "SEVERITY.UNDEFINED": 0,
+      "loc": 345,
+      "nosec": 0,
+      "skipped_tests": 0
+    },
+    "inflection/__init__.py": {
+      "CONFIDENCE.HIGH": 1,
+      "CONFIDENCE.LOW": 0,
+      "CONFIDENCE.MEDIUM": 0,
+      "CONFIDENCE.UNDEFINED": 0,
+      "SEVERITY.HIGH": 0,
+      "SEVERITY.LOW": 1,
+      "SEVERITY.MEDIUM": 0,
+      "SEVERITY.UNDEFINED": 0,
+      "loc": 345,
+      "nosec": 0,
+      "skipped_tests": 0
+    }
+  },
+  "results": [
+    {
+      "code": "269     \"\"\"\n270     assert separator is not None, 'separator must be a string'\n271     string = transliterate(string)\n",
+      "col_offset": 4,
+      "end_col_offset": 62,
+      "filename": "inflection/__init__.py",
+      "issue_confidence": "HIGH",
+      "issue_cwe": {
+        "id": 703,
+        "link": "https://cwe.mitre.org/data/definitions/703.html"
+      },
+      "issue_severity": "LOW",
+      "issue_text": "Use of assert detected. The enclosed code will be removed when compiling to optimised byte code.",
+      "line_number": 270,
+      "line_range": [
+        270
+      ],
+      "more_info": "https://bandit.readthedocs.io/en/1.9.4/plugins/b101_assert_used.html",
+      "test_id": "B101",
+      "test_name": "assert_used"
+    }
+  ]
+}"#;
+        let deno = r#"{
+  "version": 1,
+  "diagnostics": [
+    {
+      "filename": "file:///work/heldout15/projects/dedent_logic/src/index.ts",
+      "range": {
+        "start": {
+          "line": 14,
+          "col": 6,
+          "bytePos": 400
+        },
+        "end": {
+          "line": 14,
+          "col": 19,
+          "bytePos": 413
+        }
+      },
+      "message": "`indentLengths` is never reassigned",
+      "code": "prefer-const",
+      "hint": "Use `const` instead"
+    }
+  ],
+  "errors": [],
+  "checked_files": [
+    "/work/heldout15/projects/dedent_logic/src/index.ts"
+  ]
+}
+"#;
+        let findings = |log, root| {
+            let parsed = crate::parse::parse(log, &Workspace::new(root));
+            crate::parse::report_findings(&parsed)
+                .into_iter()
+                .map(|(file, line, error_type, message)| (file.to_owned(), line, error_type, message.to_owned()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            findings(bandit, "/work/heldout15/projects/inflection"),
+            [(
+                "inflection/__init__.py".to_owned(),
+                270,
+                "Linting".to_owned(),
+                "B101 assert_used Use of assert detected. The enclosed code will be removed when compiling to optimised byte code.".to_owned()
+            )]
+        );
+        assert_eq!(
+            findings(deno, "/work/heldout15/projects/dedent_logic"),
+            [(
+                "src/index.ts".to_owned(),
+                14,
+                "Linting".to_owned(),
+                "prefer-const `indentLengths` is never reassigned".to_owned()
+            )]
+        );
     }
 
     #[test]
