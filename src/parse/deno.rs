@@ -30,12 +30,16 @@ use crate::api::shared::ErrorType;
 /// difference can be long.
 const MAX_LINES_TO_PLACE: u16 = 200;
 
+/// Lines of `deno test`'s ERRORS section without a test named, past which it has ended unseen.
+const MAX_ERRORS_LINES: u16 = 1000;
+
 #[derive(Default)]
 pub(crate) struct Deno {
     /// A header read whose place has not come yet.
     header: Option<Header>,
-    /// Inside `deno test`'s ` ERRORS ` section: each error follows its test's name.
-    in_errors: bool,
+    /// Inside `deno test`'s ` ERRORS ` section (each error follows its test's name): the lines
+    /// read since the last test named. A log cut inside it ends it after [`MAX_ERRORS_LINES`].
+    in_errors: Option<u16>,
     /// The test whose error comes next (`name => ./file.ts:4:6`).
     test: Option<String>,
 }
@@ -58,7 +62,7 @@ impl Deno {
     /// title (` ERRORS `, the only line that starts and ends with a space and says so).
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
-        if self.header.is_some() || self.in_errors {
+        if self.header.is_some() || self.in_errors.is_some() {
             return true;
         }
         let line = look.line;
@@ -74,11 +78,20 @@ impl Deno {
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         if line.trim() == "ERRORS" {
-            self.in_errors = true;
+            self.in_errors = Some(0);
             return;
         }
-        if self.in_errors && (line.trim() == "FAILURES" || line.starts_with("FAILED |") || line.starts_with("ok |")) {
-            self.in_errors = false;
+        let ended = |read: u16| {
+            read >= MAX_ERRORS_LINES
+                || line.trim() == "FAILURES"
+                || line.starts_with("FAILED |")
+                || line.starts_with("ok |")
+        };
+        if let Some(read) = self.in_errors.as_mut() {
+            *read += 1;
+        }
+        if self.in_errors.is_some_and(ended) {
+            self.in_errors = None;
             self.test = None;
             self.header = None;
             return;
@@ -117,9 +130,10 @@ impl Deno {
             }
             return;
         }
-        if self.in_errors {
+        if let Some(read) = self.in_errors.as_mut() {
             if let Some((name, _)) = line.rsplit_once(" => ./") {
                 self.test = Some(name.trim().to_owned());
+                *read = 0;
             }
             return;
         }
@@ -438,6 +452,20 @@ Checked 1 file
         assert_eq!(
             places(log, "dedent_syntax"),
             [("src/index.ts".to_owned(), 11, "Syntax".to_owned())]
+        );
+    }
+    /// A log cut inside `deno test`'s ERRORS section: the section ends after
+    /// [`super::MAX_ERRORS_LINES`] lines without a test named, and a later ` => ./` line names
+    /// no error.
+    #[test]
+    fn a_cut_errors_section_ends() {
+        let filler = "other tool's output\n".repeat(usize::from(super::MAX_ERRORS_LINES) + 1);
+        let log =
+            format!(" ERRORS \n\n{filler}see a => ./a.ts:1:1\nerror: TypeError: boom\n    at file:///w/a.ts:3:1\n");
+        let parsed = parse(&log, &Workspace::new("/w").with_files(vec!["a.ts".to_owned()]));
+        assert_eq!(
+            crate::parse::report_tests(&parsed),
+            [("a.ts", 3, "TypeError: boom", None)]
         );
     }
 }
