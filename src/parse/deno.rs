@@ -230,9 +230,11 @@ fn ts_header(text: &str) -> Option<(&str, &str)> {
 /// or, for a lint rule's finding, its arrow (`--> /w/a.ts:14:7`).
 fn place(line: &str, arrow: bool) -> Option<(&str, u32)> {
     if arrow {
+        // A Python file's is ty's, which prints its rules' findings as deno lint does.
         let rest = trim_start(line).strip_prefix("--> ")?;
         let (file, n, _) = super::split_location(rest)?;
-        return Some((file.strip_prefix("file://").unwrap_or(file), n));
+        let file = file.strip_prefix("file://").unwrap_or(file);
+        return super::js::is_js_path(file).then_some((file, n));
     }
     let (file, n) = super::js::node_frame(line)?;
     Some((file, n.parse().ok()?))

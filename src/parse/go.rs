@@ -900,7 +900,12 @@ fn stylish_row(line: &str) -> Option<(u32, &str, &str)> {
 
 pub(crate) fn go_type(message: &str) -> (ErrorType, Rank) {
     let m = message;
-    if m.starts_with("syntax error") || m.starts_with("expected ") || m.contains("unexpected newline") {
+    if m.starts_with("syntax error")
+        || m.starts_with("expected ")
+        || m.contains("unexpected newline")
+        // go/types' parser, as golangci-lint's typecheck quotes it: `missing ',' before newline`.
+        || m.starts_with("missing ',' ")
+    {
         return (ErrorType::Syntax, Rank::Error);
     }
     if m.starts_with("undefined: ")

@@ -865,7 +865,7 @@ fn eslint_row(line: &str) -> Option<(&str, &str, Option<&str>)> {
 /// Whether `path` names a JS/TS source by its extension (each ends in s, x or e: one byte rules
 /// out most text).
 #[inline]
-fn is_js_path(path: &str) -> bool {
+pub(crate) fn is_js_path(path: &str) -> bool {
     matches!(path.as_bytes().last(), Some(b's' | b'x' | b'e')) && JS_EXTENSIONS.iter().any(|e| path.ends_with(e))
 }
 

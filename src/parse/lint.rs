@@ -145,7 +145,18 @@ impl Lint {
             first.is_ascii_uppercase(),
             first == b'[',
         );
-        if let Some((level, message, code)) = level.then(|| mypy_message(rest)).flatten() {
+        if let Some((error, rule, message)) = level.then(|| super::ty::header(rest)).flatten() {
+            // ty's `concise`: `error[rule] message`.
+            let (error_type, rank) = super::ty::rule_type(rule, error);
+            report(
+                sink,
+                file,
+                n,
+                error_type,
+                rank,
+                Cow::Owned(format!("{rule}: {message}")),
+            );
+        } else if let Some((level, message, code)) = level.then(|| mypy_message(rest)).flatten() {
             if level == "note" {
                 return;
             }
@@ -512,6 +523,9 @@ fn report(sink: &mut Sink<'_>, file: &str, line: u32, error_type: ErrorType, ran
 pub(crate) fn mypy_type(code: &str, message: &str) -> ErrorType {
     match code {
         "import" | "import-not-found" | "import-untyped" | "name-defined" => ErrorType::Import,
+        // mypy's parser names an indentation error in words (`Unexpected indentation`,
+        // `Unindent does not match any outer indentation level`) under the `syntax` code.
+        "syntax" if message.to_ascii_lowercase().contains("indent") => ErrorType::Indentation,
         "syntax" => ErrorType::Syntax,
         // `from pkg.mod import nme`: the name the import asks for is not there, as Python's own
         // ImportError, pylint's E0611 and pyright's "unknown import symbol" say it (a module's
@@ -547,6 +561,21 @@ mod tests {
     use super::*;
     use crate::parse::{Workspace, parse};
     use proptest::prelude::*;
+
+    /// dmypy 2.x (the fifteenth outsider trial's): mypy's parser names the indentation error in
+    /// words under the `syntax` code.
+    #[test]
+    fn mypy_s_indentation_error_is_indentation() {
+        let log = "Daemon started\nsrc/cachetools/func.py:31: error: Unexpected indentation  [syntax]\n";
+        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
+        assert_eq!(
+            crate::parse::report_findings(&parsed)
+                .into_iter()
+                .map(|(file, line, error_type, _)| (file, line, error_type))
+                .collect::<Vec<_>>(),
+            [("src/cachetools/func.py", 31, "Indentation".to_owned())]
+        );
+    }
 
     /// pycodestyle 2.14 on a line indented where Python does not compile it (the fourteenth
     /// outsider trial's): E113 is the IndentationError, ranked before E111's style finding.

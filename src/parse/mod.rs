@@ -4,9 +4,9 @@
 //! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps,
 //! `runners` a monorepo runner's package prefixes and nextest's indentation). Each format family
 //! (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `esbuild`, `rollup`, `webpack`,
-//! `deno`, `biome`, `oxlint`, `stylelint`, `doctest`, `ava`, `structured`) keeps a little state
-//! (the text formats one set for each workspace package whose output a runner interleaves) and
-//! hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
+//! `deno`, `ty`, `biome`, `oxlint`, `stylelint`, `doctest`, `ava`, `structured`) keeps a little
+//! state (the text formats one set for each workspace package whose output a runner interleaves)
+//! and hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
 //! keeps the output bounded and ordered, and records test outcomes and infrastructure signatures
 //! ([`outcome`]). A structured document (a JSON array, a jest report, JUnit or Checkstyle XML) is
 //! read as it arrives, in bounded memory; the lines it takes are held back from the text formats
@@ -39,6 +39,7 @@ mod rust;
 mod structured;
 mod stylelint;
 mod tap;
+mod ty;
 mod webpack;
 mod xml_stream;
 
@@ -288,6 +289,7 @@ struct Formats {
     rollup: rollup::Rollup,
     deno: deno::Deno,
     webpack: webpack::Webpack,
+    ty: ty::Ty,
     biome: biome::Biome,
     doctest: doctest::Doctest,
     ava: ava::Ava,
@@ -688,6 +690,9 @@ impl Formats {
         }
         if offer_all || self.webpack.wants(&look) {
             self.webpack.line(line, sink);
+        }
+        if offer_all || self.ty.wants(&look) {
+            self.ty.line(line, sink);
         }
         if offer_all || self.biome.wants(&look) {
             self.biome.line(line, sink);

@@ -446,22 +446,7 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
         let place = item.pos.0.as_ref().and_then(|p| p.0.as_ref());
         let file = place.map_or("", |p| p.filename.text());
         let line = position(place.and_then(|p| p.line.0));
-        let text = item.text.text();
-        let (error_type, rank) = if linter == "typecheck" {
-            super::go::go_type(text)
-        } else {
-            (ErrorType::Linting, Rank::Warning)
-        };
-        sink.report(Finding {
-            file,
-            line,
-            error_type,
-            message: Cow::Owned(format!("{linter} {text}")),
-            test: None,
-            confidence: 1.0,
-            rank,
-            diagnostic: true,
-        });
+        go_linter_item(file, line, linter, item.text.text(), sink);
     } else if let Some(locations) = &item.locations.0 {
         // A SARIF result: its first location, when that names a physical one.
         let Some(physical) = locations
@@ -476,7 +461,12 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
         let file = physical
             .and_then(|p| p.artifact_location.0.as_ref())
             .map_or("", |a| a.uri.text());
-        lint_item(file, line, item.rule_id.text(), item.message.0.inner.text(), sink);
+        let (rule, message) = (item.rule_id.text(), item.message.0.inner.text());
+        if rule == "typecheck" {
+            go_linter_item(file, line, rule, message, sink);
+        } else {
+            lint_item(file, line, rule, message, sink);
+        }
     } else if let Some(location) = location.filter(|l| l.range.0.is_some()) {
         // reviewdog's rdjson diagnostic.
         let code = item.code.0.as_ref().map_or("", |c| c.0.inner.text());
@@ -499,7 +489,8 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
             .strip_prefix(check)
             .and_then(|d| d.strip_prefix(": "))
             .unwrap_or(description);
-        lint_item(location.map_or("", |l| l.path.text()), line, check, message, sink);
+        let path = location.map_or("", |l| l.path.text());
+        code_quality_item(path, line, check, item.severity.text(), message, sink);
     } else if let (Some(range), Some(file)) = (&item.range.0, &item.file.0) {
         // pyright `--outputjson`: lines counted from 0; a message may go on over several lines.
         let level = item.severity.text();
@@ -576,6 +567,54 @@ fn line_of(range: Option<&json_item::Range>) -> Option<u64> {
     range.and_then(|r| r.start.0.as_ref()).and_then(|start| start.line.0)
 }
 
+/// A golangci-lint issue (its JSON, SARIF and Checkstyle reports): a linter's finding is
+/// LINTING; the `typecheck` linter's are the compiler's errors, typed as go build's are, and a
+/// package that does not compile is one issue at its first file's line 1 whose text is the
+/// compiler's output (`: # pkg\n./a.go:55:38: undefined: key\n...`): each of its errors is read
+/// where it is.
+fn go_linter_item(file: &str, line: u32, linter: &str, text: &str, sink: &mut Sink<'_>) {
+    let (error_type, rank) = if linter == "typecheck" {
+        if text.starts_with(": # ") {
+            failure_text(text, "", false, true, sink);
+            return;
+        }
+        super::go::go_type(text)
+    } else {
+        (ErrorType::Linting, Rank::Warning)
+    };
+    sink.report(Finding {
+        file,
+        line,
+        error_type,
+        message: Cow::Owned(format!("{linter} {text}")),
+        test: None,
+        confidence: 1.0,
+        rank,
+        diagnostic: true,
+    });
+}
+
+/// A GitLab code-quality issue: a type checker's rule named in kebab case on a Python file
+/// (ty's) is typed by its name and severity, another check as a linter's code.
+fn code_quality_item(path: &str, line: u32, check: &str, severity: &str, message: &str, sink: &mut Sink<'_>) {
+    if !(super::ty::is_rule_name(check) && super::ty::is_python_path(path)) {
+        lint_item(path, line, check, message, sink);
+        return;
+    }
+    let error = matches!(severity, "major" | "critical" | "blocker");
+    let (error_type, rank) = super::ty::rule_type(check, error);
+    sink.report(Finding {
+        file: path,
+        line,
+        error_type,
+        message: Cow::Owned(format!("{check}: {message}")),
+        test: None,
+        confidence: 1.0,
+        rank,
+        diagnostic: true,
+    });
+}
+
 /// A linter's finding from a format that names its rule: the rule code gives the bug type.
 fn lint_item(file: &str, line: u32, code: &str, message: &str, sink: &mut Sink<'_>) {
     let error_type = lint_finding_type(if code.is_empty() { "invalid-syntax" } else { code }, message);
@@ -593,6 +632,26 @@ fn lint_item(file: &str, line: u32, code: &str, message: &str, sink: &mut Sink<'
         rank: Rank::of(error_type),
         diagnostic: true,
     });
+}
+
+/// A test a CI's own format says failed (TeamCity's `testFailed`), with its failure text: read as
+/// a JUnit test case's failure is.
+pub(crate) fn failed_test(name: &str, text: &str, sink: &mut Sink<'_>) {
+    sink.test(name, TestOutcome::Failed);
+    if sink.report_count() < MAX_REPORTS {
+        // rustdoc names a doctest `src/lib.rs - f (line 357)`, and its panic's line is the
+        // program's it made of the example: under libtest's own header, the Rust reader places it
+        // at the example.
+        let doctest = name.contains(" - ") && name.ends_with(')') && name.contains(" (line ");
+        let text = if doctest {
+            Cow::Owned(format!("---- {name} stdout ----\n{text}"))
+        } else {
+            Cow::Borrowed(text)
+        };
+        failure_text(&text, name, false, false, sink);
+    } else {
+        sink.leave_out(1);
+    }
 }
 
 /// Parses a failure text (a JUnit failure, a jest failure message) as a log of its own and
@@ -840,7 +899,11 @@ impl Junit {
                             let source = attr(e, "source").unwrap_or_default();
                             // eslint names its rule `eslint.rules.no-undef`.
                             let rule = source.strip_prefix("eslint.rules.").unwrap_or(&source);
-                            lint_item(file, line, rule, &message, sink);
+                            if rule == "typecheck" {
+                                go_linter_item(file, line, rule, &message, sink);
+                            } else {
+                                lint_item(file, line, rule, &message, sink);
+                            }
                             // Each finding read confirms the document, as a test case does.
                             return Step::Commit;
                         }
@@ -861,6 +924,13 @@ impl Junit {
                         return Step::Commit;
                     }
                     "testcase" => self.case = Some(new_case(e)),
+                    "property" => {
+                        if let Some(c) = self.case.as_mut()
+                            && attr(e, "name").as_deref() == Some("severity")
+                        {
+                            c.severity = attr(e, "value");
+                        }
+                    }
                     "failure" | "error" | "skipped" => {
                         if let Some(c) = self.case.as_mut() {
                             c.outcome = Some(match name {
@@ -1005,6 +1075,8 @@ struct Case {
     name: String,
     file: Option<String>,
     line: Option<u32>,
+    /// A linter's level for its finding, `<property name="severity" value="warning"/>` (ty's).
+    severity: Option<String>,
     outcome: Option<TestOutcome>,
     text: CaseText,
 }
@@ -1070,6 +1142,31 @@ fn lint_case(c: &Case, suite: Option<&str>, start: usize, sink: &mut Sink<'_>) -
             } else {
                 sink.leave_out(1);
             }
+        }
+        return true;
+    }
+    // ty's cases, `org.ty.invalid-assignment` (the file's path, less `.py`, as the class).
+    if let (Some(rule), Some(file), Some(line)) = (c.name.strip_prefix("org.ty."), suite, c.line)
+        && super::ty::is_rule_name(rule)
+        && c.file.is_none()
+    {
+        if room(sink, start) {
+            let text = c.text.text();
+            // The failure's `message`, then its text (`line 229, col 28, message`).
+            let message = text.lines().next().unwrap_or("");
+            let (error_type, rank) = super::ty::rule_type(rule, c.severity.as_deref() != Some("warning"));
+            sink.report(Finding {
+                file,
+                line,
+                error_type,
+                message: Cow::Owned(format!("{rule}: {message}")),
+                test: None,
+                confidence: 1.0,
+                rank,
+                diagnostic: true,
+            });
+        } else {
+            sink.leave_out(1);
         }
         return true;
     }
@@ -1350,22 +1447,9 @@ mod tests {
             // golangci-lint.
             let linter = linter.as_str().unwrap_or("");
             let place = item.get("Pos");
-            let text = str_of(item, "Text");
-            let (error_type, rank) = if linter == "typecheck" {
-                super::super::go::go_type(text)
-            } else {
-                (ErrorType::Linting, Rank::Warning)
-            };
-            sink.report(Finding {
-                file: place.map_or("", |p| str_of(p, "Filename")),
-                line: place.map_or(1, |p| u32_of(p, "Line")),
-                error_type,
-                message: Cow::Owned(format!("{linter} {text}")),
-                test: None,
-                confidence: 1.0,
-                rank,
-                diagnostic: true,
-            });
+            let file = place.map_or("", |p| str_of(p, "Filename"));
+            let line = place.map_or(1, |p| u32_of(p, "Line"));
+            go_linter_item(file, line, linter, str_of(item, "Text"), sink);
         } else if let Some(locations) = item.get("locations").and_then(Value::as_array) {
             // A SARIF result.
             let Some(physical) = locations.first().and_then(|l| l.get("physicalLocation")) else {
@@ -1375,7 +1459,11 @@ mod tests {
             let message = item.get("message").map_or("", |m| str_of(m, "text"));
             let line = physical.get("region").map_or(1, |r| u32_of(r, "startLine"));
             let file = physical.get("artifactLocation").map_or("", |a| str_of(a, "uri"));
-            lint_item(file, line, rule, message, sink);
+            if rule == "typecheck" {
+                go_linter_item(file, line, rule, message, sink);
+            } else {
+                lint_item(file, line, rule, message, sink);
+            }
         } else if let Some(location) = item.get("location").filter(|l| l.get("range").is_some()) {
             // reviewdog's rdjson diagnostic.
             let code = item.get("code").map_or("", |c| str_of(c, "value"));
@@ -1394,7 +1482,14 @@ mod tests {
                 .strip_prefix(check)
                 .and_then(|d| d.strip_prefix(": "))
                 .unwrap_or(description);
-            lint_item(str_of(location, "path"), line, check, message, sink);
+            code_quality_item(
+                str_of(location, "path"),
+                line,
+                check,
+                str_of(item, "severity"),
+                message,
+                sink,
+            );
         } else if let Some(range) = item.get("range").filter(|_| item.get("file").is_some()) {
             // pyright `--outputjson`: lines counted from 0; a message may go on over several lines.
             let level = str_of(item, "severity");
@@ -1543,6 +1638,8 @@ mod tests {
                 Just("error"),
                 Just("warning"),
                 Just("E501"),
+                Just("unresolved-import"),
+                Just("major"),
                 Just("src/a.py"),
                 Just("x: y"),
                 Just("a\"b\nc")
@@ -1632,6 +1729,7 @@ mod tests {
             object(vec![
                 ("check_name", text()),
                 ("description", text()),
+                ("severity", text()),
                 (
                     "location",
                     object(vec![
@@ -1874,6 +1972,58 @@ mod tests {
                 "prefer-const `indentLengths` is never reassigned".to_owned()
             )]
         );
+    }
+
+    /// golangci-lint 2.15's JSON, SARIF and Checkstyle reports of packages that do not compile
+    /// (the fifteenth outsider trial's, captured by running it on go-version 1.7.0): the
+    /// compiler's output put in one `typecheck` issue at the first file's line 1 is read error by
+    /// error, and a `typecheck` issue of its own is typed as go build's error is, not as lint.
+    #[test]
+    fn golangci_lint_s_reports_of_a_package_that_does_not_compile_give_the_compiler_s_errors() {
+        let json = r##"{"Issues":[{"FromLinter":"typecheck","Text":": # github.com/hashicorp/go-version [github.com/hashicorp/go-version.test]\n./constraint.go:54:6: declared and not used: k\n./constraint.go:55:38: undefined: key\n./version.go:300:2: declared and not used: segmentsOnly\n./version.go:301:25: cannot use segments (variable of type []int64) as string value in argument to NewVersion","Severity":"","SourceLines":["// Copyright (c) HashiCorp, Inc."],"Pos":{"Filename":"constraint.go","Offset":0,"Line":1,"Column":0},"ExpectNoLint":false,"ExpectedNoLintLinter":""}],"Report":{"Linters":[{"Name":"arangolint"},{"Name":"asasalint"},{"Name":"asciicheck"},{"Name":"bidichk"},{"Name":"bodyclose"},{"Name":"canonicalheader"},{"Name":"clickhouselint"},{"Name":"containedctx"},{"Name":"contextcheck"},{"Name":"copyloopvar"},{"Name":"cyclop"},{"Name":"decorder"},{"Name":"depguard"},{"Name":"dogsled"},{"Name":"dupl"},{"Name":"dupword"},{"Name":"durationcheck"},{"Name":"embeddedstructfieldcheck"},{"Name":"errcheck","Enabled":true},{"Name":"errchkjson"},{"Name":"errname"},{"Name":"errorlint"},{"Name":"exhaustive"},{"Name":"exhaustruct"},{"Name":"exhaustruct_v5"},{"Name":"exptostd"},{"Name":"forbidigo"},{"Name":"forcetypeassert"},{"Name":"funcorder"},{"Name":"fatcontext"},{"Name":"funlen"},{"Name":"gci"},{"Name":"ginkgolinter"},{"Name":"gocheckcompilerdirectives"},{"Name":"gochecknoglobals"},{"Name":"gochecknoinits"},{"Name":"gochecksumtype"},{"Name":"gocognit"},{"Name":"goconst"},{"Name":"gocritic"},{"Name":"gocyclo"},{"Name":"godoclint"},{"Name":"godot"},{"Name":"godox"},{"Name":"err113"},{"Name":"gofmt"},{"Name":"gofumpt"},{"Name":"golines"},{"Name":"goheader"},{"Name":"goimports"},{"Name":"mnd"},{"Name":"modernize"},{"Name":"gomoddirectives"},{"Name":"gomodguard"},{"Name":"gomodguard_v2"},{"Name":"goprintffuncname"},{"Name":"gosec"},{"Name":"gosmopolitan"},{"Name":"govet","Enabled":true},{"Name":"grouper"},{"Name":"iface"},{"Name":"importas"},{"Name":"inamedparam"},{"Name":"ineffassign","Enabled":true},{"Name":"interfacebloat"},{"Name":"intrange"},{"Name":"iotamixing"},{"Name":"ireturn"},{"Name":"lll"},{"Name":"loggercheck"},{"Name":"maintidx"},{"Name":"makezero"},{"Name":"mirror"},{"Name":"misspell"},{"Name":"musttag"},{"Name":"nakedret"},{"Name":"nestif"},{"Name":"nilerr"},{"Name":"nilnesserr"},{"Name":"nilnil"},{"Name":"nlreturn"},{"Name":"noctx"},{"Name":"noinlineerr"},{"Name":"nonamedreturns"},{"Name":"nosprintfhostport"},{"Name":"paralleltest"},{"Name":"perfsprint"},{"Name":"prealloc"},{"Name":"predeclared"},{"Name":"promlinter"},{"Name":"protogetter"},{"Name":"reassign"},{"Name":"recvcheck"},{"Name":"revive"},{"Name":"rowserrcheck"},{"Name":"sloglint"},{"Name":"sqlclosecheck"},{"Name":"spancheck"},{"Name":"staticcheck","Enabled":true},{"Name":"swaggo"},{"Name":"tagalign"},{"Name":"tagliatelle"},{"Name":"testableexamples"},{"Name":"testifylint"},{"Name":"testpackage"},{"Name":"thelper"},{"Name":"tparallel"},{"Name":"typecheck","Enabled":true},{"Name":"unconvert"},{"Name":"unparam"},{"Name":"unqueryvet"},{"Name":"unused","Enabled":true},{"Name":"usestdlibvars"},{"Name":"usetesting"},{"Name":"varnamelen"},{"Name":"wastedassign"},{"Name":"whitespace"},{"Name":"wrapcheck"},{"Name":"wsl"},{"Name":"wsl_v5"},{"Name":"zerologlint"},{"Name":"nolintlint"}]}}
+1 issues:
+* typecheck: 1
+"##;
+        let sarif = r##"{"version":"2.1.0","$schema":"https://schemastore.azurewebsites.net/schemas/json/sarif-2.1.0-rtm.6.json","runs":[{"tool":{"driver":{"name":"golangci-lint"}},"results":[{"ruleId":"typecheck","level":"error","message":{"text":": # github.com/hashicorp/go-version [github.com/hashicorp/go-version.test]\n./version_collection.go:15:27: syntax error: unexpected newline in argument list; possibly missing comma or )"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"constraint.go","index":0},"region":{"startLine":1,"startColumn":1}}}]},{"ruleId":"typecheck","level":"error","message":{"text":"missing ',' before newline in argument list"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"version_collection.go","index":0},"region":{"startLine":15,"startColumn":27}}}]},{"ruleId":"typecheck","level":"error","message":{"text":"expected operand, found '}'"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"version_collection.go","index":0},"region":{"startLine":16,"startColumn":1}}}]},{"ruleId":"typecheck","level":"error","message":{"text":"missing ',' in argument list"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"version_collection.go","index":0},"region":{"startLine":20,"startColumn":3}}}]}]}]}
+4 issues:
+* typecheck: 4
+"##;
+        let checkstyle = r##"<?xml version="1.0" encoding="UTF-8"?>
+
+<checkstyle version="5.0">
+  <file name="version.go">
+    <error column="2" line="14" message="could not import golang.org/x/mod/semver (version.go:14:2: no required module provides package golang.org/x/mod/semver; to add it:&#xA;&#x9;go get golang.org/x/mod/semver)" severity="error" source="typecheck"></error>
+  </file>
+</checkstyle>
+1 issues:
+* typecheck: 1
+"##;
+        let findings = |log| {
+            let parsed = crate::parse::parse(log, &Workspace::new("/work/heldout16/projects/goversion"));
+            crate::parse::report_findings(&parsed)
+                .into_iter()
+                .map(|(file, line, error_type, _)| (file.to_owned(), line, error_type))
+                .collect::<Vec<_>>()
+        };
+        let place = |file: &str, line, error_type: &str| (file.to_owned(), line, error_type.to_owned());
+        assert_eq!(
+            findings(json),
+            [
+                place("constraint.go", 55, "Import"),
+                place("version.go", 301, "TypeError"),
+                place("constraint.go", 54, "Linting"),
+                place("version.go", 300, "Linting"),
+            ]
+        );
+        assert_eq!(
+            findings(sarif),
+            [
+                place("version_collection.go", 15, "Syntax"),
+                place("version_collection.go", 16, "Syntax"),
+                place("version_collection.go", 20, "Syntax"),
+            ]
+        );
+        assert_eq!(findings(checkstyle), [place("version.go", 14, "Import")]);
     }
 
     #[test]
