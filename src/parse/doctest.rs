@@ -207,5 +207,8 @@ Got:
                 ),
             ]
         );
+        // The traceback, indented, is read by the Python reader too, before doctest names its
+        // example: the report merged from both is as sure as a named failure.
+        assert_eq!(parsed.reports[0].confidence_score, Some(0.95));
     }
 }

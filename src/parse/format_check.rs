@@ -2,8 +2,9 @@
 //! (`gofmt -d`, `black --diff`, `ruff format --diff`, `git diff` after a code generator, each a
 //! unified diff; rustfmt's `cargo fmt --check`, `Diff in FILE:LINE:` and its lines), reported at
 //! each hunk's first changed line, and the files they would reformat (`black --check`,
-//! `ruff format --check` before 0.9, `prettier --check`), reported at the file's first line: the
-//! log names no other. Each is a LINTING finding.
+//! `ruff format --check` before 0.9, `prettier --check`) or whose imports isort would sort
+//! (`isort --check-only`), reported at the file's first line: the log names no other. Each is a
+//! LINTING finding.
 
 use std::borrow::Cow;
 
@@ -119,6 +120,9 @@ pub(crate) struct FormatCheck {
     /// Files a diff was reported for (at most [`MAX_DIFFED`]): black's `would reformat` after
     /// a file's diff adds nothing.
     diffed: Vec<String>,
+    /// A file isort's check found unsorted, not reported yet: under `--diff` the file's diff
+    /// follows, and places it at its change instead.
+    unsorted: Option<String>,
 }
 
 /// Most file names remembered as diffed.
@@ -129,7 +133,7 @@ impl FormatCheck {
     /// a diff's or rustfmt's header, or a formatter's `would reformat` line.
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
-        if self.diff.is_some() || self.minus.is_some() {
+        if self.diff.is_some() || self.minus.is_some() || self.unsorted.is_some() {
             return true;
         }
         let line = look.line;
@@ -138,11 +142,20 @@ impl FormatCheck {
             Some(b'D') => line.starts_with("Diff in "),
             Some(b'w' | b'W') => line.starts_with("would reformat ") || line.starts_with("Would reformat: "),
             Some(b'[') => line.starts_with("[warn] ") || line.starts_with("[error] "),
+            // isort's `ERROR: PATH Imports are incorrectly sorted and/or formatted.`
+            Some(b'E') => look.last == b'.' && line.starts_with("ERROR: "),
             _ => false,
         }
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        if let Some(file) = self.unsorted.take() {
+            // isort's `--diff`: the file's diff places what it found.
+            let its_diff_follows = line.strip_prefix("--- ").is_some_and(|path| header_path(path) == file);
+            if !its_diff_follows {
+                report(sink, &file, 1, UNSORTED.to_owned());
+            }
+        }
         if let Some(a_prefix) = self.minus.take()
             && let Some(path) = line.strip_prefix("+++ ")
         {
@@ -189,6 +202,8 @@ impl FormatCheck {
             && !self.diffed.iter().any(|d| d == file)
         {
             report(sink, file, 1, "would be reformatted".to_owned());
+        } else if let Some(file) = isort_unsorted(line) {
+            self.unsorted = Some(file.to_owned());
         } else if let Some((file, n, message)) = prettier_syntax_error(line) {
             sink.report(Finding {
                 file,
@@ -205,6 +220,9 @@ impl FormatCheck {
 
     /// The log's end: a diff's last hunk is reported.
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
+        if let Some(file) = self.unsorted.take() {
+            report(sink, &file, 1, UNSORTED.to_owned());
+        }
         if let Some(Diff {
             file,
             hunk: Some(mut hunk),
@@ -270,9 +288,24 @@ fn report(sink: &mut Sink<'_>, file: &str, line: u32, message: String) {
     });
 }
 
-/// The path of a diff header, less what follows it after a tab (black's and diff's timestamps).
+/// The path of a diff header, less what follows it after a tab (black's and diff's timestamps)
+/// and isort's `:before` and `:after` after it (`--- /abs/a.py:before\t2026-11-26 23:03:59`).
 fn header_path(text: &str) -> &str {
-    text.split('\t').next().unwrap_or(text).trim_end()
+    let path = text.split('\t').next().unwrap_or(text).trim_end();
+    path.strip_suffix(":before")
+        .or_else(|| path.strip_suffix(":after"))
+        .unwrap_or(path)
+}
+
+/// What isort's check says of a file whose imports it would sort.
+const UNSORTED: &str = "Imports are incorrectly sorted and/or formatted";
+
+/// The file of isort's `ERROR: /abs/a.py Imports are incorrectly sorted and/or formatted.`
+/// (`... incorrectly sorted.` before isort 5).
+fn isort_unsorted(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("ERROR: ")?;
+    let (file, _) = rest.split_once(" Imports are incorrectly sorted")?;
+    (!file.is_empty()).then_some(file)
 }
 
 /// A hunk's header, `@@ -64,7 +64,8 @@`: the old file's first line, and the old and new lines
@@ -327,7 +360,7 @@ fn would_reformat(line: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Workspace, parse, report_messages};
+    use super::super::{Workspace, parse, report_findings, report_messages};
 
     /// prettier 3.10's `--check` on a file it cannot parse, then two it would reformat (the
     /// thirteenth outsider trial's, on nanoid 5.0.9): the syntax error at its line.
@@ -408,6 +441,53 @@ diff shlex.go.orig shlex.go
                     "formatting differs: `case c==' ':` → `case c == ' ':`".to_owned()
                 ),
             ]
+        );
+    }
+
+    /// isort 9.0.2's `--check-only` (the fifteenth outsider trial's, on inflection 0.5.1): the
+    /// file at its first line; with `--diff` (under GitHub Actions, CRLF), at the diff's change,
+    /// its `:before` and `:after` off the file's name, and once.
+    #[test]
+    fn isort_s_unsorted_file_is_placed_at_its_diff_s_change_or_its_first_line() {
+        let inflection = Workspace::new("/work/heldout15/projects/inflection");
+        let check = "\
+ERROR: /work/heldout15/projects/inflection/inflection/__init__.py Imports are incorrectly sorted and/or formatted.
+";
+        let parsed = parse(check, &inflection);
+        assert_eq!(
+            report_findings(&parsed),
+            [(
+                "inflection/__init__.py",
+                1,
+                "Linting".to_owned(),
+                "Imports are incorrectly sorted and/or formatted"
+            )]
+        );
+        let diff = "\
+2026-11-26T10:00:00.3084561Z ERROR: /work/heldout15/projects/inflection/inflection/__init__.py Imports are incorrectly sorted and/or formatted.\r
+2026-11-26T10:00:00.3454561Z --- /work/heldout15/projects/inflection/inflection/__init__.py:before\t2026-11-26 23:03:59.554665\r
+2026-11-26T10:00:00.3824561Z +++ /work/heldout15/projects/inflection/inflection/__init__.py:after\t2026-11-26 23:06:34.489919\r
+2026-11-26T10:00:00.4194561Z @@ -9,8 +9,8 @@\r
+2026-11-26T10:00:00.4564561Z  \r
+2026-11-26T10:00:00.4934561Z      :license: MIT, see LICENSE for more details.\r
+2026-11-26T10:00:00.5304561Z  \"\"\"\r
+2026-11-26T10:00:00.5674561Z +import re\r
+2026-11-26T10:00:00.6044561Z  import unicodedata\r
+2026-11-26T10:00:00.6414561Z -import re\r
+2026-11-26T10:00:00.6784561Z  \r
+2026-11-26T10:00:00.7154561Z  __version__ = '0.5.1'\r
+2026-11-26T10:00:00.7524561Z  \r
+2026-11-26T10:00:00.7894561Z ##[error]Process completed with exit code 1.\r
+";
+        let parsed = parse(diff, &inflection);
+        assert_eq!(
+            report_findings(&parsed),
+            [(
+                "inflection/__init__.py",
+                12,
+                "Linting".to_owned(),
+                "formatting differs: `import re` added"
+            )]
         );
     }
 

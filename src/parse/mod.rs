@@ -4,18 +4,20 @@
 //! The log is read once, line by line ([`clean`] takes off colours, redraws and timestamps,
 //! `runners` a monorepo runner's package prefixes and nextest's indentation). Each format family
 //! (`python`, `rust`, `go`, `js`, `lint`, `tap`, `format_check`, `esbuild`, `rollup`, `webpack`,
-//! `deno`, `ty`, `biome`, `oxlint`, `stylelint`, `doctest`, `ava`, `structured`) keeps a little
-//! state (the text formats one set for each workspace package whose output a runner interleaves)
-//! and hands what it finds to the [`Sink`], which normalises paths ([`paths`]), merges duplicates,
-//! keeps the output bounded and ordered, and records test outcomes and infrastructure signatures
-//! ([`outcome`]). A structured document (a JSON array, a jest report, JUnit or Checkstyle XML) is
-//! read as it arrives, in bounded memory; the lines it takes are held back from the text formats
-//! only until they are known to be the document. What the parser found becomes a [`Verdict`]
-//! together with the exit code; `core::format` renders a report for people.
+//! `deno`, `ty`, `biome`, `oxlint`, `stylelint`, `doctest`, `ava`, `behave`, `bandit`,
+//! `structured`) keeps a little state (the text formats one set for each workspace package whose
+//! output a runner interleaves) and hands what it finds to the [`Sink`], which normalises paths
+//! ([`paths`]), merges duplicates, keeps the output bounded and ordered, and records test outcomes
+//! and infrastructure signatures ([`outcome`]). A structured document (a JSON array, a jest report,
+//! JUnit or Checkstyle XML) is read as it arrives, in bounded memory; the lines it takes are held
+//! back from the text formats only until they are known to be the document. What the parser found
+//! becomes a [`Verdict`] together with the exit code; `core::format` renders a report for people.
 
 mod annotations;
 mod ascii;
 mod ava;
+mod bandit;
+mod behave;
 mod biome;
 pub mod clean;
 mod deno;
@@ -295,6 +297,8 @@ struct Formats {
     ava: ava::Ava,
     oxlint: oxlint::Oxlint,
     stylelint: stylelint::Stylelint,
+    behave: behave::Behave,
+    bandit: bandit::Bandit,
 }
 
 /// The streaming parser: feed it raw lines, then `finish`.
@@ -709,6 +713,12 @@ impl Formats {
         if offer_all || self.stylelint.wants(&look) {
             self.stylelint.line(line, sink);
         }
+        if offer_all || self.behave.wants(&look) {
+            self.behave.line(line, sink);
+        }
+        if offer_all || self.bandit.wants(&look) {
+            self.bandit.line(line, sink);
+        }
     }
 
     fn finish(&mut self, sink: &mut Sink<'_>) {
@@ -902,8 +912,15 @@ impl<'w> Sink<'w> {
             let at_place = existing.len();
             if let Some(i) = same_test {
                 let report = &mut self.reports[i].1;
-                if report.test_name.is_none() {
-                    report.test_name = f.test.map(str::to_owned);
+                if report.test_name.is_none()
+                    && let Some(test) = f.test
+                {
+                    report.test_name = Some(test.to_owned());
+                    // The report now says what the finding that names its test says (doctest's
+                    // example, read after the traceback under it was): as surely, when surer.
+                    if report.confidence_score.is_none_or(|c| c < f.confidence) {
+                        report.confidence_score = Some(f.confidence);
+                    }
                 }
                 if through_failure {
                     self.diagnosed.insert(i);

@@ -120,6 +120,10 @@ pub(crate) struct Python {
     /// The current block is a sub-exception's that began with the group's frames: a group ending
     /// before it found its exception leaves nothing to report.
     block_from_group: bool,
+    /// The indentation of a traceback printed indented (behave prints a failed step's six spaces
+    /// in, under the step): what its `Traceback` line had is taken off each of its lines, which
+    /// then read as those of a traceback at column 0 (its exception line among them).
+    traceback_indent: usize,
 }
 
 /// What an exception group's sub-exceptions start from.
@@ -194,6 +198,8 @@ impl Python {
                 let trimmed = look.trimmed();
                 trimmed.starts_with("File \"")
                     || trimmed.as_bytes().first() == Some(&b'+') && trimmed.starts_with(EXCEPTION_GROUP_TRACEBACK)
+                    // A traceback printed indented (behave's, under a failed step).
+                    || trimmed.as_bytes().first() == Some(&b'T') && trimmed.starts_with(TRACEBACK)
             }
             // pytest `-v` and unittest `-v` outcomes.
             || look.holds_double_colon()
@@ -209,8 +215,33 @@ impl Python {
                 if in_group {
                     self.end_group();
                 }
+                let line = self.without_traceback_indent(line);
                 self.read(line, sink);
             }
+        }
+    }
+
+    /// The line without the indentation of the traceback it belongs to ([`Python::traceback_indent`]).
+    /// A `Traceback` line sets the indentation (none at column 0); it holds until the block is
+    /// reported, and a line less indented is read as it is.
+    fn without_traceback_indent<'l>(&mut self, line: &'l str) -> &'l str {
+        if matches!(line.as_bytes().first(), Some(b' ' | b'T')) {
+            let text = line.trim_start_matches(' ');
+            if text.starts_with(TRACEBACK) {
+                self.traceback_indent = line.len() - text.len();
+                return text;
+            }
+        }
+        if self.traceback_indent == 0 {
+            return line;
+        }
+        if self.block.is_none() {
+            self.traceback_indent = 0;
+            return line;
+        }
+        match line.as_bytes().get(..self.traceback_indent) {
+            Some(indent) if indent.iter().all(|&b| b == b' ') => &line[self.traceback_indent..],
+            _ => line,
         }
     }
 
