@@ -687,7 +687,13 @@ fn esm_importer(message: &str) -> Option<&str> {
         return None;
     }
     let (_, importer) = message.rsplit_once("' imported from ")?;
-    Some(importer.trim()).filter(|i| !i.is_empty())
+    // vitest quotes the importer: `... imported from '/w/index.js'`.
+    let importer = importer.trim();
+    let importer = importer
+        .strip_prefix('\'')
+        .and_then(|i| i.strip_suffix('\''))
+        .unwrap_or(importer);
+    Some(importer).filter(|i| !i.is_empty())
 }
 
 /// A tsc diagnostic, classic (`src/a.ts(3,7): error TS2322: ...`) or pretty (`src/a.ts:3:7 -

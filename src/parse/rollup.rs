@@ -11,6 +11,10 @@
 //! ts/index.ts: (4:14)
 //! ```
 //!
+//! vite, which builds with Rollup, prints its plugins' errors as Rollup 4 prints a plugin's
+//! warning (`[vite:x] [plugin vite:x] index.js (1:0): message`) and an import Rollup could not
+//! resolve as `[vite]: Rollup failed to resolve import "x" from "/w/index.js".`
+//!
 //! An import Rollup cannot resolve names the importing module and no line: its first line,
 //! where imports stand, as for Node's unresolved ES module import. Rollup's own warnings
 //! (circular dependencies, unresolved externals) are not read: they name no broken line.
@@ -23,6 +27,11 @@ use crate::api::shared::ErrorType;
 
 const ERROR: &str = "[!] ";
 const WARNING: &str = "(!) ";
+/// How vite, which builds with Rollup, begins the error it stops on: `[vite]: ` for its own,
+/// `[vite:plugin] ` for one of its plugins'.
+const VITE: &str = "[vite";
+/// A plugin's error, as vite quotes it: `[plugin name] file (L:C): message`.
+const PLUGIN: &str = "[plugin ";
 
 /// Lines between a header and its place: Rollup's URL for the error's code, then the place.
 const MAX_LINES_TO_PLACE: u8 = 3;
@@ -47,13 +56,21 @@ impl Rollup {
     pub fn wants(&self, look: &Look<'_>) -> bool {
         self.header.is_some()
             || match look.first {
-                Some(b'[') => look.line.starts_with(ERROR),
+                Some(b'[') => {
+                    let line = look.line;
+                    line.starts_with(ERROR) || line.starts_with(VITE) || line.starts_with(PLUGIN)
+                }
                 Some(b'(') => look.line.starts_with(WARNING),
                 _ => false,
             }
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        if line.starts_with(VITE) || line.starts_with(PLUGIN) {
+            self.header = None;
+            vite_error(line, sink);
+            return;
+        }
         if let Some(message) = line.strip_prefix(ERROR) {
             self.header = None;
             self.error(message, sink);
@@ -121,6 +138,33 @@ impl Rollup {
                 lines: 0,
             });
         }
+    }
+}
+
+/// vite's build error: `[vite]: Rollup failed to resolve import "x" from "/w/index.js".` (IMPORT
+/// at the importer's first line), or a plugin's, `[vite:build-import-analysis] [plugin
+/// vite:build-import-analysis] index.js (1:0): Failed to parse source ...`, placed as Rollup 4
+/// places a plugin's.
+fn vite_error(line: &str, sink: &mut Sink<'_>) {
+    if let Some(message) = line.strip_prefix("[vite]: ") {
+        let importer = message
+            .strip_prefix("Rollup failed to resolve import ")
+            .and_then(|rest| rest.rsplit_once(" from \""))
+            .and_then(|(_, importer)| importer.strip_suffix("\".").or_else(|| importer.strip_suffix('"')));
+        if let Some(importer) = importer.filter(|i| !i.is_empty() && !i.contains(char::is_whitespace)) {
+            report_import(sink, importer, message);
+        }
+        return;
+    }
+    // `[vite:name] ` before the plugin's own `[plugin name] `.
+    let rest = match line.strip_prefix(VITE) {
+        Some(rest) => rest.split_once("] ").map_or("", |(_, rest)| rest),
+        None => line,
+    };
+    if let Some((_, rest)) = rest.strip_prefix(PLUGIN).and_then(|r| r.split_once("] "))
+        && let Some((module, n, message)) = inline_place(rest)
+    {
+        report(sink, module, n, message, false);
     }
 }
 
@@ -491,6 +535,48 @@ src/c.js
         assert_eq!(
             places(log, "/tmp/rp/r4"),
             [("src/c.js".to_owned(), 1, "Import".to_owned())]
+        );
+    }
+    /// vite 6.4's build errors (the fifteenth outsider trial's, captured by running `vite build`;
+    /// the stacks cut): a plugin's error placed as Rollup 4 places one (the module vite could not
+    /// parse, at the place it names), and an import Rollup could not resolve, IMPORT at the
+    /// importer's first line.
+    #[test]
+    fn vite_s_build_errors_are_placed() {
+        let syntax = "vite v6.4.6 building for production...
+✓ 0 modules transformed.
+✗ Build failed in 15ms
+error during build:
+[vite:build-import-analysis] [plugin vite:build-import-analysis] index.js (1:0): Failed to parse source for import analysis because the content contains invalid JS syntax. If you are using JSX, make sure to name the file with the .jsx or .tsx extension.
+file: /work/heldout16/projects/prettybytes_syntax/index.js:1:0
+
+1: const BYTE_UNITS = [
+   ^
+2:   'B',
+3:   'kB',
+
+    at getRollupError (file:///work/heldout16/tools/js/node_modules/rollup/dist/es/shared/parseAst.js:355:41)
+    at error (file:///work/heldout16/tools/js/node_modules/rollup/dist/es/shared/parseAst.js:351:42)
+";
+        let unresolved = "vite v6.4.6 building for production...
+transforming...
+✓ 1 modules transformed.
+✗ Build failed in 21ms
+error during build:
+[vite]: Rollup failed to resolve import \"filesize-base\" from \"/work/heldout16/projects/prettybytes_dep/index.js\".
+This is most likely unintended because it can break your application at runtime.
+If you do want to externalize this module explicitly add it to
+`build.rollupOptions.external`
+    at viteLog (file:///work/heldout16/tools/js/node_modules/vite/dist/node/chunks/dep-Cohbwjf9.js:46698:15)
+    at onRollupLog (file:///work/heldout16/tools/js/node_modules/vite/dist/node/chunks/dep-Cohbwjf9.js:46748:5)
+";
+        assert_eq!(
+            places(syntax, "/work/heldout16/projects/prettybytes_syntax"),
+            [("index.js".to_owned(), 1, "Syntax".to_owned())]
+        );
+        assert_eq!(
+            places(unresolved, "/work/heldout16/projects/prettybytes_dep"),
+            [("index.js".to_owned(), 1, "Import".to_owned())]
         );
     }
 }
