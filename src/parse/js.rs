@@ -64,6 +64,9 @@ struct Failure {
     location: Option<(String, u32)>,
     /// Frames seen; a plain Node error ends at the first line after its frames.
     frames: u32,
+    /// A jest suite that failed to run: its test file, the place when nothing else names one
+    /// (an ES module jest could not load names no file of the code).
+    suite: Option<String>,
 }
 
 impl Failure {
@@ -98,6 +101,8 @@ struct HtmlRow {
 
 #[derive(Default)]
 pub(crate) struct Js {
+    /// jest's test file whose results follow (`FAIL test/a.test.js`).
+    jest_file: Option<String>,
     /// eslint stylish: the file the following rows belong to.
     eslint_file: Option<String>,
     /// eslint html: its table being read.
@@ -314,12 +319,14 @@ impl Js {
         if let Some(title) = trimmed.strip_prefix("● ") {
             self.flush(sink);
             self.in_jest_block = true;
-            let test = (title != "Test suite failed to run").then(|| title.replace(" › ", " "));
+            let suite_failed = title == "Test suite failed to run";
+            let test = (!suite_failed).then(|| title.replace(" › ", " "));
             if let Some(test) = &test {
                 sink.test(test, TestOutcome::Failed);
             }
             self.failure = Some(Failure {
                 test,
+                suite: self.jest_file.clone().filter(|_| suite_failed),
                 ..Failure::default()
             });
             return;
@@ -352,6 +359,10 @@ impl Js {
         if line.starts_with("FAIL ") || line.starts_with("PASS ") || line.starts_with("Test Suites:") {
             self.flush(sink);
             self.in_jest_block = false;
+            self.jest_file = line
+                .strip_prefix("FAIL ")
+                .map(|rest| super::split_word(rest.trim_start()).0.to_owned())
+                .filter(|file| is_js_path(file));
             return;
         }
 
@@ -645,16 +656,24 @@ impl Js {
         let Some(failure) = self.failure.take() else {
             return;
         };
-        let (Some((file, line)), Some(message)) = (failure.location, failure.message) else {
+        // A suite that failed to run with no place of the code: its test file's imports, at line
+        // 1, are where to look.
+        let (location, confidence) = match (failure.location, failure.suite) {
+            (Some(location), _) => (location, 0.9),
+            (None, Some(suite)) if sink.is_project_file(&suite) => ((suite, 1), 0.6),
+            _ => return,
+        };
+        let Some(message) = failure.message else {
             return;
         };
+        let (file, line) = location;
         sink.report(Finding {
             file: &file,
             line,
             error_type: js_type(&message),
             message: Cow::Owned(message),
             test: failure.test.as_deref(),
-            confidence: 0.9,
+            confidence,
             rank: Rank::Error,
             diagnostic: false,
         });
@@ -1327,6 +1346,40 @@ Error [ERR_TEST_FAILURE]: plurl is not defined
                 ("index.js".to_owned(), 142, "Import".to_owned()),
             ]
         );
+    }
+
+    /// jest 30 with `--ci` on an ES module (`--experimental-vm-modules`) that does not parse (the
+    /// fifteenth outsider trial's, captured by running it): jest names no file of the code, only
+    /// the suite that failed to run, which is reported at its first line (its imports), less
+    /// surely than a place the log names.
+    #[test]
+    fn a_jest_suite_that_failed_to_run_without_a_place_is_reported_at_the_suite() {
+        let log = "FAIL test/pretty-bytes.test.js
+  ● Test suite failed to run
+
+    SyntaxError: Unexpected token ';'
+
+      at EsmLoader.loadEsmModule (../../tools/js/node_modules/jest-runtime/build/index.js:1863:20)
+
+Test Suites: 1 failed, 1 total
+Tests:       0 total
+Snapshots:   0 total
+Time:        0.092 s
+Ran all test suites.
+(node:27534) ExperimentalWarning: VM Modules is an experimental feature and might change at any time
+(Use `node --trace-warnings ...` to show where the warning was created)
+";
+        let workspace = super::super::Workspace::new("/work/heldout16/projects/prettybytes_syntax")
+            .with_files(vec!["index.js".to_owned(), "test/pretty-bytes.test.js".to_owned()]);
+        let parsed = super::super::parse(log, &workspace);
+        assert_eq!(
+            super::super::report_findings(&parsed)
+                .into_iter()
+                .map(|(file, line, error_type, _)| (file, line, error_type))
+                .collect::<Vec<_>>(),
+            [("test/pretty-bytes.test.js", 1, "Syntax".to_owned())]
+        );
+        assert_eq!(parsed.reports[0].confidence_score, Some(0.6));
     }
 
     /// jasmine 7's failures (the thirteenth outsider trial's, on semver 7.6.3 with four bugs): each
