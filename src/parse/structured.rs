@@ -344,6 +344,8 @@ pub(crate) fn single_line(line: &str, sink: &mut Sink<'_>) -> bool {
         mypy_json(line, sink);
     } else if line.starts_with("{\"code\":") {
         staticcheck_json(line, sink);
+    } else if line.starts_with("{ \"type\": \"test\"") {
+        libtest_event(line, sink);
     } else if line.starts_with("{\"cell\":") {
         // ruff `json-lines` (ruff sorts keys, `cell` comes first).
         if let Some(item) = json_item::read(line) {
@@ -353,6 +355,31 @@ pub(crate) fn single_line(line: &str, sink: &mut Sink<'_>) -> bool {
         return false;
     }
     true
+}
+
+/// A test's event in libtest's JSON (`cargo test -- -Z unstable-options --format json`, which
+/// nextest and IDEs use too): `{ "type": "test", "name": "m::t", "event": "failed", "stdout":
+/// "thread 'm::t' panicked at src/lib.rs:403:9: ..." }`. A failed test's captured output is its
+/// failure text, as a JUnit case's is; `ok` and `ignored` record the test's outcome.
+fn libtest_event(line: &str, sink: &mut Sink<'_>) {
+    #[derive(Deserialize)]
+    struct Event<'a> {
+        #[serde(borrow)]
+        name: Cow<'a, str>,
+        #[serde(borrow)]
+        event: Cow<'a, str>,
+        #[serde(borrow, default)]
+        stdout: Option<Cow<'a, str>>,
+    }
+    let Ok(event) = serde_json::from_str::<Event>(line) else {
+        return;
+    };
+    match event.event.as_ref() {
+        "failed" => failed_test(&event.name, event.stdout.as_deref().unwrap_or(""), sink),
+        "ok" => sink.test(&event.name, TestOutcome::Passed),
+        "ignored" => sink.test(&event.name, TestOutcome::Skipped),
+        _ => {}
+    }
 }
 
 /// Whether a line at column 0 can only be the start of a document: an XML declaration, a JUnit
@@ -2046,6 +2073,57 @@ mod tests {
                 .with_files(vec!["index.js".to_owned(), "test/pretty-bytes.test.js".to_owned()]),
         );
         assert_eq!(crate::parse::report_places(&parsed), [("index.js", 1, None)]);
+    }
+
+    /// libtest's JSON (`cargo test -- -Z unstable-options --format json`, the fifteenth outsider
+    /// trial's, captured by running it on hex 0.4.3): the failed test's captured panic is read
+    /// as its failure text, named by the test; the others' outcomes are recorded.
+    #[test]
+    fn libtest_s_json_events_give_the_failed_test_s_panic() {
+        let log = r##"    Finished `test` profile [unoptimized + debuginfo] target(s) in 0.03s
+     Running unittests src/lib.rs (/work/heldout16/target/hex/debug/deps/hex-c67cabac35bd7bd1)
+{ "type": "suite", "event": "started", "test_count": 14 }
+{ "type": "test", "event": "started", "name": "error::tests::test_display" }
+{ "type": "test", "event": "started", "name": "test::test_decode" }
+{ "type": "test", "name": "error::tests::test_display", "event": "ok", "exec_time": 0.000009495 }
+{ "type": "test", "event": "started", "name": "test::test_decode_to_slice" }
+{ "type": "test", "name": "test::test_decode", "event": "ok", "exec_time": 0.000009795 }
+{ "type": "test", "event": "started", "name": "test::test_empty" }
+{ "type": "test", "name": "test::test_decode_to_slice", "event": "ok", "exec_time": 0.000002463 }
+{ "type": "test", "event": "started", "name": "test::test_encode" }
+{ "type": "test", "name": "test::test_encode", "event": "ok", "exec_time": 0.000001652 }
+{ "type": "test", "event": "started", "name": "test::test_encode_to_slice" }
+{ "type": "test", "name": "test::test_empty", "event": "ok", "exec_time": 0.000001212 }
+{ "type": "test", "event": "started", "name": "test::test_from_hex_array" }
+{ "type": "test", "name": "test::test_from_hex_array", "event": "ok", "exec_time": 0.000001973 }
+{ "type": "test", "event": "started", "name": "test::test_from_hex_okay_bytes" }
+{ "type": "test", "name": "test::test_from_hex_okay_bytes", "event": "ok", "exec_time": 0.000006559 }
+{ "type": "test", "event": "started", "name": "test::test_from_hex_okay_str" }
+{ "type": "test", "name": "test::test_from_hex_okay_str", "event": "ok", "exec_time": 0.000004667 }
+{ "type": "test", "event": "started", "name": "test::test_from_hex_whitespace" }
+{ "type": "test", "name": "test::test_from_hex_whitespace", "event": "ok", "exec_time": 0.000001423 }
+{ "type": "test", "event": "started", "name": "test::test_gen_iter" }
+{ "type": "test", "name": "test::test_gen_iter", "event": "ok", "exec_time": 0.000003295 }
+{ "type": "test", "event": "started", "name": "test::test_invalid_char" }
+{ "type": "test", "name": "test::test_invalid_char", "event": "ok", "exec_time": 0.000001002 }
+{ "type": "test", "event": "started", "name": "test::test_invalid_length" }
+{ "type": "test", "name": "test::test_invalid_length", "event": "ok", "exec_time": 0.0000003 }
+{ "type": "test", "event": "started", "name": "test::test_to_hex" }
+{ "type": "test", "name": "test::test_to_hex", "event": "ok", "exec_time": 0.000003074 }
+{ "type": "test", "name": "test::test_encode_to_slice", "event": "failed", "exec_time": 0.079613791, "stdout": "\nthread 'test::test_encode_to_slice' (26859) panicked at src/lib.rs:403:9:\nassertion `left == right` failed\n  left: [54, 51, 54, 49, 55, 55, 54, 49]\n right: [54, 98, 54, 57, 55, 55, 54, 57]\nstack backtrace:\n   0: __rustc::rust_begin_unwind\n             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/panicking.rs:689:5\n   1: core::panicking::panic_fmt\n             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:80:14\n   2: core::panicking::assert_failed_inner\n             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:439:17\n   3: core::panicking::assert_failed::<&[u8; 8], &[u8; 8]>\n             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:394:5\n   4: hex::test::test_encode_to_slice\n             at ./src/lib.rs:403:9\n   5: hex::test::test_encode_to_slice::{closure#0}\n             at ./src/lib.rs:400:30\n   6: <hex::test::test_encode_to_slice::{closure#0} as core::ops::function::FnOnce<()>>::call_once\n             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/ops/function.rs:250:5\n   7: <fn() -> core::result::Result<(), alloc::string::String> as core::ops::function::FnOnce<()>>::call_once\n             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/ops/function.rs:250:5\nnote: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.\n" }
+{ "type": "suite", "event": "failed", "passed": 13, "failed": 1, "ignored": 0, "measured": 0, "filtered_out": 0, "exec_time": 0.080907132 }
+error: test failed, to rerun pass `--lib`
+"##;
+        let parsed = crate::parse::parse(
+            log,
+            &Workspace::new("/work/heldout16/projects/hex").with_files(vec!["src/lib.rs".to_owned()]),
+        );
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("src/lib.rs", 403, Some("test::test_encode_to_slice"))]
+        );
+        assert_eq!(parsed.failing_tests(), ["test::test_encode_to_slice"]);
+        assert_eq!(parsed.tests.len(), 14);
     }
 
     #[test]
