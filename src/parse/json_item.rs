@@ -282,6 +282,9 @@ pub(crate) struct Item<'a> {
     /// eslint: the file's messages.
     #[serde(borrow)]
     pub messages: Array<Object<EslintMessage<'a>>>,
+    /// Cucumber's JSON report (cucumber-js, pytest-bdd, behave): a feature's scenarios.
+    #[serde(borrow)]
+    pub elements: Array<Object<CucumberScenario<'a>>>,
     #[serde(borrow, rename = "filePath")]
     pub file_path: Str<'a>,
     /// pylint `json`.
@@ -338,6 +341,33 @@ pub(crate) struct Item<'a> {
     pub text: Str<'a>,
     #[serde(borrow, rename = "Pos")]
     pub pos: Field<Object<GoPosition<'a>>>,
+}
+
+/// A scenario of a Cucumber feature: its name and its steps.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct CucumberScenario<'a> {
+    #[serde(borrow)]
+    pub name: Str<'a>,
+    #[serde(borrow)]
+    pub steps: Array<Object<CucumberStep<'a>>>,
+}
+
+/// A step's result: `passed`, `failed` (with the failure's text), `skipped`, ...
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct CucumberStep<'a> {
+    #[serde(borrow)]
+    pub result: Object<CucumberResult<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct CucumberResult<'a> {
+    #[serde(borrow)]
+    pub status: Str<'a>,
+    #[serde(borrow)]
+    pub error_message: Str<'a>,
 }
 
 /// A `go vet -json` finding: its place (`/abs/basic.go:59:68`) and message.

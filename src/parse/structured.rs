@@ -452,6 +452,14 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
             );
             sink.report(finding);
         }
+    } else if let Some(scenarios) = &item.elements.0 {
+        // Cucumber: one element per feature, with its scenarios and their steps.
+        for scenario in scenarios.iter().filter_map(|s| s.0.as_ref()) {
+            let steps = scenario.steps.0.iter().flatten().filter_map(|step| step.0.as_ref());
+            let results = steps.filter_map(|step| step.result.0.as_ref());
+            let outcomes = results.map(|r| (r.status.text(), r.error_message.text()));
+            cucumber_scenario(scenario.name.text(), outcomes, start, sink);
+        }
     } else if let Some(id) = pylint_id {
         // pylint `json` (`message-id`) and `json2` (`messageId`)
         let (symbol, message) = (item.symbol.text(), item.message.0.string.text());
@@ -592,6 +600,37 @@ fn vet_finding(text: &str, sink: &mut Sink<'_>) {
 /// `range.start.line` (reviewdog's and pyright's ranges).
 fn line_of(range: Option<&json_item::Range>) -> Option<u64> {
     range.and_then(|r| r.start.0.as_ref()).and_then(|start| start.line.0)
+}
+
+/// A Cucumber scenario, from its steps' `(status, error_message)`: a scenario with a failed step
+/// failed, and the first failed step's message (the step implementation's traceback or stack) is
+/// its failure text, as a JUnit case's is; a scenario whose steps all passed passed.
+fn cucumber_scenario<'a>(
+    name: &str,
+    steps: impl Iterator<Item = (&'a str, &'a str)>,
+    start: usize,
+    sink: &mut Sink<'_>,
+) {
+    let mut any = false;
+    for (status, message) in steps {
+        any = true;
+        if status == "failed" {
+            sink.test(name, TestOutcome::Failed);
+            if !room(sink, start) {
+                sink.leave_out(1);
+            } else if !failure_text(message, name, false, false, sink) {
+                // pytest-bdd's message is pytest's long traceback.
+                failure_text(message, name, true, false, sink);
+            }
+            return;
+        }
+        if status != "passed" {
+            return;
+        }
+    }
+    if any {
+        sink.test(name, TestOutcome::Passed);
+    }
 }
 
 /// A golangci-lint issue (its JSON, SARIF and Checkstyle reports): a linter's finding is
@@ -1459,6 +1498,13 @@ mod tests {
                 );
                 sink.report(finding);
             }
+        } else if let Some(scenarios) = item.get("elements").and_then(Value::as_array) {
+            for scenario in scenarios.iter().filter(|s| s.is_object()) {
+                let steps = scenario.get("steps").and_then(Value::as_array).into_iter().flatten();
+                let results = steps.filter_map(|step| step.get("result").filter(|r| r.is_object()));
+                let outcomes = results.map(|r| (str_of(r, "status"), str_of(r, "error_message")));
+                cucumber_scenario(str_of(scenario, "name"), outcomes, start, sink);
+            }
         } else if let Some(id) = item
             .get("message-id")
             .or_else(|| item.get("messageId"))
@@ -1703,7 +1749,23 @@ mod tests {
     /// Elements shaped as each format's, with fields missing or of another type now and then.
     fn element() -> impl Strategy<Value = Value> {
         let line_of = |key: &'static str| object(vec![(key, object(vec![("line", number())]))]);
+        let list =
+            |item: BoxedStrategy<Value>| or_other(prop::collection::vec(item, 0..3).prop_map(Value::Array).boxed());
+        let step = object(vec![(
+            "result",
+            object(vec![
+                (
+                    "status",
+                    prop_oneof![text(), Just(Value::from("passed")), Just(Value::from("failed"))].boxed(),
+                ),
+                ("error_message", text()),
+            ]),
+        )]);
         prop_oneof![
+            object(vec![(
+                "elements",
+                list(object(vec![("name", text()), ("steps", list(step))]))
+            )]),
             object(vec![
                 ("filePath", text()),
                 (
@@ -2124,6 +2186,33 @@ error: test failed, to rerun pass `--lib`
         );
         assert_eq!(parsed.failing_tests(), ["test::test_encode_to_slice"]);
         assert_eq!(parsed.tests.len(), 14);
+    }
+
+    /// pytest-bdd 8's `--cucumberjson` report (the fifteenth outsider trial's, captured by running
+    /// it on cachetools with two bugs): each failed scenario's first failed step's message,
+    /// pytest's long traceback, is read as its failure text, named by the scenario.
+    #[test]
+    fn a_cucumber_report_s_failed_steps_are_read_as_failure_texts() {
+        let log = r##"[{"keyword": "Feature", "uri": "features/eviction.feature", "name": "Cache eviction", "id": "features/eviction.feature", "line": 1, "description": "", "language": "en", "tags": [], "elements": [{"keyword": "Scenario", "id": "test_fifo_cache_evicts_the_oldest_entry", "name": "FIFO cache evicts the oldest entry", "line": 2, "description": "", "tags": [], "type": "scenario", "steps": [{"keyword": "Given", "name": "a FIFO cache of size 2", "line": 3, "match": {"location": ""}, "result": {"status": "passed", "duration": 73611}}, {"keyword": "When", "name": "I store keys 1, 2 and 3", "line": 4, "match": {"location": ""}, "result": {"status": "passed", "duration": 33500}}, {"keyword": "Then", "name": "key 1 is gone", "line": 5, "match": {"location": ""}, "result": {"status": "failed", "duration": 146790, "error_message": "fixturefunc = <function key1_gone at 0x7f21a6e6d300>\nrequest = <FixtureRequest for <Function test_fifo_cache_evicts_the_oldest_entry>>\nkwargs = {'cache': FIFOCache({1: '1', 3: '3'}, maxsize=2, currsize=2)}\n\n    def call_fixture_func(\n        fixturefunc: _FixtureFunc[FixtureValue], request: FixtureRequest, kwargs\n    ) -> FixtureValue:\n        if inspect.isgeneratorfunction(fixturefunc):\n            fixturefunc = cast(Callable[..., Generator[FixtureValue]], fixturefunc)\n            generator = fixturefunc(**kwargs)\n            try:\n                fixture_result = next(generator)\n            except StopIteration:\n                raise ValueError(f\"{request.fixturename} did not yield a value\") from None\n            finalizer = functools.partial(_teardown_yield_fixture, fixturefunc, generator)\n            request.addfinalizer(finalizer)\n        else:\n            fixturefunc = cast(Callable[..., FixtureValue], fixturefunc)\n>           fixture_result = fixturefunc(**kwargs)\n                             ^^^^^^^^^^^^^^^^^^^^^\n\n../../venv/lib/python3.11/site-packages/_pytest/fixtures.py:1074: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\ncache = FIFOCache({1: '1', 3: '3'}, maxsize=2, currsize=2)\n\n    @then(\"key 1 is gone\")\n    def key1_gone(cache):\n>       assert 1 not in cache\nE       AssertionError: assert 1 not in FIFOCache({1: '1', 3: '3'}, maxsize=2, currsize=2)\n\ntests/test_bdd_eviction.py:22: AssertionError"}}, {"keyword": "And", "name": "key 3 is kept", "line": 6, "match": {"location": ""}, "result": {"status": "failed", "duration": 260, "error_message": ""}}]}, {"keyword": "Scenario", "id": "test_unbounded_ttl_decorator_memoizes", "name": "unbounded TTL decorator memoizes", "line": 8, "description": "", "tags": [], "type": "scenario", "steps": [{"keyword": "Given", "name": "a function memoized with an unbounded ttl_cache", "line": 9, "match": {"location": ""}, "result": {"status": "failed", "duration": 35512, "error_message": "fixturefunc = <function memoized at 0x7f21a6e6d4e0>\nrequest = <FixtureRequest for <Function test_unbounded_ttl_decorator_memoizes>>\nkwargs = {}\n\n    def call_fixture_func(\n        fixturefunc: _FixtureFunc[FixtureValue], request: FixtureRequest, kwargs\n    ) -> FixtureValue:\n        if inspect.isgeneratorfunction(fixturefunc):\n            fixturefunc = cast(Callable[..., Generator[FixtureValue]], fixturefunc)\n            generator = fixturefunc(**kwargs)\n            try:\n                fixture_result = next(generator)\n            except StopIteration:\n                raise ValueError(f\"{request.fixturename} did not yield a value\") from None\n            finalizer = functools.partial(_teardown_yield_fixture, fixturefunc, generator)\n            request.addfinalizer(finalizer)\n        else:\n            fixturefunc = cast(Callable[..., FixtureValue], fixturefunc)\n>           fixture_result = fixturefunc(**kwargs)\n                             ^^^^^^^^^^^^^^^^^^^^^\n\n../../venv/lib/python3.11/site-packages/_pytest/fixtures.py:1074: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \ntests/test_bdd_eviction.py:34: in memoized\n    @cachetools.func.ttl_cache(maxsize=None)\n     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\nmaxsize = None, ttl = 600, timer = <built-in function monotonic>, typed = False\n\n    def ttl_cache(maxsize=128, ttl=600, timer=time.monotonic, typed=False):\n        \"\"\"Decorator to wrap a function with a memoizing callable that saves\n        up to `maxsize` results based on a Least Recently Used (LRU)\n        algorithm with a per-item time-to-live (TTL) value.\n        \"\"\"\n        if maxsize is None:\n>           return _cache(_UnboundTTLCache(ttl, timr), None, typed)\n                                                ^^^^\nE           NameError: name 'timr' is not defined\n\nsrc/cachetools/func.py:117: NameError"}}, {"keyword": "When", "name": "I call it twice with 5", "line": 10, "match": {"location": ""}, "result": {"status": "failed", "duration": 260, "error_message": ""}}, {"keyword": "Then", "name": "it ran once", "line": 11, "match": {"location": ""}, "result": {"status": "failed", "duration": 210, "error_message": ""}}]}]}]"##;
+        let files = [
+            "src/cachetools/func.py",
+            "tests/test_bdd_eviction.py",
+            "tests/features/eviction.feature",
+        ];
+        let workspace =
+            Workspace::new("/work/heldout16/projects/cachetools").with_files(files.map(str::to_owned).to_vec());
+        let parsed = crate::parse::parse(log, &workspace);
+        assert_eq!(
+            crate::parse::report_findings(&parsed)
+                .into_iter()
+                .map(|(file, line, error_type, _)| (file, line, error_type))
+                .collect::<Vec<_>>(),
+            [
+                ("tests/test_bdd_eviction.py", 22, "Logic".to_owned()),
+                ("src/cachetools/func.py", 117, "Import".to_owned())
+            ]
+        );
+        assert_eq!(parsed.failing_tests().len(), 2);
     }
 
     #[test]
