@@ -874,6 +874,9 @@ struct Junit {
     checkstyle: Option<String>,
 }
 
+/// The longest suite name kept: ruff and ty name a suite by its file's path (Linux's `PATH_MAX`).
+const MAX_SUITE_NAME: usize = 4096;
+
 /// An element name as remembered: its first 64 bytes.
 fn short_name(name: &str) -> &str {
     &name[..floor_boundary(name, 64)]
@@ -988,7 +991,8 @@ impl Junit {
                     "testsuite" => {
                         let name = attr(e, "name");
                         self.pytest |= name.as_deref() == Some("pytest");
-                        self.suite = name.map(|n| short_name(&n).to_owned());
+                        // A linter's suite is named by a file's path, often absolute and long.
+                        self.suite = name.map(|n| n[..floor_boundary(&n, MAX_SUITE_NAME)].to_owned());
                     }
                     "testcase" if empty => {
                         let mut c = new_case(e);

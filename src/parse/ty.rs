@@ -415,4 +415,34 @@ Found 23 diagnostics
         let parsed = parse(deno, &Workspace::new("/w"));
         assert_eq!(crate::parse::report_findings(&parsed)[0].2, "Linting");
     }
+    /// A suite named by a long absolute path (ty's and ruff's JUnit reports name a suite by its
+    /// file): the path is kept whole, not cut at an element name's 64 bytes.
+    #[test]
+    fn a_junit_suite_s_long_path_is_kept_whole() {
+        let log = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>
+<testsuites name=\"ty\" tests=\"23\" skipped=\"0\" failures=\"23\" errors=\"0\">
+    <testsuite name=\"/work/heldout16/projects/cachetools/src/cachetools/_decorators.py\" tests=\"9\" skipped=\"0\" errors=\"0\" failures=\"9\" package=\"org.ty\">
+        <testcase name=\"org.ty.missing-attribute\" classname=\"/work/heldout16/projects/cachetools/src/cachetools/_decorators\" line=\"35\" column=\"5\">
+            <properties>
+                <property name=\"severity\" value=\"error\"/>
+            </properties>
+            <failure message=\"Unresolved attribute `cache_clear` on type `def wrapper(...) -&gt; Unknown`\">line 35, col 5, Unresolved attribute `cache_clear` on type `def wrapper(...) -&gt; Unknown`</failure>
+        </testcase>
+        <testcase name=\"org.ty.missing-attribute\" classname=\"/work/heldout16/projects/cachetools/src/cachetools/_decorators\" line=\"36\" column=\"5\">
+            <properties>
+                <property name=\"severity\" value=\"error\"/>
+            </properties>
+            <failure message=\"Unresolved attribute `cache_info` on type `def wrapper(...) -&gt; Unknown`\">line 36, col 5, Unresolved attribute `cache_info` on type `def wrapper(...) -&gt; Unknown`</failure>
+        </testcase>
+    </testsuite>
+</testsuites>
+";
+        assert_eq!(
+            places(log),
+            [
+                ("src/cachetools/_decorators.py".to_owned(), 35, "TypeError".to_owned()),
+                ("src/cachetools/_decorators.py".to_owned(), 36, "TypeError".to_owned()),
+            ]
+        );
+    }
 }
