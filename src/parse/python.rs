@@ -225,6 +225,12 @@ impl Python {
     /// A `Traceback` line sets the indentation (none at column 0); it holds until the block is
     /// reported, and a line less indented is read as it is.
     fn without_traceback_indent<'l>(&mut self, line: &'l str) -> &'l str {
+        // In pytest's failures an indented `Traceback` line is source it lists (a docstring's
+        // doctest), not a traceback: pytest prints those at column 0, or under `E`.
+        if self.section == Section::Pytest {
+            self.traceback_indent = 0;
+            return line;
+        }
         if matches!(line.as_bytes().first(), Some(b' ' | b'T')) {
             let text = line.trim_start_matches(' ');
             if text.starts_with(TRACEBACK) {
@@ -1501,6 +1507,124 @@ impl Python {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    /// From the thirteenth trial's logs, broken for a while by behave's indented tracebacks: a
+    /// pytest long traceback lists a function's source, whose docstring holds a doctest's
+    /// `Traceback (most recent call last):` indented; that is source, not a traceback, and the
+    /// failure is placed where the chained LookupError was raised (as before the break).
+    #[test]
+    fn a_doctest_traceback_in_listed_source_is_not_a_traceback() {
+        let log = "=================================== FAILURES ===================================
+_______________________ test_get_in_missing_uses_default _______________________
+[gw0] linux -- Python 3.11.7 /work/heldout14/venv/bin/python
+
+keys = ['server', 'port'], coll = {'server': {}}, default = 8080
+no_default = False
+
+    def get_in(keys, coll, default=None, no_default=False):
+        \"\"\" Returns coll[i0][i1]...[iX] where [i0, i1, ..., iX]==keys.
+    
+        If coll[i0][i1]...[iX] cannot be found, returns ``default``, unless
+        ``no_default`` is specified, then it raises KeyError or IndexError.
+    
+        ``get_in`` is a generalization of ``operator.getitem`` for nested data
+        structures such as dictionaries and lists.
+    
+        >>> transaction = {'name': 'Alice',
+        ...                'purchase': {'items': ['Apple', 'Orange'],
+        ...                             'costs': [0.50, 1.25]},
+        ...                'credit card': '5555-1234-1234-1234'}
+        >>> get_in(['purchase', 'items', 0], transaction)
+        'Apple'
+        >>> get_in(['name'], transaction)
+        'Alice'
+        >>> get_in(['purchase', 'total'], transaction)
+        >>> get_in(['purchase', 'items', 'apple'], transaction)
+        >>> get_in(['purchase', 'items', 10], transaction)
+        >>> get_in(['purchase', 'total'], transaction, 0)
+        0
+        >>> get_in(['y'], {}, no_default=True)
+        Traceback (most recent call last):
+            ...
+        KeyError: 'y'
+    
+        See Also:
+            itertoolz.get
+            operator.getitem
+        \"\"\"
+        try:
+>           return reduce(operator.getitem, keys, coll)
+                   ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+E           KeyError: 'port'
+
+toolz/dicttoolz.py:335: KeyError
+
+The above exception was the direct cause of the following exception:
+
+    def test_get_in_missing_uses_default():
+>       assert lookup_port({\"server\": {}}) == 8080
+               ^^^^^^^^^^^^^^^^^^^^^^^^^^^
+
+toolz/tests/test_chain.py:9: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
+toolz/tests/test_chain.py:5: in lookup_port
+    return get_in([\"server\", \"port\"], config, default=8080)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
+
+keys = ['server', 'port'], coll = {'server': {}}, default = 8080
+no_default = False
+
+    def get_in(keys, coll, default=None, no_default=False):
+        \"\"\" Returns coll[i0][i1]...[iX] where [i0, i1, ..., iX]==keys.
+    
+        If coll[i0][i1]...[iX] cannot be found, returns ``default``, unless
+        ``no_default`` is specified, then it raises KeyError or IndexError.
+    
+        ``get_in`` is a generalization of ``operator.getitem`` for nested data
+        structures such as dictionaries and lists.
+    
+        >>> transaction = {'name': 'Alice',
+        ...                'purchase': {'items': ['Apple', 'Orange'],
+        ...                             'costs': [0.50, 1.25]},
+        ...                'credit card': '5555-1234-1234-1234'}
+        >>> get_in(['purchase', 'items', 0], transaction)
+        'Apple'
+        >>> get_in(['name'], transaction)
+        'Alice'
+        >>> get_in(['purchase', 'total'], transaction)
+        >>> get_in(['purchase', 'items', 'apple'], transaction)
+        >>> get_in(['purchase', 'items', 10], transaction)
+        >>> get_in(['purchase', 'total'], transaction, 0)
+        0
+        >>> get_in(['y'], {}, no_default=True)
+        Traceback (most recent call last):
+            ...
+        KeyError: 'y'
+    
+        See Also:
+            itertoolz.get
+            operator.getitem
+        \"\"\"
+        try:
+            return reduce(operator.getitem, keys, coll)
+        except (KeyError, IndexError, TypeError) as exc:
+            if not no_default:
+>               raise LookupError(\"missing path %r\" % (keys,)) from exc
+E               LookupError: missing path ['server', 'port']
+
+toolz/dicttoolz.py:338: LookupError
+";
+        let workspace = super::super::Workspace::new("/work/heldout14/projects/toolz").with_files(vec![
+            "toolz/dicttoolz.py".to_owned(),
+            "toolz/tests/test_chain.py".to_owned(),
+        ]);
+        let parsed = super::super::parse(log, &workspace);
+        let places: Vec<_> = super::super::report_findings(&parsed)
+            .into_iter()
+            .map(|(file, line, _, message)| (file, line, message))
+            .collect();
+        assert_eq!(places, [("toolz/dicttoolz.py", 338, "KeyError: 'port'")]);
+    }
 
     /// From a review: an outcome line of pytest's summary that places a syntax error is read for
     /// both.
