@@ -138,7 +138,10 @@ impl FormatCheck {
         }
         let line = look.line;
         match look.first {
-            Some(b'-') => line.starts_with("--- "),
+            // A diff's header; Go's test results (`--- PASS: TestX (0.00s)`) are not.
+            Some(b'-') => {
+                line.starts_with("--- ") && !matches!(line.as_bytes().get(4..9), Some(b"PASS:" | b"FAIL:" | b"SKIP:"))
+            }
             Some(b'D') => line.starts_with("Diff in "),
             Some(b'w' | b'W') => line.starts_with("would reformat ") || line.starts_with("Would reformat: "),
             Some(b'[') => line.starts_with("[warn] ") || line.starts_with("[error] "),
