@@ -257,11 +257,7 @@ mod tests {
     fn places(log: &str, project: &str) -> Vec<(String, u32, String)> {
         let workspace = Workspace::new(format!("/work/heldout15/projects/{project}"))
             .with_files(["src/index.ts", "src/dedent_test.ts"].map(str::to_owned).to_vec());
-        parse(log, &workspace)
-            .reports
-            .iter()
-            .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
-            .collect()
+        crate::parse::report_types(&parse(log, &workspace))
     }
 
     /// deno 2.9.6 `deno check`: two TypeScript errors, the first with related information (its own

@@ -132,11 +132,7 @@ mod tests {
     }
 
     fn places(log: &str) -> Vec<(String, u32, String)> {
-        parse(log, &Workspace::new("/w"))
-            .reports
-            .iter()
-            .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
-            .collect()
+        crate::parse::report_types(&parse(log, &Workspace::new("/w")))
     }
 
     #[test]

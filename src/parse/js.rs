@@ -26,8 +26,9 @@ static ESLINT_ROW: LazyLock<Regex> = LazyLock::new(|| {
 static ESLINT_COMPACT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(\S+?): line (\d+), col \d+, (?:Error|Warning) - (.*?)(?: \(([@\w/-]+)\))?$").expect("regex")
 });
-/// eslint's `unix` formatter: `/abs/a.js:3:7: message [Error/rule]` (`[Error]` for a parse failure).
-/// oxlint's `-f unix` writes its rule as `plugin(rule)`: `[Warning/eslint(no-unused-vars)]`.
+/// eslint's `unix` formatter: `/abs/a.js:3:7: message [Error/rule]` (`[Error]` for a parse
+/// failure). oxlint's `-f unix` writes its rule as `plugin(rule)`:
+/// `[Warning/eslint(no-unused-vars)]`.
 static ESLINT_UNIX: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(\S+?):(\d+):\d+: (.*) \[(?:Error|Warning)(?:/([@\w/-]+(?:\([@\w/-]+\))?))?\]$").expect("regex")
 });
@@ -1002,7 +1003,8 @@ fn vitest_failed_test(trimmed: &str) -> Option<&str> {
     (is_js_path(file) && !title.is_empty()).then_some(title)
 }
 
-/// Node's `path/to/file.js:12` line above an uncaught error: a source path and a line, nothing else.
+/// Node's `path/to/file.js:12` line above an uncaught error: a source path and a line, nothing
+/// else.
 fn node_header(line: &str) -> Option<(&str, u32)> {
     // The line number ends the line: most lines are ruled out by their last byte.
     if !line.as_bytes().last().is_some_and(u8::is_ascii_digit) {

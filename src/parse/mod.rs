@@ -1415,6 +1415,16 @@ mod tests {
     }
 }
 
+/// Each report's file, line and type, owned, for tests to compare at a glance.
+#[cfg(test)]
+pub(crate) fn report_types(parsed: &ParseOutput) -> Vec<(String, u32, String)> {
+    parsed
+        .reports
+        .iter()
+        .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
+        .collect()
+}
+
 /// Each report's file, line and test, for tests to compare at a glance.
 #[cfg(test)]
 pub(crate) fn report_places(parsed: &ParseOutput) -> Vec<(&str, u32, Option<&str>)> {

@@ -221,9 +221,9 @@ impl Python {
         }
     }
 
-    /// The line without the indentation of the traceback it belongs to ([`Python::traceback_indent`]).
-    /// A `Traceback` line sets the indentation (none at column 0); it holds until the block is
-    /// reported, and a line less indented is read as it is.
+    /// The line without the indentation of the traceback it belongs to
+    /// ([`Python::traceback_indent`]). A `Traceback` line sets the indentation (none at column 0);
+    /// it holds until the block is reported, and a line less indented is read as it is.
     fn without_traceback_indent<'l>(&mut self, line: &'l str) -> &'l str {
         // In pytest's failures an indented `Traceback` line is source it lists (a docstring's
         // doctest), not a traceback: pytest prints those at column 0, or under `E`.

@@ -283,11 +283,7 @@ mod tests {
     use crate::parse::{Workspace, parse};
 
     fn places(log: &str, workspace: &str) -> Vec<(String, u32, String)> {
-        parse(log, &Workspace::new(workspace))
-            .reports
-            .iter()
-            .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
-            .collect()
+        crate::parse::report_types(&parse(log, &Workspace::new(workspace)))
     }
 
     /// Rollup 4.68's error on a module it cannot parse (the thirteenth outsider trial's, on
@@ -323,7 +319,8 @@ index.js (23:2)
         );
     }
 
-    /// Rollup 2.79: `[!] Error:` and the place on the line below. Captured by running it (ANSI as printed; the stack cut after two frames).
+    /// Rollup 2.79: `[!] Error:` and the place on the line below. Captured by running it (ANSI as
+    /// printed; the stack cut after two frames).
     #[test]
     fn r2_syntax() {
         let log = "\u{1b}[36m
@@ -346,7 +343,8 @@ src/index.js (4:20)
         );
     }
 
-    /// Rollup 2.79: a name the module does not export; a URL line before the place. Captured by running it (ANSI as printed; the stack cut after two frames).
+    /// Rollup 2.79: a name the module does not export; a URL line before the place. Captured by
+    /// running it (ANSI as printed; the stack cut after two frames).
     #[test]
     fn r2_export() {
         let log = "\u{1b}[36m
@@ -369,7 +367,8 @@ src/b.js (1:17)
         );
     }
 
-    /// Rollup 2.79: an unresolved import names its importer unquoted, and no place. Captured by running it (ANSI as printed; the stack cut after two frames).
+    /// Rollup 2.79: an unresolved import names its importer unquoted, and no place. Captured by
+    /// running it (ANSI as printed; the stack cut after two frames).
     #[test]
     fn r2_resolve() {
         let log = "\u{1b}[36m
@@ -386,7 +385,8 @@ src/b.js (1:17)
         );
     }
 
-    /// Rollup 3.29: `[!] RollupError:` and the place below. Captured by running it (ANSI as printed; the stack cut after two frames).
+    /// Rollup 3.29: `[!] RollupError:` and the place below. Captured by running it (ANSI as
+    /// printed; the stack cut after two frames).
     #[test]
     fn r3_syntax() {
         let log = "\u{1b}[36m
@@ -409,7 +409,8 @@ src/index.js (4:20)
         );
     }
 
-    /// Rollup 3.29: a name the module does not export. Captured by running it (ANSI as printed; the stack cut after two frames).
+    /// Rollup 3.29: a name the module does not export. Captured by running it (ANSI as printed; the
+    /// stack cut after two frames).
     #[test]
     fn r3_export() {
         let log = "\u{1b}[36m
@@ -432,7 +433,8 @@ src/b.js (1:17)
         );
     }
 
-    /// Rollup 3.29 with @rollup/plugin-babel: Babel's error quotes the absolute module and the place. Captured by running it (ANSI as printed; the stack cut after two frames).
+    /// Rollup 3.29 with @rollup/plugin-babel: Babel's error quotes the absolute module and the
+    /// place. Captured by running it (ANSI as printed; the stack cut after two frames).
     #[test]
     fn r3_babel() {
         let log = "\u{1b}[36m
@@ -457,7 +459,8 @@ src/index.js (4:20)
         );
     }
 
-    /// Rollup 3.29 with @rollup/plugin-typescript: a warning, `ts/index.ts: (4:14)` below it. Captured by running it (ANSI as printed; the stack cut after two frames).
+    /// Rollup 3.29 with @rollup/plugin-typescript: a warning, `ts/index.ts: (4:14)` below it.
+    /// Captured by running it (ANSI as printed; the stack cut after two frames).
     #[test]
     fn r3_ts() {
         let log = "\u{1b}[36m
@@ -476,7 +479,8 @@ src/index.js (4:20)
         );
     }
 
-    /// Rollup 4 with @rollup/plugin-babel. Captured by running it (ANSI as printed; the stack cut after two frames).
+    /// Rollup 4 with @rollup/plugin-babel. Captured by running it (ANSI as printed; the stack cut
+    /// after two frames).
     #[test]
     fn r4_babel() {
         let log = "\u{1b}[36m
@@ -501,7 +505,8 @@ src/index.js (4:20)
         );
     }
 
-    /// Rollup 4 with @rollup/plugin-typescript: the place inline. Captured by running it (ANSI as printed; the stack cut after two frames).
+    /// Rollup 4 with @rollup/plugin-typescript: the place inline. Captured by running it (ANSI as
+    /// printed; the stack cut after two frames).
     #[test]
     fn r4_ts() {
         let log = "\u{1b}[36m
@@ -520,7 +525,8 @@ src/index.js (4:20)
         );
     }
 
-    /// Rollup 4: an unresolved import, the importer alone on the line below. Captured by running it (ANSI as printed; the stack cut after two frames).
+    /// Rollup 4: an unresolved import, the importer alone on the line below. Captured by running it
+    /// (ANSI as printed; the stack cut after two frames).
     #[test]
     fn r4_resolve() {
         let log = "\u{1b}[36m

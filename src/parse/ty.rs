@@ -149,16 +149,12 @@ mod tests {
         ];
         let workspace =
             Workspace::new("/work/heldout16/projects/cachetools").with_files(files.map(str::to_owned).to_vec());
-        parse(log, &workspace)
-            .reports
-            .iter()
-            .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
-            .collect()
+        crate::parse::report_types(&parse(log, &workspace))
     }
 
-    /// ty 0.0.107's its default `full` output on cachetools 5.5.2 with three bugs (the fifteenth outsider trial's,
-    /// captured by running it; cut to the bugs' diagnostics and one warning): an unresolved name
-    /// IMPORT, the other errors TYPE_ERROR, the warning LINTING.
+    /// ty 0.0.107's default `full` output on cachetools 5.5.2 with three bugs (the fifteenth
+    /// outsider trial's, captured by running it; cut to the bugs' diagnostics and one warning): an
+    /// unresolved name IMPORT, the other errors TYPE_ERROR, the warning LINTING.
     #[test]
     fn ty_s_full_output_is_typed_by_its_rules() {
         let log = "error[unsupported-operator]: Unsupported `+` operation
@@ -203,9 +199,9 @@ Found 23 diagnostics
         );
     }
 
-    /// ty 0.0.107's `--output-format concise` on cachetools 5.5.2 with three bugs (the fifteenth outsider trial's,
-    /// captured by running it; cut to the bugs' diagnostics and one warning): an unresolved name
-    /// IMPORT, the other errors TYPE_ERROR, the warning LINTING.
+    /// ty 0.0.107's `--output-format concise` on cachetools 5.5.2 with three bugs (the fifteenth
+    /// outsider trial's, captured by running it; cut to the bugs' diagnostics and one warning): an
+    /// unresolved name IMPORT, the other errors TYPE_ERROR, the warning LINTING.
     #[test]
     fn ty_s_concise_output_is_typed_by_its_rules() {
         let log = "src/cachetools/__init__.py:229:28: error[unsupported-operator] Operator `+` is not supported between objects of type `str` and `int`
@@ -225,9 +221,9 @@ Found 23 diagnostics
         );
     }
 
-    /// ty 0.0.107's `--output-format github` on cachetools 5.5.2 with three bugs (the fifteenth outsider trial's,
-    /// captured by running it; cut to the bugs' diagnostics and one warning): an unresolved name
-    /// IMPORT, the other errors TYPE_ERROR, the warning LINTING.
+    /// ty 0.0.107's `--output-format github` on cachetools 5.5.2 with three bugs (the fifteenth
+    /// outsider trial's, captured by running it; cut to the bugs' diagnostics and one warning): an
+    /// unresolved name IMPORT, the other errors TYPE_ERROR, the warning LINTING.
     #[test]
     fn ty_s_github_output_is_typed_by_its_rules() {
         let log = "::error title=ty (unsupported-operator),file=/work/heldout16/projects/cachetools/src/cachetools/__init__.py,line=229,col=28,endLine=229,endColumn=80::src/cachetools/__init__.py:229:28: unsupported-operator: Operator `+` is not supported between objects of type `str` and `int`%0A  src/cachetools/__init__.py:229:28: Has type `str`%0A  src/cachetools/__init__.py:229:71: Has type `int`
@@ -246,9 +242,10 @@ Found 23 diagnostics
         );
     }
 
-    /// ty 0.0.107's `--output-format junit` (the level in each case's `severity` property) on cachetools 5.5.2 with three bugs (the fifteenth outsider trial's,
-    /// captured by running it; cut to the bugs' diagnostics and one warning): an unresolved name
-    /// IMPORT, the other errors TYPE_ERROR, the warning LINTING.
+    /// ty 0.0.107's `--output-format junit` (the level in each case's `severity` property) on
+    /// cachetools 5.5.2 with three bugs (the fifteenth outsider trial's, captured by running it;
+    /// cut to the bugs' diagnostics and one warning): an unresolved name IMPORT, the other errors
+    /// TYPE_ERROR, the warning LINTING.
     #[test]
     fn ty_s_junit_output_is_typed_by_its_rules() {
         let log = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>
@@ -296,9 +293,10 @@ Found 23 diagnostics
         );
     }
 
-    /// ty 0.0.107's `--output-format gitlab` (the level in `severity`: `major` an error, `minor` a warning) on cachetools 5.5.2 with three bugs (the fifteenth outsider trial's,
-    /// captured by running it; cut to the bugs' diagnostics and one warning): an unresolved name
-    /// IMPORT, the other errors TYPE_ERROR, the warning LINTING.
+    /// ty 0.0.107's `--output-format gitlab` (the level in `severity`: `major` an error, `minor` a
+    /// warning) on cachetools 5.5.2 with three bugs (the fifteenth outsider trial's, captured by
+    /// running it; cut to the bugs' diagnostics and one warning): an unresolved name IMPORT, the
+    /// other errors TYPE_ERROR, the warning LINTING.
     #[test]
     fn ty_s_gitlab_output_is_typed_by_its_rules() {
         let log = "[

@@ -114,14 +114,11 @@ mod tests {
 
     fn places(log: &str, root: &str, files: &[&str]) -> Vec<(String, u32, String)> {
         let workspace = Workspace::new(root).with_files(files.iter().map(|f| (*f).to_owned()).collect());
-        parse(log, &workspace)
-            .reports
-            .iter()
-            .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
-            .collect()
+        crate::parse::report_types(&parse(log, &workspace))
     }
 
-    /// webpack 5.113 on a module importing a package that is not installed (the fourteenth outsider trial's). Captured by running it.
+    /// webpack 5.113 on a module importing a package that is not installed (the fourteenth outsider
+    /// trial's). Captured by running it.
     #[test]
     fn a_missing_package_is_placed_at_the_module_s_line() {
         let log = "asset main.js 5.68 KiB [emitted] (name: main)
@@ -148,7 +145,8 @@ webpack 5.113.0 compiled with 1 error in 96 ms
         );
     }
 
-    /// webpack 5.113 on a module that does not parse (the fourteenth outsider trial's). Captured by running it.
+    /// webpack 5.113 on a module that does not parse (the fourteenth outsider trial's). Captured by
+    /// running it.
     #[test]
     fn a_module_that_does_not_parse_is_placed_at_the_module_s_line() {
         let log = "asset main.js 1.58 KiB [emitted] (name: main)
@@ -191,7 +189,8 @@ webpack 5.113.0 compiled with 1 error in 79 ms
         );
     }
 
-    /// webpack 5.113 (`--mode production`) on a relative import of a file that does not exist; its resolution trace cut. Captured by running it.
+    /// webpack 5.113 (`--mode production`) on a relative import of a file that does not exist; its
+    /// resolution trace cut. Captured by running it.
     #[test]
     fn a_missing_relative_module_is_placed_at_the_module_s_line() {
         let log = "assets by status 240 bytes [cached] 1 asset
