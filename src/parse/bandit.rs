@@ -95,7 +95,7 @@ mod tests {
         )
     }
 
-    /// bandit 1.9.4's text report (the fifteenth outsider trial's, on inflection 0.5.1), under
+    /// bandit 1.9.4's text report (the fourteenth outsider trial's, on inflection 0.5.1), under
     /// GitHub Actions: the issue at its location's line.
     #[test]
     fn an_issue_is_placed_at_its_location() {

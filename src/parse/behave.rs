@@ -188,7 +188,7 @@ mod tests {
         (file.to_owned(), line, error_type.to_owned(), test.map(str::to_owned))
     }
 
-    /// behave 1.3.3's pretty formatter (the fifteenth outsider trial's, on inflection 0.5.1): a
+    /// behave 1.3.3's pretty formatter (the fourteenth outsider trial's, on inflection 0.5.1): a
     /// failed assertion at its step's implementation, a NameError (its traceback six spaces in)
     /// at the project's frame that raised it.
     #[test]

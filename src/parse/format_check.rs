@@ -447,7 +447,7 @@ diff shlex.go.orig shlex.go
         );
     }
 
-    /// isort 9.0.2's `--check-only` (the fifteenth outsider trial's, on inflection 0.5.1): the
+    /// isort 9.0.2's `--check-only` (the fourteenth outsider trial's, on inflection 0.5.1): the
     /// file at its first line; with `--diff` (under GitHub Actions, CRLF), at the diff's change,
     /// its `:before` and `:after` off the file's name, and once.
     #[test]
