@@ -228,6 +228,72 @@ fn report(sink: &mut Sink<'_>, file: &str, line: u32, error: bool, message: &str
     });
 }
 
+/// golangci-lint's linters whose name ends its findings' messages (`... (ineffassign)`): its
+/// default set and the ones most configurations enable. A Go test's message that ends in a word
+/// in parentheses (`... (timeout)`) is no linter's.
+const GOLANGCI_LINTERS: &[&str] = &[
+    "typecheck",
+    "errcheck",
+    "govet",
+    "ineffassign",
+    "staticcheck",
+    "unused",
+    "gosimple",
+    "stylecheck",
+    "revive",
+    "gocritic",
+    "gosec",
+    "misspell",
+    "unparam",
+    "prealloc",
+    "dupl",
+    "goconst",
+    "gocyclo",
+    "gocognit",
+    "gofmt",
+    "gofumpt",
+    "goimports",
+    "lll",
+    "nakedret",
+    "bodyclose",
+    "noctx",
+    "errorlint",
+    "exhaustive",
+    "nilerr",
+    "whitespace",
+    "godot",
+    "dogsled",
+    "funlen",
+    "nestif",
+    "nolintlint",
+    "unconvert",
+    "copyloopvar",
+    "intrange",
+    "perfsprint",
+    "testifylint",
+    "thelper",
+    "tparallel",
+    "usestdlibvars",
+    "wastedassign",
+    "forcetypeassert",
+    "errname",
+    "contextcheck",
+    "durationcheck",
+    "makezero",
+    "predeclared",
+    "sqlclosecheck",
+    "rowserrcheck",
+    "asasalint",
+    "asciicheck",
+    "bidichk",
+    "gochecknoinits",
+    "goprintffuncname",
+    "mnd",
+    "nilnil",
+    "wrapcheck",
+    "err113",
+];
+
 /// The type a message's own code gives, as a problem matcher passes a tool's line on: rustc's
 /// `error[E0308]: ...`, ty's `error[invalid-assignment] ...` (deno lint's rules, named alike, are
 /// lint), golangci-lint's `message (linter)`.
@@ -244,7 +310,7 @@ fn coded_type(file: &str, text: &str) -> Option<ErrorType> {
     }
     if file.ends_with(".go")
         && let Some((message, linter)) = text.strip_suffix(')').and_then(|t| t.rsplit_once(" ("))
-        && super::ty::is_rule_name(linter)
+        && GOLANGCI_LINTERS.contains(&linter)
     {
         return Some(if linter == "typecheck" {
             super::go::go_type(message).0
@@ -352,6 +418,7 @@ mod tests {
 ##vso[task.logissue type=error;sourcepath=version.go;linenumber=214;columnnumber=6;code=ineffassign]ineffectual assignment to selfInt (ineffassign)
 ##vso[task.logissue type=error;sourcepath=src/lib.rs;linenumber=323;columnnumber=17]error[E0425]: cannot find function `value` in this scope: not found in this scope
 ##vso[task.logissue type=error;sourcepath=src/lib.rs;linenumber=378;columnnumber=21]error[E0308]: mismatched types: expected `u8`, found `u16`
+::error file=a_test.go,line=3::TestAdd failed: connection refused (timeout)
 ";
         let parsed = parse(log, &Workspace::new("/w"));
         let types: Vec<_> = crate::parse::report_findings(&parsed)
@@ -365,6 +432,9 @@ mod tests {
                 ("src/cachetools/func.py", 117, "Import".to_owned()),
                 ("src/lib.rs", 323, "Import".to_owned()),
                 ("src/lib.rs", 378, "TypeError".to_owned()),
+                // From a review: a word in parentheses is a golangci-lint linter's only when it
+                // names one.
+                ("a_test.go", 3, "Logic".to_owned()),
                 ("src/cachetools/__init__.py", 635, "Linting".to_owned()),
                 ("version.go", 214, "Linting".to_owned()),
             ]

@@ -237,6 +237,11 @@ fn place(line: &str, arrow: bool) -> Option<(&str, u32)> {
         return super::js::is_js_path(file).then_some((file, n));
     }
     let (file, n) = super::js::node_frame(line)?;
+    // A module deno fetched (`https://jsr.io/@std/assert/...`, `npm:`) or its own runtime's
+    // (`ext:deno_fetch/...`) is no project file, whatever the listing says of a relative path.
+    if file.contains("://") || ["ext:", "jsr:", "npm:", "node:"].iter().any(|s| file.starts_with(s)) {
+        return None;
+    }
     Some((file, n.parse().ok()?))
 }
 
@@ -465,5 +470,30 @@ Checked 1 file
             crate::parse::report_tests(&parsed),
             [("a.ts", 3, "TypeError: boom", None)]
         );
+    }
+    /// From a review: `deno test` with `@std/assert`, whose frame (fetched from jsr.io) comes
+    /// first; a fetched module or deno's runtime (`ext:`) is no project file.
+    #[test]
+    fn a_fetched_module_s_frame_is_not_the_place() {
+        let log = " ERRORS 
+
+adds => ./main_test.ts:3:6
+error: AssertionError: Values are not equal.
+    [Diff] Actual / Expected
+-   3
++   4
+  throw new AssertionError(message);
+        ^
+    at assertEquals (https://jsr.io/@std/assert/1.0.8/equals.ts:51:9)
+    at file:///w/main.ts:1:3
+
+ FAILURES 
+
+adds => ./main_test.ts:3:6
+
+FAILED | 0 passed | 1 failed (3ms)
+";
+        let parsed = parse(log, &Workspace::new("/w").with_files(vec!["main.ts".to_owned()]));
+        assert_eq!(crate::parse::report_places(&parsed), [("main.ts", 1, Some("adds"))]);
     }
 }

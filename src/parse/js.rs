@@ -661,7 +661,16 @@ impl Js {
         // 1, are where to look.
         let (location, confidence) = match (failure.location, failure.suite) {
             (Some(location), _) => (location, 0.9),
-            (None, Some(suite)) if sink.is_project_file(&suite) => ((suite, 1), 0.6),
+            // jest's notice of a test file with no test in it names no broken line.
+            (None, Some(suite))
+                if sink.is_project_file(&suite)
+                    && !failure
+                        .message
+                        .as_deref()
+                        .is_some_and(|m| m.starts_with("Your test suite must contain at least one test")) =>
+            {
+                ((suite, 1), 0.6)
+            }
             _ => return,
         };
         let Some(message) = failure.message else {
@@ -1382,6 +1391,20 @@ Ran all test suites.
             [("test/pretty-bytes.test.js", 1, "Syntax".to_owned())]
         );
         assert_eq!(parsed.reports[0].confidence_score, Some(0.6));
+        // From a review: jest's notice of a test file with no test names no broken line.
+        let empty = "FAIL ./empty.test.js
+  ● Test suite failed to run
+
+    Your test suite must contain at least one test.
+
+      at onResult (../../../work/heldout16/tools/js/node_modules/@jest/core/build/index.js:1054:18)
+      at ../../../work/heldout16/tools/js/node_modules/emittery/index.js:363:13
+          at Array.map (<anonymous>)
+      at Emittery.emit (../../../work/heldout16/tools/js/node_modules/emittery/index.js:361:23)
+
+";
+        let workspace = super::super::Workspace::new("/w").with_files(vec!["empty.test.js".to_owned()]);
+        assert!(super::super::parse(empty, &workspace).reports.is_empty());
     }
 
     /// jasmine 7's failures (the thirteenth outsider trial's, on semver 7.6.3 with four bugs): each

@@ -80,6 +80,10 @@ struct Block {
     nested: bool,
 }
 
+/// How `python -m doctest` heads an example's expected output, and what came instead.
+const DOCTEST_EXPECTED: &str = "Expected:";
+const DOCTEST_GOT: &str = "Got:";
+
 /// Most frames one block keeps (a RecursionError prints a thousand).
 const MAX_FRAMES: usize = 64;
 
@@ -124,6 +128,9 @@ pub(crate) struct Python {
     /// in, under the step): what its `Traceback` line had is taken off each of its lines, which
     /// then read as those of a traceback at column 0 (its exception line among them).
     traceback_indent: usize,
+    /// Inside `python -m doctest`'s `Expected:` block, up to its `Got:`: a traceback there is what
+    /// the example should have raised, not one that happened.
+    in_doctest_expected: bool,
 }
 
 /// What an exception group's sub-exceptions start from.
@@ -180,7 +187,9 @@ impl Python {
             b'R' => line.starts_with("Ran "),
             // unittest's headers, pytest's short test summary, a frame at column 0.
             b'F' => line.starts_with("FAIL") || line.starts_with("File \""),
-            b'E' => line.starts_with("ERROR"),
+            b'E' => line.starts_with("ERROR") || line == DOCTEST_EXPECTED,
+            // The end of a doctest's `Expected:` block.
+            b'G' => line == DOCTEST_GOT,
             b'P' => line.starts_with("PASSED "),
             b'X' => line.starts_with("XFAIL ") || line.starts_with("XPASS "),
             // Tracebacks, chained ones too.
@@ -227,7 +236,10 @@ impl Python {
     fn without_traceback_indent<'l>(&mut self, line: &'l str) -> &'l str {
         // In pytest's failures an indented `Traceback` line is source it lists (a docstring's
         // doctest), not a traceback: pytest prints those at column 0, or under `E`.
-        if self.section == Section::Pytest {
+        if line == DOCTEST_EXPECTED || line == DOCTEST_GOT {
+            self.in_doctest_expected = line == DOCTEST_EXPECTED;
+        }
+        if self.section == Section::Pytest || self.in_doctest_expected {
             self.traceback_indent = 0;
             return line;
         }
@@ -1624,6 +1636,44 @@ toolz/dicttoolz.py:338: LookupError
             .map(|(file, line, _, message)| (file, line, message))
             .collect();
         assert_eq!(places, [("toolz/dicttoolz.py", 338, "KeyError: 'port'")]);
+    }
+
+    /// From a review: `python -m doctest`'s `Expected:` block shows the traceback the example
+    /// should have raised; it is not one that happened (the doctest reader reports the example).
+    #[test]
+    fn a_doctest_s_expected_traceback_is_not_an_exception() {
+        let log = "**********************************************************************
+File \"/w/mod.py\", line 3, in mod.f
+Failed example:
+    f({})
+Expected:
+    Traceback (most recent call last):
+        ...
+    KeyError: 'y'
+Got:
+    {}
+**********************************************************************
+File \"/w/mod.py\", line 7, in mod.f
+Failed example:
+    f(1)
+Expected:
+    2
+Got:
+    1
+**********************************************************************
+1 items had failures:
+   2 of   2 in mod.f
+***Test Failed*** 2 failures.
+";
+        let parsed = super::super::parse(
+            log,
+            &super::super::Workspace::new("/w").with_files(vec!["mod.py".to_owned()]),
+        );
+        let messages: Vec<_> = super::super::report_messages(&parsed)
+            .into_iter()
+            .map(|(_, line, message)| (line, message.starts_with("doctest example failed")))
+            .collect();
+        assert_eq!(messages, [(3, true), (7, true)]);
     }
 
     /// From a review: an outcome line of pytest's summary that places a syntax error is read for

@@ -40,7 +40,13 @@ const MAX_LINES_TO_PLACE: u8 = 3;
 pub(crate) struct Rollup {
     /// A header read whose place has not come yet.
     header: Option<Header>,
+    /// vite said `error during build:`: its next line is the error, a plugin's or Rollup's own
+    /// (`o.js (4:0): Expected ',', got 'let'`).
+    vite_error_due: bool,
 }
+
+/// How vite introduces the error its build stopped on.
+const VITE_BUILD_ERROR: &str = "error during build:";
 
 struct Header {
     message: String,
@@ -55,7 +61,9 @@ impl Rollup {
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
         self.header.is_some()
+            || self.vite_error_due
             || match look.first {
+                Some(b'e') => look.line == VITE_BUILD_ERROR,
                 Some(b'[') => {
                     let line = look.line;
                     line.starts_with(ERROR) || line.starts_with(VITE) || line.starts_with(PLUGIN)
@@ -66,6 +74,19 @@ impl Rollup {
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        if line == VITE_BUILD_ERROR {
+            self.vite_error_due = true;
+            return;
+        }
+        if std::mem::take(&mut self.vite_error_due)
+            && !line.starts_with(VITE)
+            && !line.starts_with(PLUGIN)
+            && let Some((module, n, message)) = inline_place(line)
+        {
+            // Rollup's own error, as vite prints it: the module and its place first.
+            report(sink, module, n, message, false);
+            return;
+        }
         if line.starts_with(VITE) || line.starts_with(PLUGIN) {
             self.header = None;
             vite_error(line, sink);
@@ -584,5 +605,41 @@ If you do want to externalize this module explicitly add it to
             places(unresolved, "/work/heldout16/projects/prettybytes_dep"),
             [("index.js".to_owned(), 1, "Import".to_owned())]
         );
+    }
+    /// From a review: vite 6.4's build stopped by Rollup's own error (not a plugin's): the
+    /// module and its place first on the line after `error during build:`.
+    #[test]
+    fn vite_s_build_stopped_by_rollup_s_own_error_is_placed() {
+        let syntax = "vite v6.4.6 building for production...
+transforming...
+✓ 4 modules transformed.
+✗ Build failed in 33ms
+error during build:
+o.js (4:0): Expected ',', got 'let'
+file: /w/o.js:4:0
+
+2:   1,
+3:   2
+4: let b = 3;
+   ^
+
+
+";
+        let export = "vite v6.4.6 building for production...
+transforming...
+✓ 4 modules transformed.
+✗ Build failed in 48ms
+error during build:
+main.js (1:9): \"nope\" is not exported by \"u.js\", imported by \"main.js\".
+file: /w/main.js:1:9
+
+1: import { nope } from \"./u.js\";
+            ^
+2: console.log(nope);
+
+
+";
+        assert_eq!(places(syntax, "/w"), [("o.js".to_owned(), 4, "Syntax".to_owned())]);
+        assert_eq!(places(export, "/w"), [("main.js".to_owned(), 1, "Import".to_owned())]);
     }
 }

@@ -344,7 +344,8 @@ pub(crate) fn single_line(line: &str, sink: &mut Sink<'_>) -> bool {
         mypy_json(line, sink);
     } else if line.starts_with("{\"code\":") {
         staticcheck_json(line, sink);
-    } else if line.starts_with("{ \"type\": \"test\"") {
+    } else if line.starts_with("{ \"type\": \"test\"") || line.starts_with("{\"type\":\"test\"") {
+        // libtest's own spacing, and nextest's compact form of the same events.
         libtest_event(line, sink);
     } else if line.starts_with("{\"cell\":") {
         // ruff `json-lines` (ruff sorts keys, `cell` comes first).
@@ -2190,6 +2191,16 @@ error: test failed, to rerun pass `--lib`
         );
         assert_eq!(parsed.failing_tests(), ["test::test_encode_to_slice"]);
         assert_eq!(parsed.tests.len(), 14);
+        // From a review: nextest writes the same events without libtest's spaces.
+        let nextest = r##"{"type":"suite","event":"started","test_count":2,"nextest":{"crate":"rvt","test_binary":"rvt","kind":"lib"}}
+{"type":"test","event":"started","name":"rvt::rvt$tests::bad_t"}
+{"type":"test","event":"failed","name":"rvt::rvt$tests::bad_t","exec_time":0.004,"stdout":"\nthread 'tests::bad_t' panicked at src/lib.rs:6:26:\nassertion `left == right` failed\n  left: 2\n right: 3\n"}
+"##;
+        let parsed = crate::parse::parse(nextest, &Workspace::new("/w").with_files(vec!["src/lib.rs".to_owned()]));
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("src/lib.rs", 6, Some("rvt::rvt$tests::bad_t"))]
+        );
     }
 
     /// pytest-bdd 8's `--cucumberjson` report (the fifteenth outsider trial's, captured by running

@@ -86,8 +86,11 @@ fn header_place(rest: &str) -> Option<(&str, u32)> {
 
 fn report(sink: &mut Sink<'_>, header: &Header, message: &str) {
     let message = message.trim();
-    let missing = message.starts_with("Module not found: ") || has(message, " was not found in '");
-    if header.warning && !missing || message.starts_with('[') {
+    let missing_export = has(message, " was not found in '");
+    let missing = missing_export || message.starts_with("Module not found: ");
+    // A module not found is only a warning where the code expects it may be missing (an optional
+    // `require` in a `try`): the build passes.
+    if header.warning && !missing_export || message.starts_with('[') {
         return;
     }
     let error_type = if missing {
@@ -212,14 +215,17 @@ resolve './utl.js' in '/tmp/rp/wp/src'
         );
     }
 
-    /// A header with no place, and a warning that is not a missing export, give no report.
+    /// A header with no place, and warnings that are not a missing export (sizes, a dependency
+    /// expressed as an expression, an optional `require` in a `try` not found), give no report.
     #[test]
     fn a_size_warning_and_a_header_without_a_place_are_not_reports() {
         let log = "WARNING in asset size limit: The following asset(s) exceed the recommended size limit (244 KiB).\n\
                    WARNING in ./src/a.js 2:0-14\n\
                    Critical dependency: the request of a dependency is an expression\n\
                    ERROR in main\n\
-                   Module not found: Error: Can't resolve './src' in '/w'\n";
+                   Module not found: Error: Can't resolve './src' in '/w'\n\
+                   WARNING in ./src/a.js 3:14-35\n\
+                   Module not found: Error: Can't resolve 'optional-native' in '/w/src'\n";
         assert_eq!(places(log, "/w", &["src/a.js"]), []);
     }
 }
