@@ -2230,6 +2230,134 @@ error: test failed, to rerun pass `--lib`
         assert_eq!(parsed.failing_tests().len(), 2);
     }
 
+    /// cucumber-js 12's `--format json` (captured by running it on a feature of two scenarios, one
+    /// failing on a bug in the code its steps call): the failed step's stack places it at its
+    /// first project frame, named by the scenario; the passing scenario is recorded.
+    #[test]
+    fn cucumber_js_s_json_report_places_its_failed_step() {
+        let log = r##"[
+  {
+    "description": "",
+    "elements": [
+      {
+        "description": "",
+        "id": "calculator;adding-two-numbers",
+        "keyword": "Scenario",
+        "line": 2,
+        "name": "adding two numbers",
+        "steps": [
+          {
+            "arguments": [],
+            "keyword": "Given ",
+            "line": 3,
+            "name": "the numbers 2 and 3",
+            "match": {
+              "location": "features/step_definitions/steps.js:5"
+            },
+            "result": {
+              "status": "passed",
+              "duration": 690266
+            }
+          },
+          {
+            "arguments": [],
+            "keyword": "When ",
+            "line": 4,
+            "name": "I add them",
+            "match": {
+              "location": "features/step_definitions/steps.js:10"
+            },
+            "result": {
+              "status": "passed",
+              "duration": 51997
+            }
+          },
+          {
+            "arguments": [],
+            "keyword": "Then ",
+            "line": 5,
+            "name": "the result is 5",
+            "match": {
+              "location": "features/step_definitions/steps.js:14"
+            },
+            "result": {
+              "status": "failed",
+              "duration": 708993,
+              "error_message": "AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n-1 !== 5\n\n    + expected - actual\n\n    --1\n    +5\n\n    at World.<anonymous> (/w/features/step_definitions/steps.js:15:10)"
+            }
+          }
+        ],
+        "tags": [],
+        "type": "scenario"
+      },
+      {
+        "description": "",
+        "id": "calculator;adding-zero",
+        "keyword": "Scenario",
+        "line": 7,
+        "name": "adding zero",
+        "steps": [
+          {
+            "arguments": [],
+            "keyword": "Given ",
+            "line": 8,
+            "name": "the numbers 2 and 0",
+            "match": {
+              "location": "features/step_definitions/steps.js:5"
+            },
+            "result": {
+              "status": "passed",
+              "duration": 57956
+            }
+          },
+          {
+            "arguments": [],
+            "keyword": "When ",
+            "line": 9,
+            "name": "I add them",
+            "match": {
+              "location": "features/step_definitions/steps.js:10"
+            },
+            "result": {
+              "status": "passed",
+              "duration": 64816
+            }
+          },
+          {
+            "arguments": [],
+            "keyword": "Then ",
+            "line": 10,
+            "name": "the result is 2",
+            "match": {
+              "location": "features/step_definitions/steps.js:14"
+            },
+            "result": {
+              "status": "passed",
+              "duration": 33800
+            }
+          }
+        ],
+        "tags": [],
+        "type": "scenario"
+      }
+    ],
+    "id": "calculator",
+    "line": 1,
+    "keyword": "Feature",
+    "name": "Calculator",
+    "tags": [],
+    "uri": "features/calc.feature"
+  }
+]"##;
+        let files = ["features/step_definitions/steps.js", "src/calc.js"];
+        let parsed = crate::parse::parse(log, &Workspace::new("/w").with_files(files.map(str::to_owned).to_vec()));
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("features/step_definitions/steps.js", 15, Some("adding two numbers"))]
+        );
+        assert_eq!(parsed.tests.len(), 2);
+    }
+
     #[test]
     fn golangci_lint_s_one_line_json_and_sarif_are_read_with_the_summary_after_them() {
         // golangci-lint 2.6 `--output.json.path=stdout` and `--output.sarif.path=stdout` (trimmed
