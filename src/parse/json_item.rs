@@ -282,7 +282,8 @@ pub(crate) struct Item<'a> {
     /// eslint: the file's messages.
     #[serde(borrow)]
     pub messages: Array<Object<EslintMessage<'a>>>,
-    /// Cucumber's JSON report (cucumber-js, pytest-bdd, behave): a feature's scenarios.
+    /// Cucumber's JSON report (cucumber-js, pytest-bdd): a feature's scenarios. (behave's `-f json`
+    /// puts each feature at column 0, which ends the array unread: not read yet.)
     #[serde(borrow)]
     pub elements: Array<Object<CucumberScenario<'a>>>,
     #[serde(borrow, rename = "filePath")]
