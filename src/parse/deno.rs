@@ -219,11 +219,7 @@ const LINT_FAILED: &str = "Error linting: ";
 /// `TS2552 [ERROR]: message`: the code and the message.
 fn ts_header(text: &str) -> Option<(&str, &str)> {
     let (code, rest) = text.split_once(' ')?;
-    let digits = code.strip_prefix("TS")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    Some((code, rest.strip_prefix("[ERROR]: ")?))
+    Some((code, rest.strip_prefix("[ERROR]: ")?)).filter(|_| super::js::is_ts_code(code))
 }
 
 /// The place under a header: a frame (`at file:///w/a.ts:11:3`, `at fn (file:///w/a.ts:8:3)`)

@@ -1066,6 +1066,13 @@ pub(crate) fn eslint_finding<'a>(
     }
 }
 
+/// Whether `code` is a TypeScript diagnostic's code, `TS` and its number (`TS2322`), as the tools
+/// that run tsc quote it (Rollup's and deno's).
+pub(crate) fn is_ts_code(code: &str) -> bool {
+    code.strip_prefix("TS")
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The bug type of a TypeScript diagnostic code.
 pub(crate) fn ts_type(code: &str, level: &str) -> (ErrorType, Rank) {
     let number: u32 = code.trim_start_matches("TS").parse().unwrap_or(0);

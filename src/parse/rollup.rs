@@ -292,11 +292,9 @@ fn report(sink: &mut Sink<'_>, file: &str, line: u32, message: &str, warning: bo
 
 /// `TS2322` in `@rollup/plugin-typescript TS2322: Type ...`.
 fn ts_code(message: &str) -> Option<&str> {
-    message.split(' ').find_map(|word| {
-        let code = word.strip_suffix(':')?;
-        let digits = code.strip_prefix("TS")?;
-        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(code)
-    })
+    message
+        .split(' ')
+        .find_map(|word| word.strip_suffix(':').filter(|code| super::js::is_ts_code(code)))
 }
 
 #[cfg(test)]
