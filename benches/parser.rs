@@ -43,6 +43,10 @@ mod parser_fixtures;
 use kubeheal::core::redact::redact;
 use kubeheal::parse::{Workspace, parse_reader};
 
+/// The allocator the `kubeheal` binary uses (src/main.rs), so the parse is timed as it runs there.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const NOISE: &[&str] = &[
     "tests/test_api.py::test_refund_happy_path PASSED                                 [ 42%]",
     "PASSED tests/test_models.py::TestInvoice::test_total_with_tax",
