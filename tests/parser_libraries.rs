@@ -1,7 +1,8 @@
 //! The parser on the logs of real libraries with injected bugs (`tests/fixtures/library_logs`):
 //! every bug is reported at the place it is fixed, or at the place the log shows instead, with its
-//! type; every report points at one of those places, with that place's bug's type; and every test
-//! a pytest report names is named by its node id.
+//! type; every report points at one of those places or at a failing test's own line that called
+//! into the bug, with that place's bug's type; and every test a pytest report names is named by
+//! its node id.
 
 mod parser_fixtures;
 
@@ -98,6 +99,10 @@ fn every_injected_bug_is_reported_where_a_developer_looks_and_nowhere_else() {
             at.extend(bug["alt"].as_array().expect("alt").iter().map(place));
             let kind = bug["type"].as_str().expect("a type");
             places.extend(at.iter().map(|place| (place.clone(), kind)));
+            // The failing tests' own lines that called into the bug: a report there points at
+            // it, but does not report it.
+            let test_lines = bug["test_lines"].as_array().map(Vec::as_slice).unwrap_or_default();
+            places.extend(test_lines.iter().map(|p| (place(p), kind)));
             let files: Vec<&str> = bug["alt_files"]
                 .as_array()
                 .map(|f| f.iter().map(|f| f.as_str().expect("a file")).collect())

@@ -8,6 +8,7 @@ use similar::{DiffOp, TextDiff};
 
 use crate::api::heal_run::{FileChange, GateVerdict, HealPolicy};
 use crate::api::shared::{BugReport, ErrorType};
+pub use crate::parse::paths::is_test_file;
 
 /// Files whose new lines add dependencies.
 const MANIFESTS: &[&str] = &[
@@ -20,20 +21,6 @@ const MANIFESTS: &[&str] = &[
     "Cargo.toml",
     "go.mod",
 ];
-
-/// Whether `path` is a test file by the usual conventions of the four ecosystems.
-pub fn is_test_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    path.starts_with("tests/")
-        || path.starts_with("test/")
-        || path.contains("/tests/")
-        || path.contains("/__tests__/")
-        || (name.starts_with("test_") && name.ends_with(".py"))
-        || name.ends_with("_test.py")
-        || name.ends_with("_test.go")
-        || name.contains(".test.")
-        || name.contains(".spec.")
-}
 
 /// Whether `path` is one of `allowed` (files) or below one of them (folders, ending in `/`).
 pub fn allowed(path: &str, allowed: &[String]) -> bool {

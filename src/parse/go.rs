@@ -11,7 +11,10 @@ use serde::Deserialize;
 
 use super::look::Look;
 use super::outcome::InfraKind;
-use super::{Finding, Marks, Needle, Rank, Sink, TestOutcome, has, has_byte, set_name, split_location, split_word};
+use super::{
+    Finding, Marks, Needle, Rank, Sink, TEST_FRAME_CONFIDENCE, TestOutcome, has, has_byte, set_name, split_location,
+    split_word,
+};
 use crate::api::shared::ErrorType;
 
 static TEST_LOCATION: LazyLock<Regex> =
@@ -39,6 +42,9 @@ struct Panic {
     /// raised again (`[recovered, repanicked]`) shows one such line per `panic` call, the first
     /// one raised lowest: its site is under the last one.
     under_panic_call: bool,
+    /// The outermost frame in a test file read so far: the test's own call that led to the
+    /// panic.
+    test_frame: Option<(String, u32)>,
     /// The `goroutine N [running]:` line was read. Before it come the message's other lines and
     /// the runtime's (`[signal SIGSEGV: segmentation violation ...]`); after it, the stack,
     /// which the first line of another kind ends.
@@ -419,6 +425,7 @@ impl Go {
                 message: message.trim_end_matches(" [recovered]").to_owned(),
                 site: None,
                 under_panic_call: false,
+                test_frame: None,
                 in_stack: false,
                 lines_before_stack: 0,
             });
@@ -434,6 +441,9 @@ impl Go {
                 {
                     if panic.site.is_none() || panic.under_panic_call {
                         panic.site = Some((file.to_owned(), n));
+                    }
+                    if sink.is_test_file(file) {
+                        panic.test_frame = Some((file.to_owned(), n));
                     }
                     panic.under_panic_call = false;
                 }
@@ -765,22 +775,32 @@ impl Go {
     fn end_panic(&mut self, sink: &mut Sink<'_>) {
         let Some(Panic {
             message,
-            site: Some((file, line)),
+            site: Some(site),
+            test_frame,
             ..
         }) = self.panic.take()
         else {
             return;
         };
-        sink.report(Finding {
-            file: &file,
-            line,
-            error_type: ErrorType::Logic,
-            message: Cow::Owned(format!("panic: {message}")),
-            test: self.current_test.as_deref(),
-            confidence: 0.9,
-            rank: Rank::Error,
-            diagnostic: false,
-        });
+        let message = format!("panic: {message}");
+        // Raised in the code the test calls: the test's own line, the call that led there, is a
+        // second place to look at.
+        let called_at = test_frame.filter(|place| *place != site && !sink.is_test_file(&site.0));
+        for ((file, line), confidence) in [(site, 0.9)]
+            .into_iter()
+            .chain(called_at.map(|place| (place, TEST_FRAME_CONFIDENCE)))
+        {
+            sink.report(Finding {
+                file: &file,
+                line,
+                error_type: ErrorType::Logic,
+                message: Cow::Borrowed(&message),
+                test: self.current_test.as_deref(),
+                confidence,
+                rank: Rank::Error,
+                diagnostic: false,
+            });
+        }
     }
 
     /// Reports a testify failure whose table has ended.
@@ -1539,7 +1559,15 @@ exit status 1
         for log in [NIL_DEREFERENCE, NIL_DEREFERENCE_JSON] {
             let parsed = parse(log, &Workspace::new("/w"));
             let places = super::super::report_places(&parsed);
-            assert_eq!(places, [("cart.go", 10, Some("TestTotal"))], "{log}");
+            // Where the pointer was followed, and the test's line that called there.
+            assert_eq!(
+                places,
+                [
+                    ("cart.go", 10, Some("TestTotal")),
+                    ("cart_test.go", 7, Some("TestTotal"))
+                ],
+                "{log}"
+            );
         }
     }
 

@@ -11,7 +11,8 @@ use regex::Regex;
 
 use super::look::{Look, is_ascii_space};
 use super::{
-    Finding, Needle, Rank, Sink, TestOutcome, has_byte, looks_like_source, row_place, rsplit_once_byte, split_once_byte,
+    Finding, Needle, Rank, Sink, TEST_FRAME_CONFIDENCE, TestOutcome, has_byte, looks_like_source, row_place,
+    rsplit_once_byte, split_once_byte,
 };
 use crate::api::shared::ErrorType;
 
@@ -68,6 +69,8 @@ struct Failure {
     /// A jest suite that failed to run: its test file, the place when nothing else names one
     /// (an ES module jest could not load names no file of the code).
     suite: Option<String>,
+    /// The outermost frame in a test file: the test's own call that led to the error.
+    test_frame: Option<(String, u32)>,
 }
 
 impl Failure {
@@ -378,8 +381,14 @@ impl Js {
                 }
             {
                 failure.frames += 1;
-                if failure.location.is_none() && sink.is_project_file(file) {
-                    failure.location = Some((file.to_owned(), n.parse().unwrap_or(1)));
+                if sink.is_project_file(file) {
+                    let place = || (file.to_owned(), n.parse().unwrap_or(1));
+                    if failure.location.is_none() {
+                        failure.location = Some(place());
+                    }
+                    if self.jest_file.as_deref() == Some(file) || sink.is_test_file(file) {
+                        failure.test_frame = Some(place());
+                    }
                 }
             }
             return;
@@ -676,17 +685,27 @@ impl Js {
         let Some(message) = failure.message else {
             return;
         };
-        let (file, line) = location;
-        sink.report(Finding {
-            file: &file,
-            line,
-            error_type: js_type(&message),
-            message: Cow::Owned(message),
-            test: failure.test.as_deref(),
-            confidence,
-            rank: Rank::Error,
-            diagnostic: false,
-        });
+        // Raised in the code the test calls: the test's own line, the call that led there, is a
+        // second place to look at (not for a syntax error, which the test only loaded).
+        let error_type = js_type(&message);
+        let called_at = failure
+            .test_frame
+            .filter(|place| *place != location && !sink.is_test_file(&location.0) && error_type != ErrorType::Syntax);
+        for ((file, line), confidence) in [(location, confidence)]
+            .into_iter()
+            .chain(called_at.map(|place| (place, TEST_FRAME_CONFIDENCE)))
+        {
+            sink.report(Finding {
+                file: &file,
+                line,
+                error_type,
+                message: Cow::Borrowed(&message),
+                test: failure.test.as_deref(),
+                confidence,
+                rank: Rank::Error,
+                diagnostic: false,
+            });
+        }
     }
 
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
@@ -1361,7 +1380,9 @@ Error [ERR_TEST_FAILURE]: plurl is not defined
             [
                 ("test/ms.test.js".to_owned(), 8, "Logic".to_owned()),
                 ("index.js".to_owned(), 61, "TypeError".to_owned()),
+                ("test/ms.test.js".to_owned(), 16, "TypeError".to_owned()),
                 ("index.js".to_owned(), 142, "Import".to_owned()),
+                ("test/ms.test.js".to_owned(), 26, "Import".to_owned()),
             ]
         );
     }
@@ -1689,7 +1710,10 @@ Randomized with seed 06892 (jasmine --random=true --seed=06892)
         let parsed = super::super::parse(named, &workspace);
         assert_eq!(
             crate::parse::report_places(&parsed),
-            [("src/math.js", 4, Some("math divides"))],
+            [
+                ("src/math.js", 4, Some("math divides")),
+                ("test/math.test.js", 10, Some("math divides"))
+            ],
             "{:#?}",
             parsed.reports
         );
@@ -1729,16 +1753,15 @@ Error: Failed to parse source for import analysis because the content contains i
         let workspace = super::super::Workspace::new("/w").with_files(vec!["functions/valid.js".into()]);
         let spec = "  1 passing (6ms)\n  1 failing\n\n  1) semver\n       functions\n         returns null for an invalid version:\n     TypeError: Cannot read properties of null (reading 'version')\n      at Object.valid (functions/valid.js:4:12)\n      at Context.<anonymous> (test/semver.spec.js:10:31)\n\n";
         let tap = "not ok 1 semver functions returns null for an invalid version\n  Cannot read properties of null (reading 'version')\n  TypeError: Cannot read properties of null (reading 'version')\n      at Object.valid (functions/valid.js:4:12)\n# tests 1\n";
-        for (log, name) in [
-            (spec, "semver functions returns null for an invalid version"),
-            (tap, "semver functions returns null for an invalid version"),
+        let name = "semver functions returns null for an invalid version";
+        // The spec reporter's stack goes on to the test's line, which called the code.
+        let thrown = ("functions/valid.js", 4, Some(name));
+        for (log, places) in [
+            (spec, vec![thrown, ("test/semver.spec.js", 10, Some(name))]),
+            (tap, vec![thrown]),
         ] {
             let parsed = super::super::parse(log, &workspace);
-            assert_eq!(
-                crate::parse::report_places(&parsed),
-                [("functions/valid.js", 4, Some(name))],
-                "{log}"
-            );
+            assert_eq!(crate::parse::report_places(&parsed), places, "{log}");
             assert!(parsed.failing_tests().iter().any(|t| t == name), "{log}");
         }
     }

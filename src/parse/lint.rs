@@ -531,6 +531,10 @@ pub(crate) fn mypy_type(code: &str, message: &str) -> ErrorType {
         // ImportError, pylint's E0611 and pyright's "unknown import symbol" say it (a module's
         // missing attribute used in code reads `Module has no attribute`, with no module named).
         "attr-defined" if message.starts_with("Module \"") => ErrorType::Import,
+        // `--pretty` wraps a long message, and its code can go to a line of its own: the words
+        // say what the code would.
+        "" if message.starts_with("Name \"") && message.trim_end().ends_with("\" is not defined") => ErrorType::Import,
+        "" if message.starts_with("Module \"") && message.contains("\" has no attribute \"") => ErrorType::Import,
         _ if message.starts_with("invalid syntax") => ErrorType::Syntax,
         _ if message.starts_with("Cannot find implementation or library stub")
             || message.starts_with("Library stubs not installed")
@@ -564,6 +568,24 @@ mod tests {
 
     /// dmypy 2.x (the fifteenth outsider trial's): mypy's parser names the indentation error in
     /// words under the `syntax` code.
+    /// mypy 2.4 `--pretty --show-column-numbers` (an outsider trial's jmespath 1.0.1): a message
+    /// wrapped at the terminal's width puts its code on a line of its own; the words type it.
+    #[test]
+    fn mypy_s_pretty_message_whose_code_wrapped_is_typed_by_its_words() {
+        let log = "jmespath/functions.py:166:16: error: Name \"decimal\" is not defined \n[name-defined]\n            return decimal.Decimal(abs(arg))\n                   ^~~~~~~\njmespath/visitor.py:95:16: error: \"None\" not callable  [misc]\n";
+        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
+        assert_eq!(
+            crate::parse::report_findings(&parsed)
+                .into_iter()
+                .map(|(file, line, error_type, _)| (file, line, error_type))
+                .collect::<Vec<_>>(),
+            [
+                ("jmespath/functions.py", 166, "Import".to_owned()),
+                ("jmespath/visitor.py", 95, "TypeError".to_owned())
+            ]
+        );
+    }
+
     #[test]
     fn mypy_s_indentation_error_is_indentation() {
         let log = "Daemon started\nsrc/cachetools/func.py:31: error: Unexpected indentation  [syntax]\n";

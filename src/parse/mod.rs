@@ -751,6 +751,10 @@ impl Rank {
     }
 }
 
+/// The confidence of a test failure's report at the test's own frame, beside the one where the
+/// failure was raised below it (in the code the test calls): there the bug more likely is.
+pub(crate) const TEST_FRAME_CONFIDENCE: f64 = 0.8;
+
 /// A report before path normalisation.
 pub(crate) struct Finding<'a> {
     pub file: &'a str,
@@ -826,6 +830,11 @@ impl<'w> Sink<'w> {
     /// Whether `path` is one of the project's files ([`Workspace::relative`] resolves it).
     pub fn is_project_file(&self, path: &str) -> bool {
         self.resolving(path, |r| r.is_some())
+    }
+
+    /// Whether `path` is one of the project's test files ([`paths::is_test_file`]).
+    pub(crate) fn is_test_file(&self, path: &str) -> bool {
+        self.resolving(path, |r| r.is_some_and(|p| paths::is_test_file(p)))
     }
 
     fn resolving<T>(&self, path: &str, f: impl FnOnce(Option<&String>) -> T) -> T {
@@ -1559,8 +1568,15 @@ mod bounds {
         log.push_str(&failure("test_b", 7, "KeyError: 'k'"));
         let parsed = parse(&log, &workspace);
         let at = |line: u32| parsed.reports.iter().filter(|r| r.line_number == line).count();
-        assert_eq!((at(3), at(7)), (MAX_REPORTS_PER_PLACE, 1), "{:#?}", parsed.reports);
-        assert_eq!(parsed.left_out, MAX_REPORTS + 50 - MAX_REPORTS_PER_PLACE);
+        // Each failure has two places, where it was raised and the test's line that called there:
+        // both are kept at a few tests.
+        assert_eq!(
+            (at(3), at(9), at(7)),
+            (MAX_REPORTS_PER_PLACE, MAX_REPORTS_PER_PLACE + 1, 1),
+            "{:#?}",
+            parsed.reports
+        );
+        assert_eq!(parsed.left_out, 2 * (MAX_REPORTS + 50 - MAX_REPORTS_PER_PLACE));
     }
 
     /// A failure and the type checker's errors at its line give the same reports in either order:

@@ -24,6 +24,22 @@ pub(crate) const MAX_PACKAGE_MANIFESTS: usize = 2_000;
 /// Largest `package.json` read for its name; a larger one is skipped.
 pub const MAX_PACKAGE_MANIFEST_BYTES: u64 = 1 << 20;
 
+/// Whether the repository-relative `path` is a test file by the usual conventions of the four
+/// ecosystems: the gate keeps fixes out of them, the parser places a failure at the test's frame.
+pub fn is_test_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    path.starts_with("tests/")
+        || path.starts_with("test/")
+        || path.contains("/tests/")
+        || path.contains("/test/")
+        || path.contains("/__tests__/")
+        || (name.starts_with("test_") && name.ends_with(".py"))
+        || name.ends_with("_test.py")
+        || name.ends_with("_test.go")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+}
+
 /// Path fragments that mark code that is not the project's own.
 const FOREIGN: &[&str] = &[
     "/site-packages/",

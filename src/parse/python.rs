@@ -13,7 +13,10 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::look::{Look, is_ascii_space};
-use super::{Finding, Needle, Rank, Sink, TestOutcome, has, has_byte, split_location, split_once_byte, split_word};
+use super::{
+    Finding, Needle, Rank, Sink, TEST_FRAME_CONFIDENCE, TestOutcome, has, has_byte, split_location, split_once_byte,
+    split_word,
+};
 use crate::api::shared::ErrorType;
 
 static FILE_FRAME: LazyLock<Regex> =
@@ -56,6 +59,9 @@ struct Frame {
     line: u32,
     /// A `File ... line N` frame with no function: the location of a SyntaxError.
     syntax_location: bool,
+    /// The failing test's own frame: its function is the test's, or it is the first entry of
+    /// pytest's traceback, which starts at the test (or at the fixture that failed its setup).
+    is_test: bool,
 }
 
 #[derive(Default)]
@@ -78,6 +84,10 @@ struct Block {
     /// shown before a chained error): only its first line has the `E`, the rest, its exception
     /// line too, are indented by four spaces.
     nested: bool,
+    /// The next frame of pytest's is the first of the traceback (which starts at the test) or of
+    /// a part chained to it ("During handling of the above exception"): the last part's first
+    /// frame is the test's.
+    part_start: bool,
 }
 
 /// How `python -m doctest` heads an example's expected output, and what came instead.
@@ -369,6 +379,7 @@ impl Python {
             let test = section_test(title);
             self.block = Some(Block {
                 test,
+                part_start: true,
                 ..Block::default()
             });
             return;
@@ -429,6 +440,9 @@ impl Python {
             || line.starts_with("The above exception was the direct cause")
         {
             self.chained = true;
+            if let Some(block) = self.block.as_mut() {
+                block.part_start = true;
+            }
             return;
         }
         if line.starts_with("Traceback (most recent call last)") {
@@ -467,10 +481,12 @@ impl Python {
                 ..Block::default()
             });
             if block.frames.len() < MAX_FRAMES {
+                let is_test = function.is_some_and(|f| block.test.as_deref().is_some_and(|t| test_function(t) == f));
                 block.frames.push(Frame {
                     file: file.to_owned(),
                     line: n.parse().unwrap_or(1),
                     syntax_location: function.is_none(),
+                    is_test,
                 });
             }
             block.nested |= from_e_line;
@@ -568,10 +584,15 @@ impl Python {
             let raised_in_project =
                 rest.trim_end() == "UnexpectedException" && block.frames.iter().any(|f| sink.is_project_file(&f.file));
             if block.frames.len() < MAX_FRAMES && !raised_in_project {
+                let is_test = (std::mem::take(&mut block.part_start) && block.test.is_some())
+                    || rest
+                        .strip_prefix("in ")
+                        .is_some_and(|f| block.test.as_deref().is_some_and(|t| test_function(t) == f.trim_end()));
                 block.frames.push(Frame {
                     file: file.to_owned(),
                     line: n,
                     syntax_location: false,
+                    is_test,
                 });
             }
             if block.exception.is_none()
@@ -724,11 +745,31 @@ impl Python {
         }
         let test = block.test.as_deref();
         let finding = python_finding(&frame.file, frame.line, kind, message, test);
-        if let Some(i) = sink.report(finding)
-            && !block.test_is_final
+        let raised_at = sink.report(finding);
+        // Raised in the code the test calls: the test's own line, the call that led there, is a
+        // second place to look at (and shows the healer what the test expected).
+        let test_frame = (!syntax && !sink.is_test_file(&frame.file))
+            .then(|| {
+                block
+                    .frames
+                    .iter()
+                    .rev()
+                    .find(|f| f.is_test && sink.is_project_file(&f.file))
+            })
+            .flatten()
+            .filter(|f| (f.file.as_str(), f.line) != (frame.file.as_str(), frame.line));
+        let called_at = test_frame.and_then(|f| {
+            sink.report(Finding {
+                confidence: TEST_FRAME_CONFIDENCE,
+                ..python_finding(&f.file, f.line, kind, message, test)
+            })
+        });
+        if !block.test_is_final
             && let Some(short) = block.test
         {
-            self.pending_names.push((i, short));
+            for i in [raised_at, called_at].into_iter().flatten() {
+                self.pending_names.push((i, short.clone()));
+            }
         }
     }
 
@@ -904,6 +945,13 @@ fn section_title(line: &str) -> Option<&str> {
 
 /// The test a pytest section's header names, as a short name: `test_x` for `ERROR at setup of
 /// test_x` (a fixture's error), none for `ERROR collecting path` (no test ran).
+/// The function of a test named by pytest's short name (`Class.test_x[1.5-a]`) or unittest's
+/// id (`tests.test_mod.Class.test_x`): `test_x`.
+fn test_function(test: &str) -> &str {
+    let name = &test[..test.find('[').unwrap_or(test.len())];
+    name.rsplit('.').next().unwrap_or(name)
+}
+
 fn section_test(title: &str) -> Option<String> {
     if title.starts_with("ERROR collecting ") {
         return None;
@@ -1635,7 +1683,14 @@ toolz/dicttoolz.py:338: LookupError
             .into_iter()
             .map(|(file, line, _, message)| (file, line, message))
             .collect();
-        assert_eq!(places, [("toolz/dicttoolz.py", 338, "KeyError: 'port'")]);
+        // And the test's line that called there, where the chained error's traceback starts.
+        assert_eq!(
+            places,
+            [
+                ("toolz/dicttoolz.py", 338, "KeyError: 'port'"),
+                ("toolz/tests/test_chain.py", 9, "KeyError: 'port'")
+            ]
+        );
     }
 
     /// From a review: `python -m doctest`'s `Expected:` block shows the traceback the example
@@ -1816,7 +1871,11 @@ During handling of the above exception, another exception occurred:
             )]
         };
         assert_eq!(findings(script), key_error(None));
-        assert_eq!(findings(pytest), key_error(Some("test_tasks.py::test_fetch_all")));
+        // The test's own line called the group's tasks: a second place.
+        let test = Some("test_tasks.py::test_fetch_all".to_owned());
+        let mut in_test = key_error(test.as_deref());
+        in_test.push(("test_tasks.py".to_owned(), 5, "KeyError: 'pear'".to_owned(), test));
+        assert_eq!(findings(pytest), in_test);
         // The inner group's sub-exceptions have no traceback of their own: the group's raise is
         // the place of each. (The outer group's own KeyError, after the inner group's boxes, is
         // not read: its start is the inner group's.)
@@ -1885,6 +1944,8 @@ FAILED test_two.py::test_plain_group - ExceptionGroup: several (2 sub-excepti...
             crate::parse::report_tests(&parsed),
             [
                 ("app/two.py", 5, "ValueError: bad 1", Some("test_two.py::test_mixed")),
+                // The test's line, once for both (one place, one type).
+                ("test_two.py", 6, "ValueError: bad 1", Some("test_two.py::test_mixed")),
                 ("app/two.py", 15, "KeyError: 'plum'", Some("test_two.py::test_mixed")),
                 (
                     "test_two.py",

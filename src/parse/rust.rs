@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::look::Look;
-use super::{Finding, Rank, Sink, TestOutcome, has_byte, split_location, split_word};
+use super::{Finding, Rank, Sink, TEST_FRAME_CONFIDENCE, TestOutcome, has_byte, split_location, split_word};
 use crate::api::shared::ErrorType;
 
 static RUFF_HEADER: LazyLock<Regex> =
@@ -33,11 +33,16 @@ enum Header {
     },
 }
 
-/// A panic whose own location is not the project's (it panicked inside `core` or a dependency):
-/// the first project frame of its backtrace is where the bug is.
-struct Unplaced {
+/// A panic's backtrace (`RUST_BACKTRACE=1`), or the lines where one may start. A panic whose own
+/// location is not the project's (it panicked inside `core` or a dependency) is placed at the
+/// first project frame; the test's own frame, further out, is the call that led there.
+struct Backtrace {
     test: String,
     message: String,
+    /// Where the panic was placed: its own location, or its first project frame.
+    site: Option<(String, u32)>,
+    /// The last function line names the test's function (`crate::tests::name`, or its closure).
+    in_test_function: bool,
     /// Backtrace lines read so far: a backtrace that never names the project is given up.
     lines: u32,
 }
@@ -67,7 +72,7 @@ pub(crate) struct Rust {
     header: Option<Header>,
     /// A panic waiting for its message on the next line.
     panic: Option<(String, String, u32)>,
-    unplaced: Option<Unplaced>,
+    backtrace: Option<Backtrace>,
     doctest: Option<Doctest>,
     /// The test whose output follows (`---- tests::name stdout ----` in `cargo test`'s failures).
     failing_test: Option<String>,
@@ -83,7 +88,7 @@ impl Rust {
             return false;
         };
         // A diagnostic's header waits for its location on the next line, whatever that line is.
-        if self.unplaced.is_some() || self.panic.is_some() || self.header.is_some() {
+        if self.backtrace.is_some() || self.panic.is_some() || self.header.is_some() {
             return true;
         }
         let line = look.line;
@@ -108,21 +113,15 @@ impl Rust {
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
-        if let Some(unplaced) = self.unplaced.as_mut() {
-            // `      at ./src/lib.rs:18:5` under a `  7: crate::function` line.
-            if let Some(at) = line.trim_start().strip_prefix("at ")
-                && line.starts_with("  ")
-                && let Some((file, n, _)) = split_location(at)
-                && sink.is_project_file(file)
-            {
-                let u = self.unplaced.take().expect("a panic to place");
-                report_panic(sink, file, n, &u.test, &u.message);
+        if let Some(backtrace) = self.backtrace.as_mut() {
+            if backtrace.frame(line, sink) {
+                self.backtrace = None;
                 return;
             }
-            unplaced.lines += 1;
+            backtrace.lines += 1;
             let in_backtrace = line.starts_with(' ') || line == "stack backtrace:";
-            if !in_backtrace || unplaced.lines > MAX_BACKTRACE_LINES {
-                self.unplaced = None;
+            if !in_backtrace || backtrace.lines > MAX_BACKTRACE_LINES {
+                self.backtrace = None;
             } else {
                 return;
             }
@@ -143,24 +142,24 @@ impl Rust {
             }
             if !sink.is_project_file(&file) {
                 record_panicked(sink, &test);
-                self.unplaced = Some(Unplaced {
-                    test,
-                    message,
-                    lines: 0,
-                });
+                self.backtrace = Some(Backtrace::new(test, message, None));
                 return;
             }
             sink.report(Finding {
                 file: &file,
                 line: n,
                 error_type: ErrorType::Logic,
-                message: Cow::Owned(message),
+                message: Cow::Borrowed(&message),
                 test: (test != "main").then_some(test.as_str()),
                 confidence: 0.95,
                 rank: Rank::Error,
                 diagnostic: false,
             });
             record_panicked(sink, &test);
+            // A backtrace may follow, with the test's own frame further out.
+            if test != "main" && !sink.is_test_file(&file) {
+                self.backtrace = Some(Backtrace::new(test, message, Some((file, n))));
+            }
         }
         match first {
             b'e' | b'w' if line.starts_with("error") || line.starts_with("warning") => {
@@ -295,17 +294,74 @@ fn record_panicked(sink: &mut Sink<'_>, test: &str) {
     }
 }
 
-fn report_panic(sink: &mut Sink<'_>, file: &str, line: u32, test: &str, message: &str) {
+fn report_panic(sink: &mut Sink<'_>, file: &str, line: u32, test: &str, message: &str, confidence: f64) {
     sink.report(Finding {
         file,
         line,
         error_type: ErrorType::Logic,
         message: Cow::Borrowed(message),
         test: (test != "main").then_some(test),
-        confidence: 0.9,
+        confidence,
         rank: Rank::Error,
         diagnostic: false,
     });
+}
+
+impl Backtrace {
+    fn new(test: String, message: String, site: Option<(String, u32)>) -> Self {
+        Backtrace {
+            test,
+            message,
+            site,
+            in_test_function: false,
+            lines: 0,
+        }
+    }
+
+    /// Reads a backtrace's line: a function (`  7: crate::tests::name`) or its place (`      at
+    /// ./src/lib.rs:18:5`). The first project place is the panic's when its own was not; when
+    /// that is in the code the test calls, a place in the test's function or in a test file,
+    /// another than the panic's, is the test's frame. Returns whether the backtrace has nothing
+    /// more to give.
+    fn frame(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
+        let trimmed = line.trim_start();
+        if !line.starts_with("  ") {
+            return false;
+        }
+        let Some(at) = trimmed.strip_prefix("at ") else {
+            if let Some((index, function)) = trimmed.split_once(": ")
+                && index.bytes().all(|b| b.is_ascii_digit())
+            {
+                self.in_test_function = names_test_function(function, &self.test);
+            }
+            return false;
+        };
+        let Some((file, n, _)) = split_location(at).filter(|(file, ..)| sink.is_project_file(file)) else {
+            return false;
+        };
+        let Some(site) = &self.site else {
+            report_panic(sink, file, n, &self.test, &self.message, 0.9);
+            self.site = Some((file.to_owned(), n));
+            return self.test == "main" || sink.is_test_file(file);
+        };
+        if (self.in_test_function || sink.is_test_file(file)) && (site.0.as_str(), site.1) != (file, n) {
+            report_panic(sink, file, n, &self.test, &self.message, TEST_FRAME_CONFIDENCE);
+            return true;
+        }
+        self.in_test_function
+    }
+}
+
+/// Whether a backtrace's function (`crate::tests::name`, its closure `name::{{closure}}` or
+/// `name::{closure#0}`; not `<F as FnOnce>::call_once`) is the test `test`'s (`tests::name`).
+fn names_test_function(function: &str, test: &str) -> bool {
+    let function = function.trim_end();
+    let function = match function.rfind("::{") {
+        Some(at) if function.ends_with('}') => &function[..at],
+        _ => function,
+    };
+    let test = test.rsplit("::").next().unwrap_or(test);
+    function == test || function.strip_suffix(test).is_some_and(|head| head.ends_with("::"))
 }
 
 /// `test tests::name ... ok`: the test's name and its outcome word, as
@@ -602,6 +658,35 @@ mod tests {
             prop_assert_eq!(rustc_message(&text), by_regex, "{:?}", text);
             let by_regex = RUFF_HEADER.captures(&text).map(|c| (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str()));
             prop_assert_eq!(ruff_header(&text), by_regex, "{:?}", text);
+        }
+    }
+
+    /// A backtrace's frame is the test's when its function is the test's, or the test's closure
+    /// as either edition names it; a function that merely ends with the test's name is not.
+    #[test]
+    fn a_backtrace_frame_names_the_test_s_function() {
+        for function in [
+            "test_unindent::unindent_long_indent",
+            "test_unindent::unindent_long_indent::{{closure}}",
+            "strsim::tests::hamming_diff::{closure#0}",
+            "unindent_long_indent",
+        ] {
+            let test = if function.starts_with("strsim") {
+                "tests::hamming_diff"
+            } else {
+                "unindent_long_indent"
+            };
+            assert!(super::names_test_function(function, test), "{function}");
+        }
+        for function in [
+            "unindent::not_unindent_long_indent",
+            "<F as core::ops::function::FnOnce<()>>::call_once",
+            "test::run_test",
+        ] {
+            assert!(
+                !super::names_test_function(function, "unindent_long_indent"),
+                "{function}"
+            );
         }
     }
 

@@ -25,8 +25,8 @@ use super::json_stream::{JsonStream, Piece, Role, Shape, Status, Tag};
 use super::lint::{mypy_type, pylint_type, pyright_finding};
 use super::rust::{lint_finding_type, rustc_type};
 use super::xml_stream::{Flow, XmlPiece, XmlStream};
-use super::{Finding, MAX_REPORTS, Parser, Rank, Sink, TestOutcome};
-use crate::api::shared::ErrorType;
+use super::{Finding, MAX_REPORTS, Parser, Rank, Sink, TEST_FRAME_CONFIDENCE, TestOutcome};
+use crate::api::shared::{BugReport, ErrorType};
 
 /// Most reports one structured document adds, so that a huge lint report leaves room for the
 /// failures after it.
@@ -731,10 +731,20 @@ fn failure_text(text: &str, test: &str, pytest: bool, all: bool, sink: &mut Sink
     parser.block(text);
     let found = parser.finish();
     let mut any = false;
-    for r in found
+    // One failure's text gives its first report, and the second place the same error has at the
+    // test's own frame when it was raised below the test.
+    let first_message = found.reports.first().map(|r| r.message.clone());
+    let failure_s_own = |i: usize, r: &BugReport| {
+        i == 0
+            || r.confidence_score == Some(TEST_FRAME_CONFIDENCE)
+                && first_message.as_ref().is_some_and(|m| *m == r.message)
+    };
+    for (_, r) in found
         .reports
         .into_iter()
-        .take(if all { MAX_DOCUMENT_REPORTS } else { 1 })
+        .enumerate()
+        .filter(|(i, r)| all || failure_s_own(*i, r))
+        .take(if all { MAX_DOCUMENT_REPORTS } else { 2 })
     {
         any |= sink
             .report(Finding {
