@@ -8,6 +8,7 @@
 //! | turbo                               | `calc:test: cache miss, executing 5a6b…`, or npm's header `calc:test: > calc@1.0.0 test` | `calc:test: ` |
 //! | lerna and nx `--stream`             | `calc: > calc@1.0.0 test` (npm's header) | `calc: `        |
 //! | yarn `workspaces foreach -p`        | `[calc]: ` and a package folder `calc/`  | `[calc]: `      |
+//! | npm `--workspaces` / `-w`           | `> calc@1.0.0 test` (npm's header), no prefix: one package after another | none |
 //!
 //! A prefix is taken off only once the log showed it for what it is (a script starting, the
 //! package manager's header naming the same package, turbo's cache line, or, for yarn, which
@@ -42,11 +43,16 @@ const MAX_PREFIX: usize = 256;
 struct Prefix {
     text: String,
     folder: String,
+    /// The package is named by npm's header before its script's output, not by a prefix on each
+    /// line (`text` is its header): its lines are those up to the next header.
+    headed: bool,
 }
 
 #[derive(Default)]
 pub(crate) struct Runners {
     prefixes: Vec<Prefix>,
+    /// The package whose script npm runs now (`npm test --workspaces`), by its header.
+    headed: Option<usize>,
     /// Inside a test's output that cargo-nextest captured and indents.
     nextest_output: bool,
 }
@@ -59,6 +65,10 @@ impl Runners {
         if self.prefixes.len() >= MAX_RUNNER_PREFIXES {
             return;
         }
+        if line.starts_with("> ") {
+            self.note_header(line, workspace);
+            return;
+        }
         let pnpm = if script_start { pnpm_script_start(line) } else { None };
         let learnt = pnpm.or_else(|| match line.as_bytes().first() {
             Some(b'[') => yarn_prefix(line, workspace),
@@ -68,8 +78,37 @@ impl Runners {
             && text.len() <= MAX_PREFIX
             && !self.prefixes.iter().any(|p| p.text == text)
         {
-            self.prefixes.push(Prefix { text, folder });
+            self.prefixes.push(Prefix {
+                text,
+                folder,
+                headed: false,
+            });
         }
+    }
+
+    /// npm's header of a script, `> calc@1.0.0 test`, with no runner's prefix before it: the
+    /// lines after it, up to the next header, are that package's (`npm test --workspaces` runs
+    /// one package's script after another). The root package's, or one the repository does not
+    /// name, ends the last package's lines.
+    fn note_header(&mut self, line: &str, workspace: &Workspace) {
+        // The command line under the header (`> jest --ci`) is no header.
+        let Some(name) = npm_header_package(line) else {
+            return;
+        };
+        let folder = workspace.package_folder(name).filter(|folder| !folder.is_empty());
+        self.headed = folder.and_then(|folder| {
+            if let Some(i) = self.prefixes.iter().position(|p| p.headed && p.folder == folder) {
+                return Some(i);
+            }
+            (self.prefixes.len() < MAX_RUNNER_PREFIXES).then(|| {
+                self.prefixes.push(Prefix {
+                    text: line.to_owned(),
+                    folder,
+                    headed: true,
+                });
+                self.prefixes.len() - 1
+            })
+        });
     }
 
     /// Whether no prefix was learnt and no captured output of nextest's is being read: then a
@@ -83,15 +122,18 @@ impl Runners {
     /// and the index of the package's prefix ([`Runners::folder`] gives its folder). `raw`: the
     /// line before cleaning.
     pub(crate) fn strip<'a>(&mut self, line: Cow<'a, str>, raw: &str) -> (Cow<'a, str>, Option<usize>) {
-        let package = self.prefixes.iter().position(|p| line.starts_with(p.text.as_str()));
-        let line = match package {
+        let prefixed = self
+            .prefixes
+            .iter()
+            .position(|p| !p.headed && line.starts_with(p.text.as_str()));
+        let line = match prefixed {
             Some(i) => {
                 let start = self.prefixes[i].text.len();
                 cut_front(line, start)
             }
             None => line,
         };
-        (self.nextest(line, raw), package)
+        (self.nextest(line, raw), prefixed.or(self.headed))
     }
 
     /// The folder of the package whose prefix is the `i`th learnt (empty when not known).
@@ -139,6 +181,8 @@ pub(crate) fn may_be_nextest_heading(line: &[u8]) -> bool {
 pub(crate) fn may_show_a_prefix(line: &[u8]) -> bool {
     match line.first() {
         Some(b'[') => true,
+        // npm's header of a script: `> calc@1.0.0 test`.
+        Some(b'>') => line.get(1) == Some(&b' ') && line.get(2).is_some_and(|&b| is_name_byte(b)),
         Some(b'a'..=b'z' | b'0'..=b'9' | b'@' | b'.') => memchr::memchr(b':', line).is_some_and(|c| {
             matches!(line.get(c + 1), Some(b' ' | b'a'..=b'z' | b'A'..=b'Z'))
                 && line[..c].iter().all(|&b| is_name_byte(b))
@@ -251,6 +295,18 @@ fn yarn_prefix(line: &str, workspace: &Workspace) -> Option<(String, String)> {
 /// not known.
 fn package_folder(workspace: &Workspace, name: &str) -> String {
     workspace.package_folder(name).unwrap_or_default()
+}
+
+/// The package npm's header of a script names: `> calc@1.0.0 test`, `> @acme/ui@2.1.0-rc.1
+/// test:unit` (not its command line, `> jest --ci`, nor pytest's `>` before a failing line).
+fn npm_header_package(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("> ")?;
+    let at = rest.get(1..)?.find('@')? + 1;
+    let (name, rest) = (&rest[..at], &rest[at + 1..]);
+    let (version, script) = rest.split_once(' ')?;
+    let version_like = version.as_bytes().first().is_some_and(u8::is_ascii_digit) && !version.contains(' ');
+    let script = script.trim_end();
+    (is_package_name(name) && version_like && !script.is_empty() && is_script_name(script)).then_some(name)
 }
 
 /// pnpm's `<package folder> <script>$ <command>`: the prefix `<package folder> <script>: ` of the
@@ -634,6 +690,144 @@ kleur:
         assert_eq!(
             with_example.package_folder("@acme/utils").as_deref(),
             Some("packages/utils")
+        );
+    }
+
+    /// `npm test --workspaces` (npm 11, an outsider trial's monorepo of leven 3.1.0 and
+    /// word-wrap 1.2.5 in `packages/wordwrap`): no prefix on any line, only npm's header before each
+    /// package's script. The lines after a header are that package's, so `index.js`, which both
+    /// packages have, resolves in the package the header names (by its manifest).
+    #[test]
+    fn npm_s_workspace_headers_place_the_package_s_paths() {
+        let log = "\
+> leven@3.1.0 test
+> jest --rootDir .
+
+FAIL test/leven.test.js
+  leven
+    ✓ identical strings (2 ms)
+    ✕ leven(a, b) is 1 (1 ms)
+    ✕ leven(ab, ac) is 1 (1 ms)
+    ✕ leven(kitten, sitting) is 3
+    ✕ leven(xabxcdxxefxgx, 1ab2cd34ef5g6) is 6
+    ✓ empty string
+
+  ● leven › leven(a, b) is 1
+
+    expect(received).toBe(expected) // Object.is equality
+
+    Expected: 1
+    Received: 2
+
+      12 |     ['xabxcdxxefxgx', '1ab2cd34ef5g6', 6],
+      13 |   ])('leven(%s, %s) is %i', (a, b, expected) => {
+    > 14 |     expect(leven(a, b)).toBe(expected);
+         |                         ^
+      15 |   });
+      16 |
+      17 |   test('empty string', () => {
+
+      at toBe (test/leven.test.js:14:25)
+
+> word-wrap@1.2.5 test
+> jest --rootDir .
+
+FAIL test/wrap.test.js
+  wrap
+    ✓ wraps at the width (2 ms)
+    ✕ trims trailing spaces
+    ✕ keeps explicit newlines (1 ms)
+    ✓ escapes each line
+
+  ● wrap › trims trailing spaces
+
+    TypeError: str.substring is not a function
+
+      12 |     lastChar = str[--lastCharPos];
+      13 |   }
+    > 14 |   return str.substring(0, lastCharPos + 1);
+         |              ^
+      15 | }
+      16 |
+      17 | function trimTabAndSpaces(str) {
+
+      at substring (index.js:14:14)
+      at trimEnd (index.js:19:44)
+          at Array.map (<anonymous>)
+      at map (index.js:19:30)
+      at trimTabAndSpaces (index.js:54:14)
+      at Object.wrap (test/wrap.test.js:10:17)
+
+  ● wrap › keeps explicit newlines
+
+    ReferenceError: stripNewline is not defined
+
+      46 |   var result = indent + lines.map(function(line) {
+      47 |     if (line.slice(-1) === '\\n') {
+    > 48 |       line = stripNewline(line);
+         |       ^
+      49 |     }
+      50 |     return escape(line);
+      51 |   }).join(newline);
+
+      at line (index.js:48:7)
+          at Array.map (<anonymous>)
+      at map (index.js:46:31)
+      at Object.wrap (test/wrap.test.js:15:17)
+
+Test Suites: 1 failed, 1 total
+Tests:       2 failed, 2 passed, 4 total
+Snapshots:   0 total
+Time:        0.247 s
+Ran all test suites.
+npm error Lifecycle script `test` failed with error:
+npm error code 1
+npm error path /work/heldout17/projects/jsmono/packages/wordwrap
+npm error workspace word-wrap@1.2.5
+";
+        let files: Vec<String> = [
+            "package.json",
+            "packages/leven/package.json",
+            "packages/leven/index.js",
+            "packages/leven/test/leven.test.js",
+            "packages/wordwrap/package.json",
+            "packages/wordwrap/index.js",
+            "packages/wordwrap/test/wrap.test.js",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let read = |path: &str| {
+            let name = match path {
+                "package.json" => "jsmono",
+                "packages/leven/package.json" => "leven",
+                "packages/wordwrap/package.json" => "word-wrap",
+                _ => return None,
+            };
+            Some(format!(r#"{{"name": "{name}"}}"#).into_bytes())
+        };
+        let workspace = Workspace::new("/w").with_files(files).with_package_manifests(read);
+        let parsed = crate::parse::parse(log, &workspace);
+        // Each package's formats hold their own failure open until its end (order aside).
+        let mut got = places(&parsed);
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            [
+                ("packages/leven/test/leven.test.js", 14),
+                ("packages/wordwrap/index.js", 14),
+                ("packages/wordwrap/index.js", 48),
+                ("packages/wordwrap/test/wrap.test.js", 10),
+                ("packages/wordwrap/test/wrap.test.js", 15)
+            ],
+            "{:#?}",
+            parsed.reports
+        );
+        // npm's command line under a header, and pytest's `>` before a failing line, name none.
+        assert_eq!(super::npm_header_package("> jest --rootDir ."), None);
+        assert_eq!(super::npm_header_package(">       assert total(1) == 2"), None);
+        assert_eq!(
+            super::npm_header_package("> @acme/ui@2.1.0-rc.1 test:unit"),
+            Some("@acme/ui")
         );
     }
 
