@@ -45,6 +45,9 @@ struct Panic {
     /// The outermost frame in a test file read so far: the test's own call that led to the
     /// panic.
     test_frame: Option<(String, u32)>,
+    /// The last line was `created by ...`: the frame that follows is where the goroutine was
+    /// started, not a call on its stack.
+    creator_next: bool,
     /// The `goroutine N [running]:` line was read. Before it come the message's other lines and
     /// the runtime's (`[signal SIGSEGV: segmentation violation ...]`); after it, the stack,
     /// which the first line of another kind ends.
@@ -426,6 +429,7 @@ impl Go {
                 site: None,
                 under_panic_call: false,
                 test_frame: None,
+                creator_next: false,
                 in_stack: false,
                 lines_before_stack: 0,
             });
@@ -442,11 +446,12 @@ impl Go {
                     if panic.site.is_none() || panic.under_panic_call {
                         panic.site = Some((file.to_owned(), n));
                     }
-                    if sink.is_test_file(file) {
+                    if sink.is_test_file(file) && !panic.creator_next {
                         panic.test_frame = Some((file.to_owned(), n));
                     }
                     panic.under_panic_call = false;
                 }
+                panic.creator_next = false;
                 return;
             }
             if line.starts_with("panic(") {
@@ -465,6 +470,7 @@ impl Go {
                 // No stack came: the panic said no place.
                 self.panic = None;
             } else if line.starts_with("created by ") || is_function_line(line) {
+                panic.creator_next = line.starts_with("created by ");
                 return;
             } else {
                 // The stack is over: this line is read as any other.
@@ -1552,6 +1558,33 @@ exit status 1
             "[It] Cache increments an int"
         );
         assert_eq!(super::ginkgo_spec_name("[It] stands alone"), "[It] stands alone");
+    }
+
+    /// A panic in a goroutine the test started (go 1.26, a reviewer's package): the test's frame
+    /// is the closure's call on the goroutine's stack, not the `created by` line that started it.
+    #[test]
+    fn a_goroutine_s_panic_is_placed_at_the_test_s_call_not_where_it_was_started() {
+        let log = "\
+panic: runtime error: invalid memory address or nil pointer dereference
+[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x52efc4]
+
+goroutine 7 [running]:
+example.com/shop/cart.Total(...)
+	/tmp/review2/go/cart/cart.go:8
+example.com/shop/cart.TestGo.func1()
+	/tmp/review2/go/cart/go_test.go:13 +0x44
+created by example.com/shop/cart.TestGo in goroutine 6
+	/tmp/review2/go/cart/go_test.go:11 +0x65
+FAIL	example.com/shop/cart	0.004s
+FAIL
+";
+        let parsed = parse(log, &Workspace::new("/tmp/review2/go"));
+        let places = super::super::report_places(&parsed);
+        assert_eq!(
+            places,
+            [("cart/cart.go", 8, None), ("cart/go_test.go", 13, None)],
+            "{log}"
+        );
     }
 
     #[test]

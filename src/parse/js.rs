@@ -186,6 +186,9 @@ impl Js {
                 // vitest's failed test when nothing indents it: `FAIL  a.test.js > suite > test`;
                 // jasmine's failures.
                 || first == b'F' && (look.line.starts_with("FAIL ") || look.line == "Failures:")
+                // jest's other suite lines and its summary, which end the suite `FAIL` named.
+                || first == b'P' && look.line.starts_with("PASS ")
+                || first == b'T' && look.line.starts_with("Test Suites:")
                 || first == b'S' && look.line.starts_with("Suite error: ")
                 // eslint `compact` and `unix`: a JS/TS path before the first colon.
                 || look.colon.is_some_and(|c| is_js_path(&look.line[..c]))

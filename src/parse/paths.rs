@@ -34,6 +34,7 @@ pub fn is_test_file(path: &str) -> bool {
         || path.contains("/test/")
         || path.contains("/__tests__/")
         || (name.starts_with("test_") && name.ends_with(".py"))
+        || name == "conftest.py"
         || name.ends_with("_test.py")
         || name.ends_with("_test.go")
         || name.contains(".test.")

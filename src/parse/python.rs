@@ -84,6 +84,9 @@ struct Block {
     /// shown before a chained error): only its first line has the `E`, the rest, its exception
     /// line too, are indented by four spaces.
     nested: bool,
+    /// A failing test's block: under pytest's header naming it, or a JUnit test case's failure
+    /// text ([`Python::begin_pytest_block`]).
+    of_a_test: bool,
     /// The next frame of pytest's is the first of the traceback (which starts at the test) or of
     /// a part chained to it ("During handling of the above exception"): the last part's first
     /// frame is the test's.
@@ -378,6 +381,7 @@ impl Python {
             self.section_has_headers = true;
             let test = section_test(title);
             self.block = Some(Block {
+                of_a_test: test.is_some(),
                 test,
                 part_start: true,
                 ..Block::default()
@@ -584,7 +588,7 @@ impl Python {
             let raised_in_project =
                 rest.trim_end() == "UnexpectedException" && block.frames.iter().any(|f| sink.is_project_file(&f.file));
             if block.frames.len() < MAX_FRAMES && !raised_in_project {
-                let is_test = (std::mem::take(&mut block.part_start) && block.test.is_some())
+                let is_test = (std::mem::take(&mut block.part_start) && block.of_a_test)
                     || rest
                         .strip_prefix("in ")
                         .is_some_and(|f| block.test.as_deref().is_some_and(|t| test_function(t) == f.trim_end()));
@@ -748,16 +752,16 @@ impl Python {
         let raised_at = sink.report(finding);
         // Raised in the code the test calls: the test's own line, the call that led there, is a
         // second place to look at (and shows the healer what the test expected).
+        let raised_at_frame = |f: &Frame| (f.file.as_str(), f.line) == (frame.file.as_str(), frame.line);
         let test_frame = (!syntax && !sink.is_test_file(&frame.file))
             .then(|| {
                 block
                     .frames
                     .iter()
                     .rev()
-                    .find(|f| f.is_test && sink.is_project_file(&f.file))
+                    .find(|f| f.is_test && !raised_at_frame(f) && sink.is_project_file(&f.file))
             })
-            .flatten()
-            .filter(|f| (f.file.as_str(), f.line) != (frame.file.as_str(), frame.line));
+            .flatten();
         let called_at = test_frame.and_then(|f| {
             sink.report(Finding {
                 confidence: TEST_FRAME_CONFIDENCE,
@@ -1559,7 +1563,11 @@ impl Python {
     pub(crate) fn begin_pytest_block(&mut self) {
         self.section = Section::Pytest;
         self.section_has_headers = true;
-        self.block = Some(Block::default());
+        self.block = Some(Block {
+            of_a_test: true,
+            part_start: true,
+            ..Block::default()
+        });
     }
 }
 

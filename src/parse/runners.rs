@@ -62,11 +62,12 @@ impl Runners {
     /// lines that hold a `$` (`script_start`: pnpm's script start has one, as the buffer's scan
     /// tells) and those [`may_show_a_prefix`] lets through.
     pub(crate) fn note(&mut self, line: &str, script_start: bool, workspace: &Workspace) {
-        if self.prefixes.len() >= MAX_RUNNER_PREFIXES {
-            return;
-        }
+        // A header switches to a package learnt before even when no more can be learnt.
         if line.starts_with("> ") {
             self.note_header(line, workspace);
+            return;
+        }
+        if self.prefixes.len() >= MAX_RUNNER_PREFIXES {
             return;
         }
         let pnpm = if script_start { pnpm_script_start(line) } else { None };
@@ -88,8 +89,11 @@ impl Runners {
 
     /// npm's header of a script, `> calc@1.0.0 test`, with no runner's prefix before it: the
     /// lines after it, up to the next header, are that package's (`npm test --workspaces` runs
-    /// one package's script after another). The root package's, or one the repository does not
-    /// name, ends the last package's lines.
+    /// one package's script after another). The root package's, one the repository does not
+    /// name (or one past the packages kept), or npm's own error at the end of the run (`npm
+    /// error`, `npm ERR!`) ends the last package's lines; a run whose last package passed has
+    /// no end, and its lines reach to the log's end (a path there resolves in the package's
+    /// folder first, and anywhere else when the folder has no such file).
     fn note_header(&mut self, line: &str, workspace: &Workspace) {
         // The command line under the header (`> jest --ci`) is no header.
         let Some(name) = npm_header_package(line) else {
@@ -122,6 +126,9 @@ impl Runners {
     /// and the index of the package's prefix ([`Runners::folder`] gives its folder). `raw`: the
     /// line before cleaning.
     pub(crate) fn strip<'a>(&mut self, line: Cow<'a, str>, raw: &str) -> (Cow<'a, str>, Option<usize>) {
+        if self.headed.is_some() && (line.starts_with("npm error ") || line.starts_with("npm ERR! ")) {
+            self.headed = None;
+        }
         let prefixed = self
             .prefixes
             .iter()
@@ -828,6 +835,135 @@ npm error workspace word-wrap@1.2.5
         assert_eq!(
             super::npm_header_package("> @acme/ui@2.1.0-rc.1 test:unit"),
             Some("@acme/ui")
+        );
+    }
+
+    /// `npm test --workspaces`, then the root's own pytest (a reviewer's monorepo: the root and
+    /// both packages have `calc.py` and `test_calc.py`): npm's error at the end of the last
+    /// package's run ends its lines, so the root's failure is placed at the root's files.
+    #[test]
+    fn npm_s_error_ends_the_last_package_s_lines() {
+        let log = "\n\
+> pkg-a@1.2.3 test
+> python3 -m pytest -p no:cacheprovider -q
+
+F                                                                        [100%]
+=================================== FAILURES ===================================
+__________________________________ test_div_a __________________________________
+
+    def test_div_a():
+>       assert div(1, 0)
+               ^^^^^^^^^
+
+test_calc.py:5: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
+
+a = 1, b = 0
+
+    def div(a, b):
+>       return a / b
+               ^^^^^
+E       ZeroDivisionError: division by zero
+
+calc.py:3: ZeroDivisionError
+=========================== short test summary info ============================
+FAILED test_calc.py::test_div_a - ZeroDivisionError: division by zero
+1 failed in 0.01s
+npm error Lifecycle script `test` failed with error:
+npm error code 1
+npm error path /tmp/review2/js/packages/a
+npm error workspace pkg-a@1.2.3
+npm error location /tmp/review2/js/packages/a
+npm error command failed
+npm error command sh -c python3 -m pytest -p no:cacheprovider -q
+
+
+> pkg-b@1.2.3 test
+> python3 -m pytest -p no:cacheprovider -q
+
+F                                                                        [100%]
+=================================== FAILURES ===================================
+__________________________________ test_div_b __________________________________
+
+    def test_div_b():
+>       assert div(1, 0)
+               ^^^^^^^^^
+
+test_calc.py:5: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
+
+a = 1, b = 0
+
+    def div(a, b):
+>       return a / b
+               ^^^^^
+E       ZeroDivisionError: division by zero
+
+calc.py:3: ZeroDivisionError
+=========================== short test summary info ============================
+FAILED test_calc.py::test_div_b - ZeroDivisionError: division by zero
+1 failed in 0.01s
+npm error Lifecycle script `test` failed with error:
+npm error code 1
+npm error path /tmp/review2/js/packages/b
+npm error workspace pkg-b@1.2.3
+npm error location /tmp/review2/js/packages/b
+npm error command failed
+npm error command sh -c python3 -m pytest -p no:cacheprovider -q
+F                                                                        [100%]
+=================================== FAILURES ===================================
+__________________________________ test_root ___________________________________
+
+    def test_root():
+>       assert div(2, 0)
+               ^^^^^^^^^
+
+test_calc.py:5: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
+
+a = 2, b = 0
+
+    def div(a, b):
+>       return a / b
+               ^^^^^
+E       ZeroDivisionError: division by zero
+
+calc.py:3: ZeroDivisionError
+=========================== short test summary info ============================
+FAILED test_calc.py::test_root - ZeroDivisionError: division by zero
+1 failed in 0.01s
+";
+        let mut files: Vec<String> = ["package.json", "calc.py", "test_calc.py"].map(str::to_owned).to_vec();
+        for package in ["a", "b"] {
+            for file in ["package.json", "calc.py", "test_calc.py"] {
+                files.push(format!("packages/{package}/{file}"));
+            }
+        }
+        let read = |path: &str| {
+            let name = match path {
+                "package.json" => "mono",
+                "packages/a/package.json" => "pkg-a",
+                "packages/b/package.json" => "pkg-b",
+                _ => return None,
+            };
+            Some(format!(r#"{{"name": "{name}"}}"#).into_bytes())
+        };
+        let workspace = Workspace::new("/tmp/review2/js")
+            .with_files(files)
+            .with_package_manifests(read);
+        let parsed = crate::parse::parse(log, &workspace);
+        let mut got = places(&parsed);
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            [
+                ("calc.py", 3),
+                ("packages/a/calc.py", 3),
+                ("packages/a/test_calc.py", 5),
+                ("packages/b/calc.py", 3),
+                ("packages/b/test_calc.py", 5),
+                ("test_calc.py", 5)
+            ]
         );
     }
 
