@@ -566,36 +566,37 @@ mod tests {
     use crate::parse::{Workspace, parse};
     use proptest::prelude::*;
 
-    /// dmypy 2.x (the fifteenth outsider trial's): mypy's parser names the indentation error in
-    /// words under the `syntax` code.
+    /// Each report's file, line and type.
+    fn typed_places(log: &str) -> Vec<(String, u32, String)> {
+        let parsed = parse(log, &Workspace::new("/w"));
+        crate::parse::report_findings(&parsed)
+            .into_iter()
+            .map(|(file, line, error_type, _)| (file.to_owned(), line, error_type))
+            .collect()
+    }
+
     /// mypy 2.4 `--pretty --show-column-numbers` (an outsider trial's jmespath 1.0.1): a message
     /// wrapped at the terminal's width puts its code on a line of its own; the words type it.
     #[test]
     fn mypy_s_pretty_message_whose_code_wrapped_is_typed_by_its_words() {
         let log = "jmespath/functions.py:166:16: error: Name \"decimal\" is not defined \n[name-defined]\n            return decimal.Decimal(abs(arg))\n                   ^~~~~~~\njmespath/visitor.py:95:16: error: \"None\" not callable  [misc]\n";
-        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
         assert_eq!(
-            crate::parse::report_findings(&parsed)
-                .into_iter()
-                .map(|(file, line, error_type, _)| (file, line, error_type))
-                .collect::<Vec<_>>(),
+            typed_places(log),
             [
-                ("jmespath/functions.py", 166, "Import".to_owned()),
-                ("jmespath/visitor.py", 95, "TypeError".to_owned())
+                ("jmespath/functions.py".to_owned(), 166, "Import".to_owned()),
+                ("jmespath/visitor.py".to_owned(), 95, "TypeError".to_owned())
             ]
         );
     }
 
+    /// dmypy 2.x (the fifteenth outsider trial's): mypy's parser names the indentation error in
+    /// words under the `syntax` code.
     #[test]
     fn mypy_s_indentation_error_is_indentation() {
         let log = "Daemon started\nsrc/cachetools/func.py:31: error: Unexpected indentation  [syntax]\n";
-        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
         assert_eq!(
-            crate::parse::report_findings(&parsed)
-                .into_iter()
-                .map(|(file, line, error_type, _)| (file, line, error_type))
-                .collect::<Vec<_>>(),
-            [("src/cachetools/func.py", 31, "Indentation".to_owned())]
+            typed_places(log),
+            [("src/cachetools/func.py".to_owned(), 31, "Indentation".to_owned())]
         );
     }
 
