@@ -796,7 +796,9 @@ impl Go {
             .into_iter()
             .chain(called_at.map(|place| (place, TEST_FRAME_CONFIDENCE)))
         {
-            sink.report(Finding {
+            // A raise site past its place's bound takes its test's line with it: a bug that
+            // fails hundreds of tests leaves room for the next bug.
+            let kept = sink.report(Finding {
                 file: &file,
                 line,
                 error_type: ErrorType::Logic,
@@ -806,6 +808,9 @@ impl Go {
                 rank: Rank::Error,
                 diagnostic: false,
             });
+            if kept.is_none() {
+                break;
+            }
         }
     }
 

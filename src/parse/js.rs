@@ -698,7 +698,9 @@ impl Js {
             .into_iter()
             .chain(called_at.map(|place| (place, TEST_FRAME_CONFIDENCE)))
         {
-            sink.report(Finding {
+            // A raise site past its place's bound takes its test's line with it: a bug that
+            // fails hundreds of tests leaves room for the next bug.
+            let kept = sink.report(Finding {
                 file: &file,
                 line,
                 error_type,
@@ -708,6 +710,9 @@ impl Js {
                 rank: Rank::Error,
                 diagnostic: false,
             });
+            if kept.is_none() {
+                break;
+            }
         }
     }
 

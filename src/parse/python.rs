@@ -762,7 +762,9 @@ impl Python {
                     .find(|f| f.is_test && !raised_at_frame(f) && sink.is_project_file(&f.file))
             })
             .flatten();
-        let called_at = test_frame.and_then(|f| {
+        // A raise site past its place's bound takes its test's line with it: a bug that fails
+        // hundreds of tests leaves room for the next bug.
+        let called_at = raised_at.and(test_frame).and_then(|f| {
             sink.report(Finding {
                 confidence: TEST_FRAME_CONFIDENCE,
                 ..python_finding(&f.file, f.line, kind, message, test)

@@ -145,7 +145,7 @@ impl Rust {
                 self.backtrace = Some(Backtrace::new(test, message, None));
                 return;
             }
-            sink.report(Finding {
+            let kept = sink.report(Finding {
                 file: &file,
                 line: n,
                 error_type: ErrorType::Logic,
@@ -156,8 +156,9 @@ impl Rust {
                 diagnostic: false,
             });
             record_panicked(sink, &test);
-            // A backtrace may follow, with the test's own frame further out.
-            if test != "main" && !sink.is_test_file(&file) {
+            // A backtrace may follow, with the test's own frame further out (not for a panic past
+            // its place's bound: room for the next bug).
+            if kept.is_some() && test != "main" && !sink.is_test_file(&file) {
                 self.backtrace = Some(Backtrace::new(test, message, Some((file, n))));
             }
         }
@@ -294,7 +295,14 @@ fn record_panicked(sink: &mut Sink<'_>, test: &str) {
     }
 }
 
-fn report_panic(sink: &mut Sink<'_>, file: &str, line: u32, test: &str, message: &str, confidence: f64) {
+fn report_panic(
+    sink: &mut Sink<'_>,
+    file: &str,
+    line: u32,
+    test: &str,
+    message: &str,
+    confidence: f64,
+) -> Option<usize> {
     sink.report(Finding {
         file,
         line,
@@ -304,7 +312,7 @@ fn report_panic(sink: &mut Sink<'_>, file: &str, line: u32, test: &str, message:
         confidence,
         rank: Rank::Error,
         diagnostic: false,
-    });
+    })
 }
 
 impl Backtrace {
@@ -354,10 +362,11 @@ impl Backtrace {
             return false;
         };
         let Some(site) = &self.site else {
-            report_panic(sink, file, n, &self.test, &self.message, 0.9);
+            let kept = report_panic(sink, file, n, &self.test, &self.message, 0.9);
             self.site = Some((file.to_owned(), n));
-            // Raised in the test itself: it has no other frame to give.
-            return self.test == "main" || self.in_test_function || sink.is_test_file(file);
+            // Raised in the test itself: it has no other frame to give. A site past its place's
+            // bound takes its test's line with it (room for the next bug).
+            return kept.is_none() || self.test == "main" || self.in_test_function || sink.is_test_file(file);
         };
         if (self.in_test_function || sink.is_test_file(file)) && (site.0.as_str(), site.1) != (file, n) {
             report_panic(sink, file, n, &self.test, &self.message, TEST_FRAME_CONFIDENCE);

@@ -758,6 +758,10 @@ fn failure_text(text: &str, test: &str, pytest: bool, all: bool, sink: &mut Sink
                 diagnostic: false,
             })
             .is_some();
+        // The failure's place past its bound takes its test's line with it.
+        if !all && !any {
+            break;
+        }
     }
     any
 }
