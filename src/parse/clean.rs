@@ -224,8 +224,9 @@ fn teamcity_prefix(line: &str) -> Option<usize> {
 }
 
 /// Where the tool's text starts after a CI timestamp prefix: GitHub Actions / GitLab
-/// (`2024-01-02T03:04:05.1234567Z `), Jenkins timestamper (`[2024-01-02T03:04:05.123Z] `) and
-/// clock prefixes with seconds (`[03:04:05] `, `03:04:05 `).
+/// (`2024-01-02T03:04:05.1234567Z `), Jenkins timestamper (`[2024-01-02T03:04:05.123Z] ` in a
+/// Pipeline, and its console's clock, `21:51:15  `, with two spaces) and clock prefixes with
+/// seconds (`[03:04:05] `, `03:04:05 `).
 fn strip_timestamp(line: &str) -> Option<usize> {
     let b = line.as_bytes();
     let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
@@ -235,7 +236,8 @@ fn strip_timestamp(line: &str) -> Option<usize> {
         (0, false)
     };
     let mut i = offset;
-    if digit(i) && digit(i + 1) && digit(i + 2) && digit(i + 3) && b.get(i + 4) == Some(&b'-') {
+    let dated = digit(i) && digit(i + 1) && digit(i + 2) && digit(i + 3) && b.get(i + 4) == Some(&b'-');
+    if dated {
         // ISO date and time.
         if !(digit(i + 5) && digit(i + 6) && b.get(i + 7) == Some(&b'-') && digit(i + 8) && digit(i + 9)) {
             return None;
@@ -263,7 +265,10 @@ fn strip_timestamp(line: &str) -> Option<usize> {
         i += 1;
     }
     if b.get(i) == Some(&b' ') {
-        Some(i + 1)
+        // Jenkins' Timestamper puts two spaces after a bare clock (`21:51:15  Started by`): both
+        // come off, and what the tool indented keeps its indentation.
+        let second = !dated && !bracket && b.get(i + 1) == Some(&b' ');
+        Some(i + 1 + usize::from(second))
     } else if i == b.len() {
         Some(i)
     } else {
@@ -298,6 +303,26 @@ mod tests {
             clean_line("\x1b[0Ksection_start:1700000000:test_job\r\x1b[0K$ pytest"),
             "$ pytest"
         );
+    }
+
+    /// Jenkins' Timestamper, as its documentation shows its console (`21:51:15  Started by user
+    /// anonymous`): two spaces after the clock, both taken off; a tool's indentation kept.
+    #[test]
+    fn jenkins_timestamper_s_clock_and_its_two_spaces_come_off() {
+        assert_cleaned(&[
+            ("21:51:15  Started by user anonymous", "Started by user anonymous"),
+            (
+                "03:04:05  idna/codec.py:11:4: W0237: Parameter 'input' has been renamed",
+                "idna/codec.py:11:4: W0237: Parameter 'input' has been renamed",
+            ),
+            ("03:04:08      at ./lib.rs:164:9", "    at ./lib.rs:164:9"),
+            // A third space is the tool's; one space after a clock, or two after a date or a
+            // bracket, take one off.
+            ("03:04:05   indented", " indented"),
+            ("03:04:05 ok", "ok"),
+            ("[03:04:05]  indented", " indented"),
+            ("2026-11-22T04:01:02.1234567Z  indented", " indented"),
+        ]);
     }
 
     /// Each raw line and what cleaning leaves of it.

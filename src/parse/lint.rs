@@ -533,7 +533,7 @@ pub(crate) fn mypy_type(code: &str, message: &str) -> ErrorType {
         "attr-defined" if message.starts_with("Module \"") => ErrorType::Import,
         // `--pretty` wraps a long message, and its code can go to a line of its own: the words
         // say what the code would.
-        "" if message.starts_with("Name \"") && message.trim_end().ends_with("\" is not defined") => ErrorType::Import,
+        "" if message.starts_with("Name \"") && message.contains("\" is not defined") => ErrorType::Import,
         "" if message.starts_with("Module \"") && message.contains("\" has no attribute \"") => ErrorType::Import,
         _ if message.starts_with("invalid syntax") => ErrorType::Syntax,
         _ if message.starts_with("Cannot find implementation or library stub")
@@ -575,16 +575,18 @@ mod tests {
             .collect()
     }
 
-    /// mypy 2.4 `--pretty --show-column-numbers` (an outsider trial's jmespath 1.0.1): a message
-    /// wrapped at the terminal's width puts its code on a line of its own; the words type it.
+    /// mypy 2.4 `--pretty --show-column-numbers` (two outsider trials' jmespath 1.0.1 and idna
+    /// 3.10): a message wrapped at the terminal's width puts its code, or the rest of the message
+    /// and the code, on a line of its own; the words type it.
     #[test]
     fn mypy_s_pretty_message_whose_code_wrapped_is_typed_by_its_words() {
-        let log = "jmespath/functions.py:166:16: error: Name \"decimal\" is not defined \n[name-defined]\n            return decimal.Decimal(abs(arg))\n                   ^~~~~~~\njmespath/visitor.py:95:16: error: \"None\" not callable  [misc]\n";
+        let log = "jmespath/functions.py:166:16: error: Name \"decimal\" is not defined \n[name-defined]\n            return decimal.Decimal(abs(arg))\n                   ^~~~~~~\njmespath/visitor.py:95:16: error: \"None\" not callable  [misc]\nidna/core.py:295:36: error: Name \"_punnycode\" is not defined; did you mean\n\"_punycode\"?  [name-defined]\n";
         assert_eq!(
             typed_places(log),
             [
                 ("jmespath/functions.py".to_owned(), 166, "Import".to_owned()),
-                ("jmespath/visitor.py".to_owned(), 95, "TypeError".to_owned())
+                ("jmespath/visitor.py".to_owned(), 95, "TypeError".to_owned()),
+                ("idna/core.py".to_owned(), 295, "Import".to_owned())
             ]
         );
     }

@@ -368,7 +368,13 @@ impl Backtrace {
             // bound takes its test's line with it (room for the next bug).
             return kept.is_none() || self.test == "main" || self.in_test_function || sink.is_test_file(file);
         };
-        if (self.in_test_function || sink.is_test_file(file)) && (site.0.as_str(), site.1) != (file, n) {
+        // One place printed two ways (`crates/fnv/lib.rs` by the panic, `./lib.rs` by the
+        // backtrace, relative to the crate) is one.
+        let (printed, in_crate) = (site.0.trim_start_matches("./"), file.trim_start_matches("./"));
+        let same_file = sink.relative(&site.0) == sink.relative(file)
+            || printed.ends_with(in_crate) && printed[..printed.len() - in_crate.len()].ends_with('/');
+        let elsewhere = site.1 != n || !same_file;
+        if (self.in_test_function || sink.is_test_file(file)) && elsewhere {
             report_panic(sink, file, n, &self.test, &self.message, TEST_FRAME_CONFIDENCE);
             return true;
         }
