@@ -104,11 +104,7 @@ impl Lint {
         if first == b'\t' || !has_byte(line, b':') {
             return;
         }
-        // ruff `grouped`: `path/to/file.py:` alone on its line.
-        if let Some(path) = line.strip_suffix(':')
-            && (path.ends_with(".py") || path.ends_with(".pyi"))
-            && !has_byte(path, b' ')
-        {
+        if let Some(path) = grouped_file_line(line) {
             self.grouped_file = Some(path.to_owned());
             return;
         }
@@ -208,8 +204,8 @@ impl Lint {
         pending.after += 1;
         if pending.after == 1 {
             // The source line; another diagnostic instead ends the wait, whichever tool's (a log
-            // cut after a message, then cargo's short diagnostics).
-            if split_location(line).is_some_and(|(path, ..)| path.contains('.')) {
+            // cut after a message, then cargo's short diagnostics), or ruff's `grouped` file.
+            if split_location(line).is_some_and(|(path, ..)| path.contains('.')) || grouped_file_line(line).is_some() {
                 self.syntax = None;
                 return false;
             }
@@ -356,6 +352,12 @@ fn pylint_bracketed(rest: &str) -> Option<(&str, &str, &str)> {
     let close = after_symbol.find(']')?;
     let message = after_symbol[close + 1..].strip_prefix(' ')?;
     (!message.contains('\n')).then_some((&inner[..5], &after_open[..symbol], message))
+}
+
+/// ruff `grouped`'s file, `path/to/file.py:` alone on its line: the path.
+fn grouped_file_line(line: &str) -> Option<&str> {
+    line.strip_suffix(':')
+        .filter(|path| (path.ends_with(".py") || path.ends_with(".pyi")) && !has_byte(path, b' '))
 }
 
 /// A row of ruff's `grouped` format, `  12:5  F401 [*] msg`: its line, code and message, as
@@ -588,6 +590,18 @@ mod tests {
                 ("jmespath/visitor.py".to_owned(), 95, "TypeError".to_owned()),
                 ("idna/core.py".to_owned(), 295, "Import".to_owned())
             ]
+        );
+    }
+
+    /// ruff's concise output cut mid-line (`path:14:5: F`, which reads as pyflakes' syntax error
+    /// waiting for its source line), then ruff's `grouped` output: its file's line is no source
+    /// line (a property test's find, on the golden logs `mono_ruff_concise` and `_grouped`).
+    #[test]
+    fn a_grouped_file_line_ends_a_cut_line_s_wait_for_its_source() {
+        let log = "ledger/report.py:14:5: F\nledger/report.py:\n  14:5  F841 Local variable `unused` is assigned to but never used\n";
+        assert_eq!(
+            typed_places(log),
+            [("ledger/report.py".to_owned(), 14, "Linting".to_owned())]
         );
     }
 

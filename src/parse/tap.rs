@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use super::js::{frame_place, js_type, node_frame};
 use super::look::Look;
-use super::{Finding, Rank, Sink, TestOutcome};
+use super::{Finding, Rank, Sink, TEST_FRAME_CONFIDENCE, TestOutcome};
 
 /// A failure being read: its test, and what its YAML block said so far.
 #[derive(Default)]
@@ -23,6 +23,8 @@ struct Failure {
     at: Option<(String, u32)>,
     /// The first frame of `stack:` in the project.
     stack: Option<(String, u32)>,
+    /// The outermost frame of `stack:` in a test file: the test's call that led to the error.
+    test_frame: Option<(String, u32)>,
     /// node's `location:`: where the test is.
     location: Option<(String, u32)>,
     /// tape's `operator:`; `error` when the test threw.
@@ -205,9 +207,12 @@ impl Tap {
             if !error.starts_with('|') && !error.starts_with('>') {
                 failure.error = Some(error.to_owned());
             }
-        } else if failure.stack.is_none() {
+        } else if let Some(place) = frame(trimmed.strip_prefix("at ").unwrap_or(trimmed), sink) {
             // A line of `stack: |-`: tape's `at fn (path:12:5)`, node's `fn (file:///path:12:5)`.
-            failure.stack = frame(trimmed.strip_prefix("at ").unwrap_or(trimmed), sink);
+            if sink.is_test_file(&place.0) {
+                failure.test_frame = Some(place.clone());
+            }
+            failure.stack.get_or_insert(place);
         }
     }
 
@@ -223,14 +228,22 @@ impl Tap {
         let threw = failure.operator.as_deref() == Some("error")
             || failure.name.as_deref().is_some_and(|n| n != "AssertionError");
         let place = if threw {
-            failure.stack.or(failure.at)
+            failure.stack.clone().or(failure.at)
         } else {
-            failure.at.or(failure.stack)
+            failure.at.or(failure.stack.clone())
         }
         .or(failure.location);
         let Some((file, line)) = place else {
             return;
         };
+        // Thrown in the code the test calls: the test's own line, the call that led there, is a
+        // second place to look at.
+        let called_at = failure.test_frame.filter(|place| {
+            threw
+                && failure.stack.as_ref() == Some(&(file.clone(), line))
+                && *place != (file.clone(), line)
+                && !sink.is_test_file(&file)
+        });
         let mut message = match (&failure.name, &failure.error) {
             (Some(name), Some(error)) => format!("{name}: {error}"),
             (Some(name), None) => format!("{name}: {}", failure.assertion),
@@ -243,16 +256,30 @@ impl Tap {
         {
             message.push_str(&format!(" (expected {expected}, actual {actual})"));
         }
-        sink.report(Finding {
+        let error_type = js_type(&message);
+        let kept = sink.report(Finding {
             file: &file,
             line,
-            error_type: js_type(&message),
-            message: Cow::Owned(message),
+            error_type,
+            message: Cow::Borrowed(&message),
             test: Some(&failure.test),
             confidence: 0.85,
             rank: Rank::Error,
             diagnostic: false,
         });
+        // A raise site past its place's bound takes its test's line with it.
+        if let (Some(_), Some((file, line))) = (kept, called_at) {
+            sink.report(Finding {
+                file: &file,
+                line,
+                error_type,
+                message: Cow::Owned(message),
+                test: Some(&failure.test),
+                confidence: TEST_FRAME_CONFIDENCE,
+                rank: Rank::Error,
+                diagnostic: false,
+            });
+        }
     }
 
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
@@ -325,6 +352,51 @@ fn frame(text: &str, sink: &Sink<'_>) -> Option<(String, u32)> {
 mod tests {
     use crate::api::shared::ErrorType;
     use crate::parse::{TestOutcome, Workspace, parse};
+
+    /// `node --test --test-reporter=tap` (Node 20.20.2, an outsider trial's flat 5.0.2): a
+    /// TypeError thrown in the code the test calls is placed at its first project frame and at
+    /// the test's own call, the outermost frame of the stack in a test file.
+    #[test]
+    fn a_thrown_error_is_placed_where_it_began_and_at_the_test_s_call() {
+        let log = "\
+TAP version 13
+# Subtest: unflatten nested keys
+not ok 2 - unflatten nested keys
+  ---
+  duration_ms: 0.181793
+  location: '/work/heldout18/projects/jsmono/packages/flat/test/node/flat.node.test.js:9:1'
+  failureType: 'testCodeFailure'
+  error: 'key.trimm is not a function'
+  code: 'ERR_TEST_FAILURE'
+  name: 'TypeError'
+  stack: |-
+    getkey (/work/heldout18/projects/jsmono/packages/flat/index.js:70:34)
+    /work/heldout18/projects/jsmono/packages/flat/index.js:119:16
+    Array.forEach (<anonymous>)
+    Function.unflatten (/work/heldout18/projects/jsmono/packages/flat/index.js:117:23)
+    TestContext.<anonymous> (/work/heldout18/projects/jsmono/packages/flat/test/node/flat.node.test.js:10:34)
+    Test.runInAsyncScope (node:async_hooks:206:9)
+    Test.run (node:internal/test_runner/test:796:25)
+    Test.processPendingSubtests (node:internal/test_runner/test:526:18)
+    Test.postRun (node:internal/test_runner/test:889:19)
+    Test.run (node:internal/test_runner/test:835:12)
+  ...
+1..2
+";
+        let parsed = parse(log, &Workspace::new("/work/heldout18/projects/jsmono"));
+        let places: Vec<_> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.confidence_score))
+            .collect();
+        assert_eq!(
+            places,
+            [
+                ("packages/flat/index.js", 70, Some(0.85)),
+                ("packages/flat/test/node/flat.node.test.js", 10, Some(0.8))
+            ]
+        );
+    }
 
     /// `node --test` (Node 20.20.2) on a failing assertion and a TypeError in the code under test:
     /// its output when it is not a terminal, TAP.
@@ -474,9 +546,12 @@ not ok 1 - first
     #[test]
     fn a_test_that_throws_is_placed_where_the_error_began_and_typed_by_it() {
         let parsed = parse(TAPE_THROWS, &Workspace::new("/w"));
-        assert_eq!(parsed.reports.len(), 1, "{:?}", parsed.reports);
+        // Where it began, and the test's call that led there (tape's stack goes on to it).
+        assert_eq!(parsed.reports.len(), 2, "{:?}", parsed.reports);
         let report = &parsed.reports[0];
         assert_eq!((report.file_path.as_str(), report.line_number), ("lib/m.js", 2));
+        let test_s = &parsed.reports[1];
+        assert_eq!((test_s.file_path.as_str(), test_s.line_number), ("test/tape.js", 4));
         assert_eq!(report.error_type, ErrorType::TypeError);
         assert_eq!(report.test_name.as_deref(), Some("fail on null input"));
         let second = parsed.tests.iter().find(|t| t.name == "second").map(|t| t.outcome);
@@ -506,7 +581,8 @@ not ok 1 - first
             places,
             [
                 ("test/m.test.js", 5, ErrorType::Logic),
-                ("lib/m.js", 5, ErrorType::TypeError)
+                ("lib/m.js", 5, ErrorType::TypeError),
+                ("test/m.test.js", 8, ErrorType::TypeError)
             ]
         );
         assert_eq!(parsed.reports[0].test_name.as_deref(), Some("totals prices"));
