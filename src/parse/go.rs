@@ -11,10 +11,7 @@ use serde::Deserialize;
 
 use super::look::Look;
 use super::outcome::InfraKind;
-use super::{
-    Finding, Marks, Needle, Rank, Sink, TEST_FRAME_CONFIDENCE, TestOutcome, has, has_byte, set_name, split_location,
-    split_word,
-};
+use super::{Finding, Marks, Needle, Rank, Sink, TestOutcome, has, has_byte, set_name, split_location, split_word};
 use crate::api::shared::ErrorType;
 
 static TEST_LOCATION: LazyLock<Regex> =
@@ -791,27 +788,19 @@ impl Go {
         let message = format!("panic: {message}");
         // Raised in the code the test calls: the test's own line, the call that led there, is a
         // second place to look at.
-        let called_at = test_frame.filter(|place| *place != site && !sink.is_test_file(&site.0));
-        for ((file, line), confidence) in [(site, 0.9)]
-            .into_iter()
-            .chain(called_at.map(|place| (place, TEST_FRAME_CONFIDENCE)))
-        {
-            // A raise site past its place's bound takes its test's line with it: a bug that
-            // fails hundreds of tests leaves room for the next bug.
-            let kept = sink.report(Finding {
-                file: &file,
-                line,
+        sink.report_raised(
+            Finding {
+                file: &site.0,
+                line: site.1,
                 error_type: ErrorType::Logic,
                 message: Cow::Borrowed(&message),
                 test: self.current_test.as_deref(),
-                confidence,
+                confidence: 0.9,
                 rank: Rank::Error,
                 diagnostic: false,
-            });
-            if kept.is_none() {
-                break;
-            }
-        }
+            },
+            test_frame.as_ref().map(|(file, line)| (file.as_str(), *line)),
+        );
     }
 
     /// Reports a testify failure whose table has ended.

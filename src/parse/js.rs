@@ -11,8 +11,7 @@ use regex::Regex;
 
 use super::look::{Look, is_ascii_space};
 use super::{
-    Finding, Needle, Rank, Sink, TEST_FRAME_CONFIDENCE, TestOutcome, has_byte, looks_like_source, row_place,
-    rsplit_once_byte, split_once_byte,
+    Finding, Needle, Rank, Sink, TestOutcome, has_byte, looks_like_source, row_place, rsplit_once_byte, split_once_byte,
 };
 use crate::api::shared::ErrorType;
 
@@ -691,29 +690,20 @@ impl Js {
         // Raised in the code the test calls: the test's own line, the call that led there, is a
         // second place to look at (not for a syntax error, which the test only loaded).
         let error_type = js_type(&message);
-        let called_at = failure
-            .test_frame
-            .filter(|place| *place != location && !sink.is_test_file(&location.0) && error_type != ErrorType::Syntax);
-        for ((file, line), confidence) in [(location, confidence)]
-            .into_iter()
-            .chain(called_at.map(|place| (place, TEST_FRAME_CONFIDENCE)))
-        {
-            // A raise site past its place's bound takes its test's line with it: a bug that
-            // fails hundreds of tests leaves room for the next bug.
-            let kept = sink.report(Finding {
-                file: &file,
-                line,
+        let called_at = failure.test_frame.as_ref().filter(|_| error_type != ErrorType::Syntax);
+        sink.report_raised(
+            Finding {
+                file: &location.0,
+                line: location.1,
                 error_type,
                 message: Cow::Borrowed(&message),
                 test: failure.test.as_deref(),
                 confidence,
                 rank: Rank::Error,
                 diagnostic: false,
-            });
-            if kept.is_none() {
-                break;
-            }
-        }
+            },
+            called_at.map(|(file, line)| (file.as_str(), *line)),
+        );
     }
 
     pub fn finish(&mut self, sink: &mut Sink<'_>) {

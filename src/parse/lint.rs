@@ -568,15 +568,6 @@ mod tests {
     use crate::parse::{Workspace, parse};
     use proptest::prelude::*;
 
-    /// Each report's file, line and type.
-    fn typed_places(log: &str) -> Vec<(String, u32, String)> {
-        let parsed = parse(log, &Workspace::new("/w"));
-        crate::parse::report_findings(&parsed)
-            .into_iter()
-            .map(|(file, line, error_type, _)| (file.to_owned(), line, error_type))
-            .collect()
-    }
-
     /// mypy 2.4 `--pretty --show-column-numbers` (two outsider trials' jmespath 1.0.1 and idna
     /// 3.10): a message wrapped at the terminal's width puts its code, or the rest of the message
     /// and the code, on a line of its own; the words type it.
@@ -584,7 +575,7 @@ mod tests {
     fn mypy_s_pretty_message_whose_code_wrapped_is_typed_by_its_words() {
         let log = "jmespath/functions.py:166:16: error: Name \"decimal\" is not defined \n[name-defined]\n            return decimal.Decimal(abs(arg))\n                   ^~~~~~~\njmespath/visitor.py:95:16: error: \"None\" not callable  [misc]\nidna/core.py:295:36: error: Name \"_punnycode\" is not defined; did you mean\n\"_punycode\"?  [name-defined]\n";
         assert_eq!(
-            typed_places(log),
+            crate::parse::report_types(&parse(log, &Workspace::new("/w"))),
             [
                 ("jmespath/functions.py".to_owned(), 166, "Import".to_owned()),
                 ("jmespath/visitor.py".to_owned(), 95, "TypeError".to_owned()),
@@ -600,7 +591,7 @@ mod tests {
     fn a_grouped_file_line_ends_a_cut_line_s_wait_for_its_source() {
         let log = "ledger/report.py:14:5: F\nledger/report.py:\n  14:5  F841 Local variable `unused` is assigned to but never used\n";
         assert_eq!(
-            typed_places(log),
+            crate::parse::report_types(&parse(log, &Workspace::new("/w"))),
             [("ledger/report.py".to_owned(), 14, "Linting".to_owned())]
         );
     }
@@ -611,7 +602,7 @@ mod tests {
     fn mypy_s_indentation_error_is_indentation() {
         let log = "Daemon started\nsrc/cachetools/func.py:31: error: Unexpected indentation  [syntax]\n";
         assert_eq!(
-            typed_places(log),
+            crate::parse::report_types(&parse(log, &Workspace::new("/w"))),
             [("src/cachetools/func.py".to_owned(), 31, "Indentation".to_owned())]
         );
     }

@@ -878,6 +878,33 @@ impl<'w> Sink<'w> {
         std::mem::replace(&mut self.marks, marks)
     }
 
+    /// Records a test's failure raised at `raised`'s place and, when that is in the code the test
+    /// calls (not a test file), the test's own frame that led there (`called_at`) as a second
+    /// place at [`TEST_FRAME_CONFIDENCE`]. A raise site past its place's bound takes its test's
+    /// line with it: a bug that fails hundreds of tests leaves room for the next bug. Returns
+    /// the index of each report ([`Sink::report`]).
+    pub(crate) fn report_raised<'a>(
+        &mut self,
+        raised: Finding<'a>,
+        called_at: Option<(&'a str, u32)>,
+    ) -> (Option<usize>, Option<usize>) {
+        let called_at =
+            called_at.filter(|&place| place != (raised.file, raised.line) && !self.is_test_file(raised.file));
+        let second = called_at.map(|(file, line)| Finding {
+            file,
+            line,
+            error_type: raised.error_type,
+            message: raised.message.clone(),
+            test: raised.test,
+            confidence: TEST_FRAME_CONFIDENCE,
+            rank: raised.rank,
+            diagnostic: raised.diagnostic,
+        });
+        let kept = self.report(raised);
+        let called = kept.and(second).and_then(|f| self.report(f));
+        (kept, called)
+    }
+
     /// Records a finding; returns the index of its report, or `None` when its file is not the
     /// project's code or the report limit is reached.
     pub fn report(&mut self, f: Finding<'_>) -> Option<usize> {

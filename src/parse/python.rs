@@ -13,10 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::look::{Look, is_ascii_space};
-use super::{
-    Finding, Needle, Rank, Sink, TEST_FRAME_CONFIDENCE, TestOutcome, has, has_byte, split_location, split_once_byte,
-    split_word,
-};
+use super::{Finding, Needle, Rank, Sink, TestOutcome, has, has_byte, split_location, split_once_byte, split_word};
 use crate::api::shared::ErrorType;
 
 static FILE_FRAME: LazyLock<Regex> =
@@ -748,12 +745,10 @@ impl Python {
             return;
         }
         let test = block.test.as_deref();
-        let finding = python_finding(&frame.file, frame.line, kind, message, test);
-        let raised_at = sink.report(finding);
         // Raised in the code the test calls: the test's own line, the call that led there, is a
         // second place to look at (and shows the healer what the test expected).
         let raised_at_frame = |f: &Frame| (f.file.as_str(), f.line) == (frame.file.as_str(), frame.line);
-        let test_frame = (!syntax && !sink.is_test_file(&frame.file))
+        let test_frame = (!syntax)
             .then(|| {
                 block
                     .frames
@@ -762,14 +757,10 @@ impl Python {
                     .find(|f| f.is_test && !raised_at_frame(f) && sink.is_project_file(&f.file))
             })
             .flatten();
-        // A raise site past its place's bound takes its test's line with it: a bug that fails
-        // hundreds of tests leaves room for the next bug.
-        let called_at = raised_at.and(test_frame).and_then(|f| {
-            sink.report(Finding {
-                confidence: TEST_FRAME_CONFIDENCE,
-                ..python_finding(&f.file, f.line, kind, message, test)
-            })
-        });
+        let (raised_at, called_at) = sink.report_raised(
+            python_finding(&frame.file, frame.line, kind, message, test),
+            test_frame.map(|f| (f.file.as_str(), f.line)),
+        );
         if !block.test_is_final
             && let Some(short) = block.test
         {

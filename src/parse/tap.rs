@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use super::js::{frame_place, js_type, node_frame};
 use super::look::Look;
-use super::{Finding, Rank, Sink, TEST_FRAME_CONFIDENCE, TestOutcome};
+use super::{Finding, Rank, Sink, TestOutcome};
 
 /// A failure being read: its test, and what its YAML block said so far.
 #[derive(Default)]
@@ -238,12 +238,10 @@ impl Tap {
         };
         // Thrown in the code the test calls: the test's own line, the call that led there, is a
         // second place to look at.
-        let called_at = failure.test_frame.filter(|place| {
-            threw
-                && failure.stack.as_ref() == Some(&(file.clone(), line))
-                && *place != (file.clone(), line)
-                && !sink.is_test_file(&file)
-        });
+        let called_at = failure
+            .test_frame
+            .as_ref()
+            .filter(|_| threw && failure.stack.as_ref() == Some(&(file.clone(), line)));
         let mut message = match (&failure.name, &failure.error) {
             (Some(name), Some(error)) => format!("{name}: {error}"),
             (Some(name), None) => format!("{name}: {}", failure.assertion),
@@ -256,30 +254,19 @@ impl Tap {
         {
             message.push_str(&format!(" (expected {expected}, actual {actual})"));
         }
-        let error_type = js_type(&message);
-        let kept = sink.report(Finding {
-            file: &file,
-            line,
-            error_type,
-            message: Cow::Borrowed(&message),
-            test: Some(&failure.test),
-            confidence: 0.85,
-            rank: Rank::Error,
-            diagnostic: false,
-        });
-        // A raise site past its place's bound takes its test's line with it.
-        if let (Some(_), Some((file, line))) = (kept, called_at) {
-            sink.report(Finding {
+        sink.report_raised(
+            Finding {
                 file: &file,
                 line,
-                error_type,
-                message: Cow::Owned(message),
+                error_type: js_type(&message),
+                message: Cow::Borrowed(&message),
                 test: Some(&failure.test),
-                confidence: TEST_FRAME_CONFIDENCE,
+                confidence: 0.85,
                 rank: Rank::Error,
                 diagnostic: false,
-            });
-        }
+            },
+            called_at.map(|(file, line)| (file.as_str(), *line)),
+        );
     }
 
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
