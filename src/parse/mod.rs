@@ -659,64 +659,82 @@ impl Formats {
     #[inline]
     fn text(&mut self, line: &str, sink: &mut Sink<'_>, offer_all: bool) {
         let look = Look::new(line, sink.marks);
-        if offer_all || outcome::wants(&look) {
+        if look.first == Some(b'#')
+            && let Some(output) = self.tap.comment_as_output(line)
+        {
+            // `node --test` prints what a test file wrote to stderr (the error that stopped it
+            // loading) as TAP comments: TAP reads the comment, the other formats the output.
+            if offer_all || self.tap.wants(&look) {
+                self.tap.line(line, sink);
+            }
+            self.offer(&Look::new(output, sink.marks), sink, offer_all, false);
+            return;
+        }
+        self.offer(&look, sink, offer_all, true);
+    }
+
+    /// Hands the line to each format that wants it (`tap`: TAP too).
+    #[inline]
+    fn offer(&mut self, look: &Look<'_>, sink: &mut Sink<'_>, offer_all: bool, tap: bool) {
+        let line = look.line;
+        if offer_all || outcome::wants(look) {
             outcome::line(line, sink);
         }
-        if offer_all || self.python.wants(&look) {
+        if offer_all || self.python.wants(look) {
             self.python.line(line, sink);
         }
-        if offer_all || self.rust.wants(&look) {
+        if offer_all || self.rust.wants(look) {
             self.rust.line(line, sink);
         }
-        if offer_all || self.go.wants(&look) {
+        if offer_all || self.go.wants(look) {
             self.go.line(line, sink);
         }
-        if offer_all || self.js.wants(&look) {
+        if offer_all || self.js.wants(look) {
             self.js.line(line, sink);
         }
-        if offer_all || self.lint.wants(&look) {
+        if offer_all || self.lint.wants(look) {
             self.lint.line(line, sink);
         }
-        if offer_all || self.tap.wants(&look) {
+        if tap && (offer_all || self.tap.wants(look)) {
             self.tap.line(line, sink);
         }
-        if offer_all || self.format_check.wants(&look) {
+        if offer_all || self.format_check.wants(look) {
             self.format_check.line(line, sink);
         }
-        if offer_all || self.esbuild.wants(&look) {
+        if offer_all || self.esbuild.wants(look) {
             self.esbuild.line(line, sink);
         }
-        if offer_all || self.rollup.wants(&look) {
+        if offer_all || self.rollup.wants(look) {
             self.rollup.line(line, sink);
         }
-        if offer_all || self.deno.wants(&look) {
+        if offer_all || self.deno.wants(look) {
             self.deno.line(line, sink);
         }
-        if offer_all || self.webpack.wants(&look) {
+        if offer_all || self.webpack.wants(look) {
             self.webpack.line(line, sink);
         }
-        if offer_all || self.ty.wants(&look) {
+        if offer_all || self.ty.wants(look) {
             self.ty.line(line, sink);
         }
-        if offer_all || self.biome.wants(&look) {
+        if offer_all || self.biome.wants(look) {
             self.biome.line(line, sink);
         }
-        if offer_all || self.doctest.wants(&look) {
+        if offer_all || self.doctest.wants(look) {
             self.doctest.line(line, sink);
         }
-        if offer_all || self.ava.wants(&look) {
+        if offer_all || self.ava.wants(look) {
             self.ava.line(line, sink);
         }
-        if offer_all || self.oxlint.wants(&look) {
+        if offer_all || self.oxlint.wants(look) {
             self.oxlint.line(line, sink);
         }
-        if offer_all || self.stylelint.wants(&look) {
+        if offer_all || self.stylelint.wants(look) {
             self.stylelint.line(line, sink);
         }
-        if offer_all || self.behave.wants(&look) {
+        if offer_all || self.behave.wants(look) {
             self.behave.line(line, sink);
         }
-        if offer_all || self.bandit.wants(&look) {
+        if offer_all || self.bandit.wants(look) {
             self.bandit.line(line, sink);
         }
     }

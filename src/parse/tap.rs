@@ -56,7 +56,8 @@ const MAX_YAML_LINES: u32 = 200;
 
 #[derive(Default)]
 pub(crate) struct Tap {
-    /// A `TAP version` line or an outcome was seen: `# name` comments are then tape's test names.
+    /// A `TAP version` line or an outcome was seen: `# name` comments are then tape's test names,
+    /// or what a test file printed.
     seen: bool,
     /// tape's last `# name` comment: the test its assertions belong to.
     comment: Option<String>,
@@ -78,6 +79,14 @@ impl Tap {
             Some(b'#' | b' ') => self.seen && self.may_start(look),
             _ => false,
         }
+    }
+
+    /// What a TAP comment holds when it is a test file's own output rather than TAP's: Node's
+    /// runner prints a file's stderr (the SyntaxError that stopped it loading, its frames) as
+    /// `# ` comments. Not the summaries, nor node's `# Subtest:` announcements.
+    pub fn comment_as_output<'l>(&self, line: &'l str) -> Option<&'l str> {
+        let comment = line.strip_prefix("# ").filter(|_| self.seen)?;
+        (!comment.starts_with("Subtest: ") && !is_summary(comment)).then_some(comment)
     }
 
     fn may_start(&self, look: &Look<'_>) -> bool {
@@ -554,6 +563,59 @@ not ok 1 - first
             .map(|r| (r.file_path.as_str(), r.line_number))
             .collect();
         assert_eq!(places, [("test/nested.test.js", 5)]);
+    }
+
+    /// `node --test` (Node 20.20.2, TAP as it prints when its output is not a terminal) on a test
+    /// file whose `require` of the code under test failed to load: Node prints the file's stderr,
+    /// the SyntaxError with its `file:line` header, as TAP comments. The error is placed where
+    /// Node stopped.
+    #[test]
+    fn a_load_time_error_in_tap_comments_is_placed_where_node_stopped() {
+        let log = r#"TAP version 13
+# /w/lib/add.js:2
+#   return Number(a.trim()
+#                        ^
+# SyntaxError: missing ) after argument list
+#     at wrapSafe (node:internal/modules/cjs/loader:1464:18)
+#     at Module._compile (node:internal/modules/cjs/loader:1495:20)
+#     at Module._extensions..js (node:internal/modules/cjs/loader:1623:10)
+#     at Module.load (node:internal/modules/cjs/loader:1266:32)
+#     at Module._load (node:internal/modules/cjs/loader:1091:12)
+#     at Module.require (node:internal/modules/cjs/loader:1289:19)
+#     at require (node:internal/modules/helpers:182:18)
+#     at Object.<anonymous> (/w/test/add.test.js:3:17)
+#     at Module._compile (node:internal/modules/cjs/loader:1521:14)
+#     at Module._extensions..js (node:internal/modules/cjs/loader:1623:10)
+# Node.js v20.20.2
+# Subtest: /w/test/add.test.js
+not ok 1 - /w/test/add.test.js
+  ---
+  duration_ms: 74.298804
+  location: '/w/test/add.test.js:1:1'
+  failureType: 'testCodeFailure'
+  exitCode: 1
+  signal: ~
+  error: 'test failed'
+  code: 'ERR_TEST_FAILURE'
+  ...
+1..1
+# tests 1
+# suites 0
+# pass 0
+# fail 1
+# cancelled 0
+# skipped 0
+# todo 0
+# duration_ms 77.43466
+"#;
+        let parsed = parse(log, &Workspace::new("/w"));
+        let places: Vec<(&str, u32, ErrorType)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+            .collect();
+        assert_eq!(places[0], ("lib/add.js", 2, ErrorType::Syntax));
+        assert_eq!(parsed.reports[0].message, "SyntaxError: missing ) after argument list");
     }
 
     #[test]
