@@ -7,7 +7,7 @@ use std::io::BufReader;
 
 mod parser_fixtures;
 
-use kubeheal::parse::{MAX_DOCUMENT_REPORTS, MAX_REPORTS, ParseOutput, TestOutcome, Workspace, parse, parse_reader};
+use kubeheal::parse::{MAX_DOCUMENT_WARNINGS, MAX_REPORTS, ParseOutput, TestOutcome, Workspace, parse, parse_reader};
 
 const PYTEST_FAILURE: &str = "\
 =================================== FAILURES ===================================
@@ -68,8 +68,8 @@ fn a_100_mb_json_array_is_read_element_by_element_and_the_log_after_it_still_cou
     assert!(n > 100_000, "{n} elements");
     assert!(out.reports.len() <= MAX_REPORTS);
     let lint = out.reports.iter().filter(|r| r.message.starts_with("F401")).count();
-    assert_eq!(lint, MAX_DOCUMENT_REPORTS);
-    assert_eq!(out.reports[MAX_DOCUMENT_REPORTS - 1].file_path, "pkg/module_0.py");
+    assert_eq!(lint, MAX_DOCUMENT_WARNINGS);
+    assert_eq!(out.reports[MAX_DOCUMENT_WARNINGS - 1].file_path, "pkg/module_0.py");
     assert!(has_pytest_failure(&out), "{:#?}", out.reports.first());
     // Streamed from a reader, the same.
     let streamed = parse_reader(BufReader::with_capacity(64 * 1024, log.as_bytes()), &workspace()).expect("in memory");

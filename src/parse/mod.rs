@@ -56,7 +56,7 @@ pub(crate) use needles::{Marks, Needle};
 pub use outcome::{InfraKind, SuiteSummary, TestOutcome, Verdict};
 pub use paths::{MAX_PACKAGE_MANIFEST_BYTES, Workspace};
 pub use python::PYTHON_STDLIB_MODULES;
-pub use structured::{MAX_DOCUMENT_REPORTS, MAX_HELD};
+pub use structured::{MAX_DOCUMENT_REPORTS, MAX_DOCUMENT_WARNINGS, MAX_HELD};
 
 /// Most bug reports one log yields; past this the log says little more.
 pub const MAX_REPORTS: usize = 200;
@@ -68,6 +68,9 @@ pub const MAX_LINT_REPORTS: usize = MAX_REPORTS / 2;
 /// there: a bug that fails a whole parametrised suite would otherwise fill [`MAX_REPORTS`] with
 /// one place and hide the bugs reported after it. A few tests are enough to show how it fails.
 pub const MAX_REPORTS_PER_PLACE: usize = 10;
+/// Most failing tests' own lines reported for one place their failures were raised at (each test
+/// that called down to it is a place to look at; a bug failing hundreds of tests leaves room).
+pub const MAX_TEST_LINES_PER_RAISE_SITE: usize = 40;
 /// Most test outcomes one log keeps.
 pub const MAX_TESTS: usize = 20_000;
 /// Longest message kept in a report.
@@ -807,6 +810,11 @@ pub(crate) struct Sink<'w> {
     infra: Vec<InfraKind>,
     /// How many of the reports rank as [`Rank::Warning`].
     warnings: usize,
+    /// The failing tests' lines reported for each raise site ([`Sink::report_raised`]).
+    test_lines: HashMap<(String, u32), usize, foldhash::fast::RandomState>,
+    /// While a structured document is read: the count of [`Rank::Warning`] reports it may not
+    /// reach ([`structured::MAX_DOCUMENT_WARNINGS`]).
+    pub(crate) warnings_bound: Option<usize>,
     /// Findings left out past the bounds ([`ParseOutput::left_out`]).
     left_out: usize,
     /// The needles the text the formats now read may hold.
@@ -832,6 +840,8 @@ impl<'w> Sink<'w> {
             summary: SuiteSummary::default(),
             infra: Vec::new(),
             warnings: 0,
+            test_lines: HashMap::default(),
+            warnings_bound: None,
             left_out: 0,
             marks: Marks::ALL,
             resolved: RefCell::default(),
@@ -898,9 +908,10 @@ impl<'w> Sink<'w> {
 
     /// Records a test's failure raised at `raised`'s place and, when that is in the code the test
     /// calls (not a test file), the test's own frame that led there (`called_at`) as a second
-    /// place at [`TEST_FRAME_CONFIDENCE`]. A raise site past its place's bound takes its test's
-    /// line with it: a bug that fails hundreds of tests leaves room for the next bug. Returns
-    /// the index of each report ([`Sink::report`]).
+    /// place at [`TEST_FRAME_CONFIDENCE`]. Each failing test's line is a place to look at, past
+    /// the raise site's own bound too, up to [`MAX_TEST_LINES_PER_RAISE_SITE`]: a bug that fails
+    /// hundreds of tests leaves room for the next bug. Returns the index of each report
+    /// ([`Sink::report`]).
     pub(crate) fn report_raised<'a>(
         &mut self,
         raised: Finding<'a>,
@@ -918,9 +929,22 @@ impl<'w> Sink<'w> {
             rank: raised.rank,
             diagnostic: raised.diagnostic,
         });
+        let site = second
+            .is_some()
+            .then(|| self.relative(raised.file))
+            .flatten()
+            .map(|file| (file, raised.line));
         let kept = self.report(raised);
-        let called = kept.and(second).and_then(|f| self.report(f));
-        (kept, called)
+        let Some((second, site)) = second.zip(site) else {
+            return (kept, None);
+        };
+        let callers = self.test_lines.entry(site).or_default();
+        if *callers >= MAX_TEST_LINES_PER_RAISE_SITE {
+            self.left_out += 1;
+            return (kept, None);
+        }
+        *callers += 1;
+        (kept, self.report(second))
     }
 
     /// Records a finding; returns the index of its report, or `None` when its file is not the
@@ -987,7 +1011,10 @@ impl<'w> Sink<'w> {
                 return None;
             }
         }
-        if self.reports.len() >= MAX_REPORTS || (f.rank == Rank::Warning && self.warnings >= MAX_LINT_REPORTS) {
+        if self.reports.len() >= MAX_REPORTS
+            || (f.rank == Rank::Warning
+                && (self.warnings >= MAX_LINT_REPORTS || self.warnings_bound.is_some_and(|b| self.warnings >= b)))
+        {
             self.left_out += 1;
             return None;
         }
@@ -1048,6 +1075,11 @@ impl<'w> Sink<'w> {
     /// How many reports there are.
     pub fn report_count(&self) -> usize {
         self.reports.len()
+    }
+
+    /// How many of the reports rank as [`Rank::Warning`].
+    pub fn warning_count(&self) -> usize {
+        self.warnings
     }
 
     pub fn infra(&mut self, kind: InfraKind) {
@@ -1572,14 +1604,20 @@ mod bounds {
         assert_eq!(parsed.reports[0].error_type, ErrorType::TypeError);
         assert_eq!(parsed.left_out, 150 - MAX_LINT_REPORTS);
 
-        // As `ruff check --output-format=json` prints it: pretty, each finding indented.
-        let items: Vec<serde_json::Value> = (1..=150)
+        // As `ruff check --output-format=json` prints it: pretty, each finding indented. The
+        // document's lint findings leave room for an error it lists after them.
+        let mut items: Vec<serde_json::Value> = (1..=150)
             .map(|n| serde_json::json!({"code": "E501", "message": "Line too long", "filename": "/w/app/m.py", "location": {"row": n, "column": 1}}))
             .collect();
+        items.push(serde_json::json!({"code": "F821", "message": "Undefined name `taxx`", "filename": "/w/app/n.py", "location": {"row": 7, "column": 1}}));
         let array = serde_json::to_string_pretty(&items).expect("JSON");
         let parsed = parse(&format!("{array}\n"), &workspace);
-        assert_eq!(parsed.reports.len(), MAX_DOCUMENT_REPORTS);
-        assert_eq!(parsed.left_out, 150 - MAX_DOCUMENT_REPORTS);
+        assert_eq!(parsed.reports.len(), MAX_DOCUMENT_WARNINGS + 1);
+        assert_eq!(
+            (parsed.reports[0].file_path.as_str(), parsed.reports[0].error_type),
+            ("app/n.py", ErrorType::Import)
+        );
+        assert_eq!(parsed.left_out, 150 - MAX_DOCUMENT_WARNINGS);
         assert_eq!(parse("/w/app/m.py:1:1: E501 line too long\n", &workspace).left_out, 0);
 
         // As `jest --json` prints it: one line, each failed test's message with its stack.
@@ -1627,14 +1665,18 @@ mod bounds {
             .filter(|r| r.file_path == "tests/test_m.py")
             .count();
         // Each failure has two places, where it was raised and the test's line that called
-        // there: a raise site past its bound takes its test's line with it.
+        // there: past the raise site's bound, its tests' lines have a bound of their own.
         assert_eq!(
             (at(3), tests_lines, at(7)),
-            (MAX_REPORTS_PER_PLACE, MAX_REPORTS_PER_PLACE + 1, 1),
+            (MAX_REPORTS_PER_PLACE, MAX_TEST_LINES_PER_RAISE_SITE + 1, 1),
             "{:#?}",
             parsed.reports
         );
-        assert_eq!(parsed.left_out, MAX_REPORTS + 50 - MAX_REPORTS_PER_PLACE);
+        let failures = MAX_REPORTS + 50;
+        assert_eq!(
+            parsed.left_out,
+            (failures - MAX_REPORTS_PER_PLACE) + (failures - MAX_TEST_LINES_PER_RAISE_SITE)
+        );
     }
 
     /// A failure and the type checker's errors at its line give the same reports in either order:

@@ -195,6 +195,7 @@ impl Python {
             b'=' => look.last == b'=',
             // unittest's summary.
             b'R' => line.starts_with("Ran "),
+            b'I' => line.starts_with(CONFTEST_IMPORT_ERROR),
             // unittest's headers, pytest's short test summary, a frame at column 0.
             b'F' => line.starts_with("FAIL") || line.starts_with("File \""),
             b'E' => line.starts_with("ERROR") || line == DOCTEST_EXPECTED,
@@ -380,6 +381,19 @@ impl Python {
             self.block = Some(Block {
                 of_a_test: test.is_some(),
                 test,
+                part_start: true,
+                ..Block::default()
+            });
+            return;
+        }
+
+        if first == b'I' && line.starts_with(CONFTEST_IMPORT_ERROR) {
+            // pytest could not import a conftest.py: no test ran, and what follows is the import's
+            // short traceback and its error under `E`, as a collection error's.
+            self.flush(sink);
+            self.section = Section::Pytest;
+            self.section_has_headers = true;
+            self.block = Some(Block {
                 part_start: true,
                 ..Block::default()
             });
@@ -1551,6 +1565,9 @@ pub const PYTHON_STDLIB_MODULES: &[&str] = &[
     "zoneinfo",
 ];
 
+/// pytest's header when a `conftest.py` failed to import, before the import's traceback.
+const CONFTEST_IMPORT_ERROR: &str = "ImportError while loading conftest ";
+
 impl Python {
     /// Reads what follows as the body of one pytest failure (a JUnit `<failure>` text).
     pub(crate) fn begin_pytest_block(&mut self) {
@@ -2145,5 +2162,38 @@ tests/test_strutils.py:84: AssertionError
             messages,
             ["AssertionError: assert [1, 3, 5, 6, 7, 10, ...] == [1, 3, 5, 6, 7, 8, ...]"]
         );
+    }
+
+    /// pytest 9.2 when a `conftest.py` fails to import (exit status 4, no test ran): the error
+    /// under `E` is placed as a collection error's, a syntax error in the module it imports at
+    /// that module's line, a missing module at the conftest's import.
+    #[test]
+    fn a_conftest_that_fails_to_import_is_placed_as_a_collection_error() {
+        let indented = r#"ImportError while loading conftest '/w/tests/conftest.py'.
+tests/conftest.py:2: in <module>
+    from pkg.geom import area
+E     File "/w/pkg/geom.py", line 4
+E       return w * h
+E                   ^
+E   IndentationError: unindent does not match any outer indentation level
+"#;
+        let missing = r#"ImportError while loading conftest '/w/tests/conftest.py'.
+tests/conftest.py:2: in <module>
+    from pkg.shapes import area
+E   ModuleNotFoundError: No module named 'pkg.shapes'
+"#;
+        let workspace = crate::parse::Workspace::new("/w");
+        for (log, place) in [
+            (indented, ("pkg/geom.py", 4, ErrorType::Indentation)),
+            (missing, ("tests/conftest.py", 2, ErrorType::Import)),
+        ] {
+            let parsed = crate::parse::parse(log, &workspace);
+            let places: Vec<(&str, u32, ErrorType)> = parsed
+                .reports
+                .iter()
+                .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+                .collect();
+            assert_eq!(places, [place], "{log}");
+        }
     }
 }

@@ -45,6 +45,10 @@ struct Backtrace {
     in_test_function: bool,
     /// Backtrace lines read so far: a backtrace that never names the project is given up.
     lines: u32,
+    /// The folder of the crate whose test ran, as the workspace names it (`crates/a/`): the
+    /// backtrace prints the crate's files relative to it (`./src/lib.rs`), for the test runs
+    /// there, and the panic's place relative to the workspace (`crates/a/src/lib.rs`).
+    crate_folder: Option<String>,
 }
 
 /// Most backtrace lines read for a project frame (two per frame; deep recursion aside, the
@@ -323,6 +327,7 @@ impl Backtrace {
             site,
             in_test_function: false,
             lines: 0,
+            crate_folder: None,
         }
     }
 
@@ -358,9 +363,17 @@ impl Backtrace {
             }
             return false;
         };
-        let Some((file, n, _)) = split_location(at).filter(|(file, ..)| sink.is_project_file(file)) else {
+        let Some((printed, n, _)) = split_location(at) else {
             return false;
         };
+        let file = match (printed.strip_prefix("./"), &self.crate_folder) {
+            (Some(in_crate), Some(folder)) => Cow::Owned(format!("{folder}{in_crate}")),
+            _ => Cow::Borrowed(printed),
+        };
+        let file = file.as_ref();
+        if !sink.is_project_file(file) {
+            return false;
+        }
         let Some(site) = &self.site else {
             let kept = report_panic(sink, file, n, &self.test, &self.message, 0.9);
             self.site = Some((file.to_owned(), n));
@@ -369,10 +382,15 @@ impl Backtrace {
             return kept.is_none() || self.test == "main" || self.in_test_function || sink.is_test_file(file);
         };
         // One place printed two ways (`crates/fnv/lib.rs` by the panic, `./lib.rs` by the
-        // backtrace, relative to the crate) is one.
-        let (printed, in_crate) = (site.0.trim_start_matches("./"), file.trim_start_matches("./"));
-        let same_file = sink.relative(&site.0) == sink.relative(file)
-            || printed.ends_with(in_crate) && printed[..printed.len() - in_crate.len()].ends_with('/');
+        // backtrace, relative to the crate) is one, and tells the crate's folder.
+        let (by_panic, in_crate) = (site.0.trim_start_matches("./"), file.trim_start_matches("./"));
+        let folder = by_panic
+            .strip_suffix(in_crate)
+            .filter(|folder| folder.ends_with('/') && file.starts_with("./") && !by_panic.starts_with('/'));
+        let same_file = sink.relative(&site.0) == sink.relative(file) || folder.is_some();
+        if let Some(folder) = folder.filter(|_| site.1 == n && self.crate_folder.is_none()) {
+            self.crate_folder = Some(folder.to_owned());
+        }
         let elsewhere = site.1 != n || !same_file;
         if (self.in_test_function || sink.is_test_file(file)) && elsewhere {
             report_panic(sink, file, n, &self.test, &self.message, TEST_FRAME_CONFIDENCE);
@@ -867,6 +885,56 @@ stack backtrace:
         for log in [in_lib, in_lib_full] {
             assert_eq!(places(log), [(2, Some(0.95)), (23, Some(0.8))], "{log}");
         }
+    }
+
+    /// `cargo test` in a workspace of two crates that each have a `src/lib.rs` (bytesize 1.3.3
+    /// and glob 0.3.4, an outsider trial's, `RUST_BACKTRACE=1`): the panic names its place from
+    /// the workspace (`crates/bytesize/src/lib.rs`), the backtrace from the crate the test runs
+    /// in (`./src/lib.rs`). The frame at the panic's place tells the crate's folder, in which the
+    /// test's own frame is found.
+    #[test]
+    fn a_crate_s_frames_are_resolved_in_the_folder_its_panic_names() {
+        let log = r#"---- tests::test_display stdout ----
+
+thread 'tests::test_display' (3203) panicked at crates/bytesize/src/lib.rs:417:9:
+assertion `left == right` failed
+  left: "1.0 KB"
+ right: "1000 B"
+stack backtrace:
+   0: __rustc::rust_begin_unwind
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/std/src/panicking.rs:689:5
+   1: core::panicking::panic_fmt
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:80:14
+   2: core::panicking::assert_failed_inner
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:439:17
+   3: core::panicking::assert_failed
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/panicking.rs:394:5
+   4: bytesize::tests::assert_display
+             at ./src/lib.rs:417:9
+   5: bytesize::tests::test_display
+             at ./src/lib.rs:423:9
+   6: bytesize::tests::test_display::{{closure}}
+             at ./src/lib.rs:421:22
+   7: core::ops::function::FnOnce::call_once
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/ops/function.rs:250:5
+   8: <fn() -> core::result::Result<(), alloc::string::String> as core::ops::function::FnOnce<()>>::call_once
+             at /rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/ops/function.rs:250:5
+note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose backtrace.
+"#;
+        let workspace = crate::parse::Workspace::new("/w").with_files(vec![
+            "crates/bytesize/src/lib.rs".to_owned(),
+            "crates/glob/src/lib.rs".to_owned(),
+        ]);
+        let parsed = crate::parse::parse(log, &workspace);
+        let places: Vec<(&str, u32)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(
+            places,
+            [("crates/bytesize/src/lib.rs", 417), ("crates/bytesize/src/lib.rs", 423)]
+        );
     }
 
     /// A backtrace's frame is the test's when its function is the test's, or the test's closure

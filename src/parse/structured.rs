@@ -31,6 +31,10 @@ use crate::api::shared::{BugReport, ErrorType};
 /// Most reports one structured document adds, so that a huge lint report leaves room for the
 /// failures after it.
 pub const MAX_DOCUMENT_REPORTS: usize = MAX_REPORTS / 2;
+/// Most lint findings one structured document adds: a quarter of its bound stays for its errors,
+/// wherever in the document they come (pylint's JSON lists by file, an error after a hundred
+/// conventions).
+pub const MAX_DOCUMENT_WARNINGS: usize = MAX_DOCUMENT_REPORTS * 3 / 4;
 /// Most bytes of log lines a document holds back before a piece of it (an array element, a test
 /// case) is complete. A JSON document past it goes on (its element is too long to read anyway);
 /// a JUnit document past it is given up, since XML text can take any line.
@@ -74,6 +78,8 @@ struct Doc {
     committed_here: bool,
     /// The sink's report count when the document began.
     reports_at_start: usize,
+    /// The sink's count of lint reports when the document began.
+    warnings_at_start: usize,
 }
 
 /// A document given up: its held-back lines go to the text formats.
@@ -158,6 +164,7 @@ impl Structured {
             began_here: true,
             committed_here: false,
             reports_at_start: sink.report_count(),
+            warnings_at_start: sink.warning_count(),
         });
         self.hold(line);
         self.feed(line, true, sink);
@@ -273,6 +280,7 @@ impl Structured {
             return;
         };
         let start = doc.reports_at_start;
+        sink.warnings_bound = Some(doc.warnings_at_start + MAX_DOCUMENT_WARNINGS);
         let mut step = Step::Go;
         let mut committed = false;
         let unread = match &mut doc.reading {
@@ -313,6 +321,7 @@ impl Structured {
                 stream.unread()
             }
         };
+        sink.warnings_bound = None;
         if committed {
             // What came before this line belongs to the document; this line may still be given up.
             doc.held.drain(..doc.current);
