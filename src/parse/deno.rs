@@ -22,6 +22,7 @@
 
 use std::borrow::Cow;
 
+use super::awaited::Awaited;
 use super::look::Look;
 use super::{Finding, Rank, Sink, TestOutcome, trim_start};
 use crate::api::shared::ErrorType;
@@ -35,8 +36,7 @@ const MAX_ERRORS_LINES: u16 = 1000;
 
 #[derive(Default)]
 pub(crate) struct Deno {
-    /// A header read whose place has not come yet.
-    header: Option<Header>,
+    header: Awaited<Header, MAX_LINES_TO_PLACE>,
     /// Inside `deno test`'s ` ERRORS ` section (each error follows its test's name): the lines
     /// read since the last test named. A log cut inside it ends it after [`MAX_ERRORS_LINES`].
     in_errors: Option<u16>,
@@ -53,7 +53,6 @@ struct Header {
     test: Option<String>,
     /// The message is the next line's (`deno lint`'s parser error).
     message_due: bool,
-    lines: u16,
 }
 
 impl Deno {
@@ -62,7 +61,7 @@ impl Deno {
     /// title (` ERRORS `, the only line that starts and ends with a space and says so).
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
-        if self.header.is_some() || self.in_errors.is_some() {
+        if self.header.is_waiting() || self.in_errors.is_some() {
             return true;
         }
         let line = look.line;
@@ -93,15 +92,14 @@ impl Deno {
         if self.in_errors.is_some_and(ended) {
             self.in_errors = None;
             self.test = None;
-            self.header = None;
+            self.header.clear();
             return;
         }
         if let Some(header) = self.header(line) {
-            self.header = Some(header);
+            self.header.start(header);
             return;
         }
-        if let Some(header) = self.header.as_mut() {
-            header.lines += 1;
+        if let Some(header) = self.header.get_mut() {
             if header.message_due
                 && let Some((name, _)) = super::js::js_error(line.trim())
             {
@@ -110,8 +108,9 @@ impl Deno {
                 header.message_due = name != "SyntaxError";
                 return;
             }
-            if let Some((file, n)) = place(line, header.arrow).filter(|(file, _)| sink.is_project_file(file)) {
-                let header = self.header.take().expect("a header");
+            if let Some((file, n)) = place(line, header.arrow).filter(|(file, _)| sink.is_project_file(file))
+                && let Some(header) = self.header.take()
+            {
                 if let Some(test) = header.test.as_deref() {
                     sink.test(test, TestOutcome::Failed);
                 }
@@ -125,8 +124,8 @@ impl Deno {
                     rank: header.rank,
                     diagnostic: true,
                 });
-            } else if header.lines >= MAX_LINES_TO_PLACE {
-                self.header = None;
+            } else {
+                self.header.missed();
             }
             return;
         }
@@ -162,7 +161,6 @@ impl Deno {
             arrow,
             test,
             message_due: false,
-            lines: 0,
         };
         if line.starts_with(LINT_FAILED) {
             // `Error linting: /w/src/index.ts`, the parser's error indented below it: placed by

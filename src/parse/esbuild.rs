@@ -13,24 +13,22 @@
 
 use std::borrow::Cow;
 
+use super::awaited::Awaited;
 use super::look::Look;
 use super::{Finding, Rank, Sink, has, split_location, trim_start};
 use crate::api::shared::ErrorType;
 
 /// Lines between a header and its place: a blank one, and one more for a plugin's note.
-const MAX_LINES_TO_PLACE: u8 = 3;
+const MAX_LINES_TO_PLACE: u16 = 3;
 
 #[derive(Default)]
 pub(crate) struct Esbuild {
-    /// A header read whose place has not come yet.
-    header: Option<Header>,
+    header: Awaited<Header, MAX_LINES_TO_PLACE>,
 }
 
 struct Header {
     message: String,
     warning: bool,
-    /// Lines read since the header.
-    lines: u8,
 }
 
 impl Esbuild {
@@ -39,7 +37,7 @@ impl Esbuild {
     /// message (a place, then `ERROR: `).
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
-        if self.header.is_some() {
+        if self.header.is_waiting() {
             return true;
         }
         let one_line = || {
@@ -55,21 +53,20 @@ impl Esbuild {
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         if let Some((message, warning)) = header(line) {
-            self.header = Some(Header {
+            self.header.start(Header {
                 message: message.to_owned(),
                 warning,
-                lines: 0,
             });
             return;
         }
-        if let Some(header) = self.header.as_mut() {
-            header.lines += 1;
+        if self.header.is_waiting() {
             let place = trim_start(line).strip_suffix(':').and_then(split_location);
-            if let Some((file, n, _)) = place.filter(|_| line.starts_with(' ')) {
-                let header = self.header.take().expect("a header");
+            if let Some((file, n, _)) = place.filter(|_| line.starts_with(' '))
+                && let Some(header) = self.header.take()
+            {
                 report(sink, file, n, &header.message, header.warning);
-            } else if header.lines >= MAX_LINES_TO_PLACE {
-                self.header = None;
+            } else {
+                self.header.missed();
             }
             return;
         }

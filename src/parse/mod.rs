@@ -16,6 +16,7 @@
 mod annotations;
 mod ascii;
 mod ava;
+mod awaited;
 mod bandit;
 mod behave;
 mod biome;

@@ -21,6 +21,7 @@
 
 use std::borrow::Cow;
 
+use super::awaited::Awaited;
 use super::look::Look;
 use super::{Finding, Rank, Sink, has, split_word};
 use crate::api::shared::ErrorType;
@@ -34,12 +35,11 @@ const VITE: &str = "[vite";
 const PLUGIN: &str = "[plugin ";
 
 /// Lines between a header and its place: Rollup's URL for the error's code, then the place.
-const MAX_LINES_TO_PLACE: u8 = 3;
+const MAX_LINES_TO_PLACE: u16 = 3;
 
 #[derive(Default)]
 pub(crate) struct Rollup {
-    /// A header read whose place has not come yet.
-    header: Option<Header>,
+    header: Awaited<Header, MAX_LINES_TO_PLACE>,
     /// vite said `error during build:`: its next line is the error, a plugin's or Rollup's own
     /// (`o.js (4:0): Expected ',', got 'let'`).
     vite_error_due: bool,
@@ -51,8 +51,6 @@ const VITE_BUILD_ERROR: &str = "error during build:";
 struct Header {
     message: String,
     warning: bool,
-    /// Lines read since the header.
-    lines: u8,
 }
 
 impl Rollup {
@@ -60,7 +58,7 @@ impl Rollup {
     /// its place; otherwise a header.
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
-        self.header.is_some()
+        self.header.is_waiting()
             || self.vite_error_due
             || match look.first {
                 Some(b'e') => look.line == VITE_BUILD_ERROR,
@@ -88,29 +86,29 @@ impl Rollup {
             return;
         }
         if line.starts_with(VITE) || line.starts_with(PLUGIN) {
-            self.header = None;
+            self.header.clear();
             vite_error(line, sink);
             return;
         }
         if let Some(message) = line.strip_prefix(ERROR) {
-            self.header = None;
+            self.header.clear();
             self.error(message, sink);
             return;
         }
         if let Some(title) = line.strip_prefix(WARNING) {
-            self.header = None;
+            self.header.clear();
             self.warning(title, sink);
             return;
         }
-        let Some(header) = self.header.as_mut() else {
+        if !self.header.is_waiting() {
             return;
-        };
-        header.lines += 1;
-        if let Some((file, n)) = place_line(line) {
-            let header = self.header.take().expect("a header");
+        }
+        if let Some((file, n)) = place_line(line)
+            && let Some(header) = self.header.take()
+        {
             report(sink, file, n, &header.message, header.warning);
-        } else if header.lines >= MAX_LINES_TO_PLACE {
-            self.header = None;
+        } else {
+            self.header.missed();
         }
     }
 
@@ -132,10 +130,9 @@ impl Rollup {
             report(sink, module, n, message, false);
             return;
         }
-        self.header = Some(Header {
+        self.header.start(Header {
             message: message.to_owned(),
             warning: false,
-            lines: 0,
         });
     }
 
@@ -153,10 +150,9 @@ impl Rollup {
         if let Some(rest) = title.strip_prefix("Plugin ")
             && let Some((_, message)) = rest.split_once(": ")
         {
-            self.header = Some(Header {
+            self.header.start(Header {
                 message: message.to_owned(),
                 warning: true,
-                lines: 0,
             });
         }
     }

@@ -13,6 +13,7 @@
 
 use std::borrow::Cow;
 
+use super::awaited::Awaited;
 use super::look::Look;
 use super::{Finding, Rank, Sink, split_location, trim_start};
 use crate::api::shared::ErrorType;
@@ -71,19 +72,17 @@ pub(crate) fn header(text: &str) -> Option<(bool, &str, &str)> {
 }
 
 /// Lines between a header and its place (`-->`): none in ty's output, a few allowed.
-const MAX_LINES_TO_PLACE: u8 = 3;
+const MAX_LINES_TO_PLACE: u16 = 3;
 
 #[derive(Default)]
 pub(crate) struct Ty {
-    /// A header read whose place has not come yet.
-    header: Option<Header>,
+    header: Awaited<Header, MAX_LINES_TO_PLACE>,
 }
 
 struct Header {
     error: bool,
     rule: String,
     message: String,
-    lines: u8,
 }
 
 impl Ty {
@@ -91,7 +90,7 @@ impl Ty {
     /// (`error[` or `warning[` at the line's start).
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
-        self.header.is_some()
+        self.header.is_waiting()
             || match look.first {
                 Some(b'e') => look.line.starts_with("error["),
                 Some(b'w') => look.line.starts_with("warning["),
@@ -101,25 +100,24 @@ impl Ty {
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         if let Some((error, rule, message)) = header(line) {
-            self.header = Some(Header {
+            self.header.start(Header {
                 error,
                 rule: rule.to_owned(),
                 message: message.to_owned(),
-                lines: 0,
             });
             return;
         }
-        let Some(header) = self.header.as_mut() else {
+        if !self.header.is_waiting() {
             return;
-        };
-        header.lines += 1;
+        }
         // A Python file's place: deno lint prints its findings so too, at JavaScript's.
         let place = trim_start(line)
             .strip_prefix("--> ")
             .and_then(split_location)
             .filter(|(file, ..)| is_python_path(file));
-        if let Some((file, n, _)) = place {
-            let header = self.header.take().expect("a header");
+        if let Some((file, n, _)) = place
+            && let Some(header) = self.header.take()
+        {
             let (error_type, rank) = rule_type(&header.rule, header.error);
             sink.report(Finding {
                 file,
@@ -131,8 +129,8 @@ impl Ty {
                 rank,
                 diagnostic: true,
             });
-        } else if header.lines >= MAX_LINES_TO_PLACE {
-            self.header = None;
+        } else {
+            self.header.missed();
         }
     }
 }
