@@ -496,7 +496,13 @@ impl Python {
                 ..Block::default()
             });
             if block.frames.len() < MAX_FRAMES {
-                let is_test = function.is_some_and(|f| block.test.as_deref().is_some_and(|t| test_function(t) == f));
+                // pytest's `--tb=native` starts the traceback in pytest's own code: a test's first
+                // frame in the project is where it began (the test, or the fixture that failed at
+                // setup), as the first entry of pytest's own traceback is in the other modes.
+                let first_in_project = block.part_start && sink.is_project_file(file);
+                block.part_start &= !first_in_project;
+                let is_test = function.is_some_and(|f| block.test.as_deref().is_some_and(|t| test_function(t) == f))
+                    || block.of_a_test && first_in_project;
                 block.frames.push(Frame {
                     file: file.to_owned(),
                     line: n.parse().unwrap_or(1),
@@ -2194,6 +2200,145 @@ E   ModuleNotFoundError: No module named 'pkg.shapes'
                 .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
                 .collect();
             assert_eq!(places, [place], "{log}");
+        }
+    }
+
+    /// A fixture that fails at setup (pytest 9.2, the error raised in the code it calls): every
+    /// `--tb` mode gives the raise site and the fixture's line, where the test began. `native`
+    /// starts the traceback in pytest's own code and names the fixture, not the test: its first
+    /// frame in the project is the test's.
+    #[test]
+    fn a_fixture_failing_at_setup_gives_its_line_in_every_tb_mode() {
+        let auto = r#"============================= test session starts ==============================
+platform linux -- Python 3.11.7, pytest-9.2.0, pluggy-1.7.0
+rootdir: /w
+plugins: platformdirs-4.14.8
+collected 1 item
+
+tests/test_q.py E                                                        [100%]
+
+==================================== ERRORS ====================================
+_________________________ ERROR at setup of test_query _________________________
+
+    @pytest.fixture
+    def conn():
+>       return connect("nohost")
+               ^^^^^^^^^^^^^^^^^
+
+tests/conftest.py:7: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
+
+url = 'nohost'
+
+    def connect(url):
+>       host = url.split("//")[1]
+               ^^^^^^^^^^^^^^^^^^
+E       IndexError: list index out of range
+
+app/db.py:2: IndexError
+=========================== short test summary info ============================
+ERROR tests/test_q.py::test_query - IndexError: list index out of range
+=============================== 1 error in 0.01s ===============================
+"#;
+        let native = r#"============================= test session starts ==============================
+platform linux -- Python 3.11.7, pytest-9.2.0, pluggy-1.7.0
+rootdir: /w
+plugins: platformdirs-4.14.8
+collected 1 item
+
+tests/test_q.py E                                                        [100%]
+
+==================================== ERRORS ====================================
+_________________________ ERROR at setup of test_query _________________________
+Traceback (most recent call last):
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/runner.py", line 361, in from_call
+    result: TResult | None = func()
+                             ^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/runner.py", line 250, in <lambda>
+    lambda: runtest_hook(item=item, **kwds),
+            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/pluggy/_caller.py", line 197, in __call__
+    return self._hookexec(
+           ^^^^^^^^^^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/pluggy/_manager.py", line 183, in _hookexec
+    return self._inner_hookexec(hook_name, methods, kwargs, firstresult)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/pluggy/_execution.py", line 195, in _multicall
+    raise exception
+  File "/work/heldout19/venv/lib/python3.11/site-packages/pluggy/_execution.py", line 167, in _multicall
+    teardown.throw(exception)
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/logging.py", line 871, in pytest_runtest_setup
+    yield
+  File "/work/heldout19/venv/lib/python3.11/site-packages/pluggy/_execution.py", line 167, in _multicall
+    teardown.throw(exception)
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/capture.py", line 901, in pytest_runtest_setup
+    return (yield)
+            ^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/pluggy/_execution.py", line 147, in _multicall
+    res = hook_impl.function(*args)
+          ^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/runner.py", line 170, in pytest_runtest_setup
+    item.session._setupstate.setup(item)
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/runner.py", line 536, in setup
+    col.setup()
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/python.py", line 1801, in setup
+    self._request._fillfixtures()
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/fixtures.py", line 877, in _fillfixtures
+    item.funcargs[argname] = self.getfixturevalue(argname)
+                             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/fixtures.py", line 701, in getfixturevalue
+    fixturedef = self._get_active_fixturedef(argname)
+                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/fixtures.py", line 797, in _get_active_fixturedef
+    fixturedef.execute(request=subrequest)
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/fixtures.py", line 1301, in execute
+    result: FixtureValue = ihook.pytest_fixture_setup(
+                           ^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/pluggy/_caller.py", line 197, in __call__
+    return self._hookexec(
+           ^^^^^^^^^^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/pluggy/_manager.py", line 183, in _hookexec
+    return self._inner_hookexec(hook_name, methods, kwargs, firstresult)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/pluggy/_execution.py", line 195, in _multicall
+    raise exception
+  File "/work/heldout19/venv/lib/python3.11/site-packages/pluggy/_execution.py", line 167, in _multicall
+    teardown.throw(exception)
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/setuponly.py", line 36, in pytest_fixture_setup
+    return (yield)
+            ^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/pluggy/_execution.py", line 147, in _multicall
+    res = hook_impl.function(*args)
+          ^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/fixtures.py", line 1407, in pytest_fixture_setup
+    result = call_fixture_func(fixturefunc, request, kwargs)
+             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+  File "/work/heldout19/venv/lib/python3.11/site-packages/_pytest/fixtures.py", line 1074, in call_fixture_func
+    fixture_result = fixturefunc(**kwargs)
+                     ^^^^^^^^^^^^^^^^^^^^^
+  File "/w/tests/conftest.py", line 7, in conn
+    return connect("nohost")
+           ^^^^^^^^^^^^^^^^^
+  File "/w/app/db.py", line 2, in connect
+    host = url.split("//")[1]
+           ~~~~~~~~~~~~~~~^^^
+IndexError: list index out of range
+=========================== short test summary info ============================
+ERROR tests/test_q.py::test_query - IndexError: list index out of range
+=============================== 1 error in 0.01s ===============================
+"#;
+        for log in [auto, native] {
+            let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
+            let places: Vec<(&str, u32, Option<f64>)> = parsed
+                .reports
+                .iter()
+                .map(|r| (r.file_path.as_str(), r.line_number, r.confidence_score))
+                .collect();
+            assert_eq!(
+                places,
+                [("app/db.py", 2, Some(0.95)), ("tests/conftest.py", 7, Some(0.8))],
+                "{log}"
+            );
         }
     }
 }
