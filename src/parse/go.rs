@@ -255,6 +255,11 @@ fn testify_row(line: &str) -> Option<(&str, &str)> {
 pub(crate) struct Go {
     /// The test whose output the following lines are.
     current_test: Option<String>,
+    /// The test the last line read named failed (`--- FAIL: TestX/#00`), while only `=== CONT`
+    /// and `=== PAUSE` lines came after it: a test that panics is reported failed, its parents
+    /// around it, just before the `panic:` line, and parallel tests may announce that they go on
+    /// in between. Then it, not the last announced, is the panic's test.
+    failed_last: Option<String>,
     /// A panic, until its stack ends.
     panic: Option<Panic>,
     /// A testify failure, until its table ends.
@@ -386,6 +391,8 @@ impl Go {
                         self.text(&cleaned, sink);
                     }
                     sink.set_marks(marks);
+                    // test2json names each output's test: a panic is the test its event names.
+                    self.failed_last = None;
                 }
             }
             ("fail", Some(test)) => sink.test(test, TestOutcome::Failed),
@@ -396,6 +403,10 @@ impl Go {
     }
 
     fn text(&mut self, line: &str, sink: &mut Sink<'_>) {
+        let failed_last = self.failed_last.take();
+        if line.starts_with("=== CONT") || line.starts_with("=== PAUSE") {
+            self.failed_last.clone_from(&failed_last);
+        }
         if let Some(testify) = self.testify.as_mut() {
             if let Some((label, value)) = testify_row(line) {
                 testify.row(label, value);
@@ -421,6 +432,9 @@ impl Go {
         }
         if let Some(message) = line.strip_prefix("panic: ") {
             self.end_panic(sink);
+            if let Some(test) = failed_last {
+                self.current_test = Some(test);
+            }
             self.panic = Some(Panic {
                 message: message.trim_end_matches(" [recovered]").to_owned(),
                 site: None,
@@ -525,7 +539,10 @@ impl Go {
                         _ => TestOutcome::Skipped,
                     };
                     match outcome {
-                        TestOutcome::Failed => sink.summary.failed += 1,
+                        TestOutcome::Failed => {
+                            sink.summary.failed += 1;
+                            self.failed_last = Some(name.to_owned());
+                        }
                         TestOutcome::Passed => sink.summary.passed += 1,
                         _ => sink.summary.skipped += 1,
                     }
@@ -1684,5 +1701,94 @@ english/words.go:79:34: undefined: strngs (typecheck)
             "{:#?}",
             parsed.reports
         );
+    }
+
+    /// `go test -v` and `-json` (Go 1.26, an outsider trial's go-viper/mapstructure 2.5.0,
+    /// parallel subtests): the test that panics is reported failed, its parents around it, just before the
+    /// `panic:` line, and another test's `=== CONT` may come in between. The panic is that test's.
+    #[test]
+    fn a_panic_is_the_test_reported_failed_just_before_it() {
+        let log = "\
+    --- FAIL: TestStringToNetIPAddrHookFunc/Fail (0.00s)
+        --- FAIL: TestStringToNetIPAddrHookFunc/Fail/#00 (0.00s)
+=== CONT  TestStringToNetIPAddrHookFunc/Fail/#07
+panic: runtime error: index out of range [2] with length 2 [recovered, repanicked]
+
+goroutine 215 [running]:
+testing.tRunner.func1.2({0x663720, 0x3a7c9e9f4498})
+	/usr/local/go/src/testing/testing.go:1974 +0x232
+testing.tRunner.func1()
+	/usr/local/go/src/testing/testing.go:1977 +0x349
+panic({0x663720?, 0x3a7c9e9f4498?})
+	/usr/local/go/src/runtime/panic.go:860 +0x13a
+github.com/go-viper/mapstructure/v2.wrapNetIPParseAddrError({0x693ac0, 0x3a7c9eb23740})
+	/w/errors.go:182 +0xa5
+github.com/go-viper/mapstructure/v2.TestStringToNetIPAddrHookFunc.StringToNetIPAddrHookFunc.func1({0x69c270?, 0x61fc60?}, {0x69c270, 0x674a60}, {0x61fc60, 0x3a7c9eb2d1e0})
+	/w/decode_hooks.go:420 +0xd7
+github.com/go-viper/mapstructure/v2.DecodeHookExec({0x6322a0?, 0x68f7f0?}, {0x61fc60?, 0x3a7c9eb2d1e0?, 0x1?}, {0x674a60?, 0x3a7c9eb36528?, 0x3a7c9ea06810?})
+	/w/decode_hooks.go:73 +0x170
+github.com/go-viper/mapstructure/v2.decodeHookFailureTestCase[...].Run(0x694860?, 0x3a7c9eb42008?, {0x6322a0, 0x68f7f0})
+	/w/decode_hooks_test.go:94 +0x116
+github.com/go-viper/mapstructure/v2.decodeHookTestSuite[...].Run.func2.1()
+	/w/decode_hooks_test.go:48 +0x65
+testing.tRunner(0x3a7c9eb42008, 0x3a7c9e9913e0)
+	/usr/local/go/src/testing/testing.go:2036 +0xea
+created by testing.(*T).Run in goroutine 202
+	/usr/local/go/src/testing/testing.go:2101 +0x4c5
+FAIL	github.com/go-viper/mapstructure/v2	0.012s
+?   	github.com/go-viper/mapstructure/v2/internal/errors	[no test files]
+FAIL
+";
+        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
+        let reports: Vec<(&str, u32, Option<&str>)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        let test = Some("TestStringToNetIPAddrHookFunc/Fail/#00");
+        assert_eq!(reports, [("errors.go", 182, test), ("decode_hooks_test.go", 48, test)]);
+
+        // `go test -json` of the same run: test2json names each output's test, and the panic is
+        // the one its events name (whatever `--- FAIL:` came before).
+        let json = r#"{"Time":"2026-11-27T04:42:13.877084279Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#00","Output":"--- FAIL: TestStringToNetIPAddrHookFunc/Fail/#00 (0.00s)\n"}
+{"Time":"2026-11-27T04:42:13.877086902Z","Action":"fail","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#00","Elapsed":0}
+{"Time":"2026-11-27T04:42:13.877091229Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail","Output":"--- FAIL: TestStringToNetIPAddrHookFunc/Fail (0.00s)\n"}
+{"Time":"2026-11-27T04:42:13.877093202Z","Action":"fail","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail","Elapsed":0}
+{"Time":"2026-11-27T04:42:13.877094884Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc","Output":"--- FAIL: TestStringToNetIPAddrHookFunc (0.00s)\n"}
+{"Time":"2026-11-27T04:42:13.877096968Z","Action":"fail","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc","Elapsed":0}
+{"Time":"2026-11-27T04:42:13.87709874Z","Action":"cont","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07"}
+{"Time":"2026-11-27T04:42:13.877100463Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"=== CONT  TestStringToNetIPAddrHookFunc/Fail/#07\n"}
+{"Time":"2026-11-27T04:42:13.879367125Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"panic: runtime error: index out of range [2] with length 2 [recovered, repanicked]\n"}
+{"Time":"2026-11-27T04:42:13.879372793Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\n"}
+{"Time":"2026-11-27T04:42:13.879374926Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"goroutine 212 [running]:\n"}
+{"Time":"2026-11-27T04:42:13.879376959Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"testing.tRunner.func1.2({0x663720, 0x3e8fc3564258})\n"}
+{"Time":"2026-11-27T04:42:13.879379123Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\t/usr/local/go/src/testing/testing.go:1974 +0x232\n"}
+{"Time":"2026-11-27T04:42:13.879381025Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"testing.tRunner.func1()\n"}
+{"Time":"2026-11-27T04:42:13.879384581Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\t/usr/local/go/src/testing/testing.go:1977 +0x349\n"}
+{"Time":"2026-11-27T04:42:13.879386454Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"panic({0x663720?, 0x3e8fc3564258?})\n"}
+{"Time":"2026-11-27T04:42:13.879388356Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\t/usr/local/go/src/runtime/panic.go:860 +0x13a\n"}
+{"Time":"2026-11-27T04:42:13.879391171Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"github.com/go-viper/mapstructure/v2.wrapNetIPParseAddrError({0x693ac0, 0x3e8fc35a1bc0})\n"}
+{"Time":"2026-11-27T04:42:13.879393484Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\t/w/errors.go:182 +0xa5\n"}
+{"Time":"2026-11-27T04:42:13.879395657Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"github.com/go-viper/mapstructure/v2.TestStringToNetIPAddrHookFunc.StringToNetIPAddrHookFunc.func1({0x69c270?, 0x61fc60?}, {0x69c270, 0x674a60}, {0x61fc60, 0x3e8fc35d4640})\n"}
+{"Time":"2026-11-27T04:42:13.879397831Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\t/w/decode_hooks.go:420 +0xd7\n"}
+{"Time":"2026-11-27T04:42:13.879399844Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"github.com/go-viper/mapstructure/v2.DecodeHookExec({0x6322a0?, 0x68f7f0?}, {0x61fc60?, 0x3e8fc35d4640?, 0x1?}, {0x674a60?, 0x3e8fc35b0888?, 0x3e8fc35e1350?})\n"}
+{"Time":"2026-11-27T04:42:13.879405983Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\t/w/decode_hooks.go:73 +0x170\n"}
+{"Time":"2026-11-27T04:42:13.879407976Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"github.com/go-viper/mapstructure/v2.decodeHookFailureTestCase[...].Run(0x694860?, 0x3e8fc35cbb08?, {0x6322a0, 0x68f7f0})\n"}
+{"Time":"2026-11-27T04:42:13.879410019Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\t/w/decode_hooks_test.go:94 +0x116\n"}
+{"Time":"2026-11-27T04:42:13.879411842Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"github.com/go-viper/mapstructure/v2.decodeHookTestSuite[...].Run.func2.1()\n"}
+{"Time":"2026-11-27T04:42:13.879413714Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\t/w/decode_hooks_test.go:48 +0x65\n"}
+{"Time":"2026-11-27T04:42:13.879415607Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"testing.tRunner(0x3e8fc35cbb08, 0x3e8fc3500d80)\n"}
+{"Time":"2026-11-27T04:42:13.87941747Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\t/usr/local/go/src/testing/testing.go:2036 +0xea\n"}
+{"Time":"2026-11-27T04:42:13.879419313Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"created by testing.(*T).Run in goroutine 199\n"}
+{"Time":"2026-11-27T04:42:13.879421086Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\t/usr/local/go/src/testing/testing.go:2101 +0x4c5\n"}
+"#;
+        let parsed = crate::parse::parse(json, &crate::parse::Workspace::new("/w"));
+        let reports: Vec<(&str, u32, Option<&str>)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        let test = Some("TestStringToNetIPAddrHookFunc/Fail/#07");
+        assert_eq!(reports, [("errors.go", 182, test), ("decode_hooks_test.go", 48, test)]);
     }
 }
