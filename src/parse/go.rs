@@ -1739,15 +1739,6 @@ FAIL	github.com/go-viper/mapstructure/v2	0.012s
 ?   	github.com/go-viper/mapstructure/v2/internal/errors	[no test files]
 FAIL
 ";
-        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
-        let reports: Vec<(&str, u32, Option<&str>)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
-            .collect();
-        let test = Some("TestStringToNetIPAddrHookFunc/Fail/#00");
-        assert_eq!(reports, [("errors.go", 182, test), ("decode_hooks_test.go", 48, test)]);
-
         // `go test -json` of the same run: test2json names each output's test, and the panic is
         // the one its events name (whatever `--- FAIL:` came before).
         let json = r#"{"Time":"2026-11-27T04:42:13.877084279Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#00","Output":"--- FAIL: TestStringToNetIPAddrHookFunc/Fail/#00 (0.00s)\n"}
@@ -1782,13 +1773,16 @@ FAIL
 {"Time":"2026-11-27T04:42:13.879419313Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"created by testing.(*T).Run in goroutine 199\n"}
 {"Time":"2026-11-27T04:42:13.879421086Z","Action":"output","Package":"github.com/go-viper/mapstructure/v2","Test":"TestStringToNetIPAddrHookFunc/Fail/#07","Output":"\t/usr/local/go/src/testing/testing.go:2101 +0x4c5\n"}
 "#;
-        let parsed = crate::parse::parse(json, &crate::parse::Workspace::new("/w"));
-        let reports: Vec<(&str, u32, Option<&str>)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
-            .collect();
-        let test = Some("TestStringToNetIPAddrHookFunc/Fail/#07");
-        assert_eq!(reports, [("errors.go", 182, test), ("decode_hooks_test.go", 48, test)]);
+        for (log, test) in [(log, "#00"), (json, "#07")] {
+            let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
+            let reports: Vec<(&str, u32, Option<&str>)> = parsed
+                .reports
+                .iter()
+                .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+                .collect();
+            let test = format!("TestStringToNetIPAddrHookFunc/Fail/{test}");
+            let test = Some(test.as_str());
+            assert_eq!(reports, [("errors.go", 182, test), ("decode_hooks_test.go", 48, test)]);
+        }
     }
 }
