@@ -997,12 +997,14 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
     if parsed.left_out > 0 {
         // On standard error, so that the reports on standard output stay seed 001's array.
         eprintln!(
-            "kubeheal: {} more finding(s) left out: one log gives at most {} reports, {} of them lint findings, {} at one place and {} from one report document",
+            "kubeheal: {} more finding(s) left out: one log gives at most {} reports, {} of them lint findings, {} at one place, {} failing tests' lines for one place an error was raised at, and {} from one report document ({} of them lint findings)",
             parsed.left_out,
             parse::MAX_REPORTS,
             parse::MAX_LINT_REPORTS,
             parse::MAX_REPORTS_PER_PLACE,
-            parse::MAX_DOCUMENT_REPORTS
+            parse::MAX_TEST_LINES_PER_RAISE_SITE,
+            parse::MAX_DOCUMENT_REPORTS,
+            parse::MAX_DOCUMENT_WARNINGS
         );
     }
     Ok(())

@@ -106,6 +106,7 @@ impl Deno {
                 // `deno lint`'s parser error, under the file it names.
                 header.message = line.trim().to_owned();
                 header.message_due = name != "SyntaxError";
+                self.header.missed();
                 return;
             }
             if let Some((file, n)) = place(line, header.arrow).filter(|(file, _)| sink.is_project_file(file))

@@ -255,10 +255,11 @@ fn testify_row(line: &str) -> Option<(&str, &str)> {
 pub(crate) struct Go {
     /// The test whose output the following lines are.
     current_test: Option<String>,
-    /// The test the last line read named failed (`--- FAIL: TestX/#00`), while only `=== CONT`
-    /// and `=== PAUSE` lines came after it: a test that panics is reported failed, its parents
+    /// The test the last `--- FAIL:` line named (`--- FAIL: TestX/#00`), until a test starts
+    /// (`=== RUN`) or a package's result: a test that panics is reported failed, its parents
     /// around it, just before the `panic:` line, and parallel tests may announce that they go on
-    /// in between. Then it, not the last announced, is the panic's test.
+    /// (`=== CONT`) in between. Then it, not the last announced, is the panic's test. Only Go's
+    /// own lines change it, which the routing of lines always hands to this reader.
     failed_last: Option<String>,
     /// A panic, until its stack ends.
     panic: Option<Panic>,
@@ -403,10 +404,6 @@ impl Go {
     }
 
     fn text(&mut self, line: &str, sink: &mut Sink<'_>) {
-        let failed_last = self.failed_last.take();
-        if line.starts_with("=== CONT") || line.starts_with("=== PAUSE") {
-            self.failed_last.clone_from(&failed_last);
-        }
         if let Some(testify) = self.testify.as_mut() {
             if let Some((label, value)) = testify_row(line) {
                 testify.row(label, value);
@@ -432,7 +429,7 @@ impl Go {
         }
         if let Some(message) = line.strip_prefix("panic: ") {
             self.end_panic(sink);
-            if let Some(test) = failed_last {
+            if let Some(test) = self.failed_last.take() {
                 self.current_test = Some(test);
             }
             self.panic = Some(Panic {
@@ -494,6 +491,9 @@ impl Go {
         match first {
             b'=' if line.starts_with("=== ") => {
                 if let Some(name) = run_line(line) {
+                    if line.starts_with("=== RUN") {
+                        self.failed_last = None;
+                    }
                     set_name(&mut self.current_test, name);
                 } else if let Some(name) = gotestsum_failure(line) {
                     // gotestsum's summary of the failures, after every test ran: what follows
@@ -509,6 +509,7 @@ impl Go {
             }
             b'o' | b'F' | b'?' if line.contains('\t') || line.starts_with("ok ") || line.starts_with("FAIL ") => {
                 if let Some(c) = PACKAGE_RESULT.captures(line) {
+                    self.failed_last = None;
                     sink.summary.runner_summary_seen = true;
                     if &c[1] == "?" {
                         self.packages_without_tests += 1;

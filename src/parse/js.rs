@@ -1031,7 +1031,7 @@ fn vitest_failed_test(trimmed: &str) -> Option<&str> {
 
 /// Node's `path/to/file.js:12` line above an uncaught error: a source path and a line, nothing
 /// else.
-fn node_header(line: &str) -> Option<(&str, u32)> {
+pub(crate) fn node_header(line: &str) -> Option<(&str, u32)> {
     // The line number ends the line: most lines are ruled out by their last byte.
     if !line.as_bytes().last().is_some_and(u8::is_ascii_digit) {
         return None;

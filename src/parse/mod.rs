@@ -939,13 +939,22 @@ impl<'w> Sink<'w> {
         let Some((second, site)) = second.zip(site) else {
             return (kept, None);
         };
-        let callers = self.test_lines.entry(site).or_default();
-        if *callers >= MAX_TEST_LINES_PER_RAISE_SITE {
+        if self
+            .test_lines
+            .get(&site)
+            .is_some_and(|&n| n >= MAX_TEST_LINES_PER_RAISE_SITE)
+        {
             self.left_out += 1;
             return (kept, None);
         }
-        *callers += 1;
-        (kept, self.report(second))
+        // Counted when reported anew: a test line merged into its report, or past its own
+        // place's bound, takes no room from another test's line.
+        let reports = self.reports.len();
+        let called = self.report(second);
+        if self.reports.len() > reports {
+            *self.test_lines.entry(site).or_default() += 1;
+        }
+        (kept, called)
     }
 
     /// Records a finding; returns the index of its report, or `None` when its file is not the
@@ -1451,6 +1460,22 @@ mod tests {
             prop_assert_eq!(parse(&log, &workspace), parse_offering_all(&log, &workspace));
         }
 
+        /// A Go panic's test is the one a `--- FAIL:` line named before it whatever ordinary
+        /// output came between (which routing does not hand to Go, and offering every line does).
+        #[test]
+        fn a_go_panic_s_test_is_the_same_routed_or_offered_every_line(
+            between in prop::collection::vec(prop_oneof![Just("loading fixtures"), Just(""), Just("=== CONT  TestB"), Just("=== PAUSE TestC")], 0..4),
+        ) {
+            let log = format!(
+                "=== RUN   TestA\n--- FAIL: TestA (0.00s)\n{}\npanic: boom\n\ngoroutine 7 [running]:\nexample.com/m.f()\n\t/w/m.go:5 +0x1d\nFAIL\texample.com/m\t0.01s\n",
+                between.join("\n")
+            );
+            let workspace = Workspace::new("/w");
+            let routed = parse(&log, &workspace);
+            prop_assert_eq!(routed.reports[0].test_name.as_deref(), Some("TestA"));
+            prop_assert_eq!(routed, parse_offering_all(&log, &workspace));
+        }
+
         /// A failure text fed as a block (one needle scan) gives what its lines fed one by one
         /// (every needle assumed) give.
         #[test]
@@ -1678,6 +1703,32 @@ mod bounds {
             parsed.left_out,
             (failures - MAX_REPORTS_PER_PLACE) + (failures - MAX_TEST_LINES_PER_RAISE_SITE)
         );
+    }
+
+    /// Each test that called down to one raise site has its line reported, though one test's
+    /// line repeats past its own place's bound (a parametrised test failing 45 times at one line):
+    /// the repeats take no room from the other tests' lines.
+    #[test]
+    fn a_test_line_past_its_place_s_bound_leaves_room_for_other_tests_lines() {
+        let failure = |test: &str, test_line: u32| {
+            format!(
+                "____ {test} ____\ntests/test_m.py:{test_line}: in {test}\n    f()\napp/m.py:2: in f\n    x()\nE   ZeroDivisionError: division by zero\n"
+            )
+        };
+        let mut log = String::from("=== FAILURES ===\n");
+        for n in 0..45 {
+            log.push_str(&failure(&format!("test_many[{n}]"), 6));
+        }
+        log.push_str(&failure("test_other", 9));
+        log.push_str(&failure("test_third", 12));
+        let parsed = parse(&log, &Workspace::new("/w"));
+        let test_lines: BTreeSet<u32> = parsed
+            .reports
+            .iter()
+            .filter(|r| r.file_path == "tests/test_m.py")
+            .map(|r| r.line_number)
+            .collect();
+        assert_eq!(test_lines, BTreeSet::from([6, 9, 12]));
     }
 
     /// A failure and the type checker's errors at its line give the same reports in either order:

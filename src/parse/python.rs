@@ -415,8 +415,16 @@ impl Python {
                 TestOutcome::Error
             };
             sink.test(&id, outcome);
+            // A subtest's failure names its parameters after the test (`(i=3)`, `[msg] (i=3)`):
+            // each is a failure of its own, as pytest's SUBFAILED sections are.
+            let subtest = line[c.get(0).map_or(line.len(), |m| m.end())..].trim();
+            let test = if subtest.starts_with('(') || subtest.starts_with('[') {
+                format!("{id} {subtest}")
+            } else {
+                id
+            };
             self.block = Some(Block {
-                test: Some(id),
+                test: Some(test),
                 test_is_final: true,
                 ..Block::default()
             });
@@ -497,12 +505,13 @@ impl Python {
             });
             if block.frames.len() < MAX_FRAMES {
                 // pytest's `--tb=native` starts the traceback in pytest's own code: a test's first
-                // frame in the project is where it began (the test, or the fixture that failed at
-                // setup), as the first entry of pytest's own traceback is in the other modes.
+                // frame in the project, in a test file, is where it began (the test, or the
+                // fixture that failed at setup), as the first entry of pytest's own traceback is
+                // in the other modes.
                 let first_in_project = block.part_start && sink.is_project_file(file);
                 block.part_start &= !first_in_project;
                 let is_test = function.is_some_and(|f| block.test.as_deref().is_some_and(|t| test_function(t) == f))
-                    || block.of_a_test && first_in_project;
+                    || block.of_a_test && first_in_project && sink.is_test_file(file);
                 block.frames.push(Frame {
                     file: file.to_owned(),
                     line: n.parse().unwrap_or(1),
@@ -962,10 +971,11 @@ fn section_title(line: &str) -> Option<&str> {
 
 /// The test a pytest section's header names, as a short name: `test_x` for `ERROR at setup of
 /// test_x` (a fixture's error), none for `ERROR collecting path` (no test ran).
-/// The function of a test named by pytest's short name (`Class.test_x[1.5-a]`) or unittest's
-/// id (`tests.test_mod.Class.test_x`): `test_x`.
+/// The function of a test named by pytest's short name (`Class.test_x[1.5-a]`, a subtest's
+/// `Class.test_x (i=3)`) or unittest's id (`tests.test_mod.Class.test_x`, a subtest's with its
+/// parameters after a space): `test_x`.
 fn test_function(test: &str) -> &str {
-    let name = &test[..test.find('[').unwrap_or(test.len())];
+    let name = &test[..test.find(['[', ' ']).unwrap_or(test.len())];
     name.rsplit('.').next().unwrap_or(name)
 }
 
@@ -2340,5 +2350,63 @@ ERROR tests/test_q.py::test_query - IndexError: list index out of range
                 "{log}"
             );
         }
+    }
+
+    /// unittest's subtests (Python 3.11): each failing subtest is a failure of its own, named by
+    /// its parameters after the test's id, as pytest names its SUBFAILED sections; the test's
+    /// own frame is still found by the test's function.
+    #[test]
+    fn each_unittest_subtest_that_fails_is_a_failure_of_its_own() {
+        let log = r#"EE
+======================================================================
+ERROR: test_halves (tests.test_calc.HalfTests.test_halves) (n=3)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "/w/tests/test_calc.py", line 9, in test_halves
+    self.assertEqual(half(n), n // 2)
+                     ^^^^^^^
+  File "/w/app/calc.py", line 2, in half
+    return n // 2 if n % 2 == 0 else n / 0
+                                     ~~^~~
+ZeroDivisionError: division by zero
+
+======================================================================
+ERROR: test_halves (tests.test_calc.HalfTests.test_halves) (n=5)
+----------------------------------------------------------------------
+Traceback (most recent call last):
+  File "/w/tests/test_calc.py", line 9, in test_halves
+    self.assertEqual(half(n), n // 2)
+                     ^^^^^^^
+  File "/w/app/calc.py", line 2, in half
+    return n // 2 if n % 2 == 0 else n / 0
+                                     ~~^~~
+ZeroDivisionError: division by zero
+
+----------------------------------------------------------------------
+Ran 1 test in 0.001s
+
+FAILED (errors=2)
+"#;
+        let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
+        let reports: Vec<(&str, u32, Option<&str>)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        let (n3, n5) = (
+            Some("tests.test_calc.HalfTests.test_halves (n=3)"),
+            Some("tests.test_calc.HalfTests.test_halves (n=5)"),
+        );
+        assert_eq!(
+            reports,
+            [
+                ("app/calc.py", 2, n3),
+                ("tests/test_calc.py", 9, n3),
+                ("app/calc.py", 2, n5),
+                ("tests/test_calc.py", 9, n5)
+            ]
+        );
+        let outcomes: Vec<&str> = parsed.tests.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(outcomes, ["tests.test_calc.HalfTests.test_halves"]);
     }
 }

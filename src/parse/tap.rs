@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use super::js::{frame_place, js_type, node_frame};
+use super::js::{frame_place, js_type, node_frame, node_header};
 use super::look::Look;
 use super::{Finding, Rank, Sink, TestOutcome};
 
@@ -59,6 +59,9 @@ pub(crate) struct Tap {
     /// A `TAP version` line or an outcome was seen: `# name` comments are then tape's test names,
     /// or what a test file printed.
     seen: bool,
+    /// The comments are an error Node printed as a test file died (its `file:line` header came
+    /// first), up to the file's `# Subtest:` or the next outcome.
+    node_error: bool,
     /// tape's last `# name` comment: the test its assertions belong to.
     comment: Option<String>,
     failure: Option<Failure>,
@@ -81,12 +84,17 @@ impl Tap {
         }
     }
 
-    /// What a TAP comment holds when it is a test file's own output rather than TAP's: Node's
-    /// runner prints a file's stderr (the SyntaxError that stopped it loading, its frames) as
-    /// `# ` comments. Not the summaries, nor node's `# Subtest:` announcements.
+    /// What a TAP comment holds when it is an error Node printed as a test file died: its runner
+    /// prints a file's stderr as `# ` comments, and an uncaught error (the SyntaxError that
+    /// stopped the file loading) begins with Node's `file:line` header, then the source line,
+    /// the error and its frames. Other stderr a test wrote (a stack it logged and went on) is not
+    /// read: the test's own outcome says whether it failed.
     pub fn comment_as_output<'l>(&self, line: &'l str) -> Option<&'l str> {
         let comment = line.strip_prefix("# ").filter(|_| self.seen)?;
-        (!comment.starts_with("Subtest: ") && !is_summary(comment)).then_some(comment)
+        if self.node_error {
+            return (!comment.starts_with("Subtest: ") && !is_summary(comment)).then_some(comment);
+        }
+        node_header(comment).map(|_| comment)
     }
 
     fn may_start(&self, look: &Look<'_>) -> bool {
@@ -105,12 +113,14 @@ impl Tap {
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         if line.starts_with("TAP version ") {
             self.seen = true;
+            self.node_error = false;
             return;
         }
         let trimmed = line.trim_start();
         if let Some((passed, name)) = outcome(trimmed) {
             self.flush(sink);
             self.seen = true;
+            self.node_error = false;
             let (name, directive) = match name.split_once(" # ") {
                 Some((name, directive)) => (name, directive.to_ascii_uppercase()),
                 None => (name, String::new()),
@@ -141,6 +151,13 @@ impl Tap {
             return;
         }
         if let Some(comment) = line.strip_prefix("# ") {
+            if self.seen {
+                self.node_error = if self.node_error {
+                    !comment.starts_with("Subtest: ")
+                } else {
+                    node_header(comment).is_some()
+                };
+            }
             self.flush(sink);
             // `# Subtest: name` (node) announces what its outcome line names again; the
             // summaries (`# tests 3`, `# fail 1`, `# ok`, node's `# duration_ms 141.4`) name no test.
@@ -566,9 +583,10 @@ not ok 1 - first
     }
 
     /// `node --test` (Node 20.20.2, TAP as it prints when its output is not a terminal) on a test
-    /// file whose `require` of the code under test failed to load: Node prints the file's stderr,
-    /// the SyntaxError with its `file:line` header, as TAP comments. The error is placed where
-    /// Node stopped.
+    /// file whose `require` of the code under test failed to load, and on one that logs a handled
+    /// error's stack and passes: Node prints each file's stderr as TAP comments. The load-time
+    /// SyntaxError, under Node's `file:line` header, is placed where Node stopped; the stack the
+    /// passing test logged is no report.
     #[test]
     fn a_load_time_error_in_tap_comments_is_placed_where_node_stopped() {
         let log = r#"TAP version 13
@@ -590,7 +608,7 @@ not ok 1 - first
 # Subtest: /w/test/add.test.js
 not ok 1 - /w/test/add.test.js
   ---
-  duration_ms: 74.298804
+  duration_ms: 72.637943
   location: '/w/test/add.test.js:1:1'
   failureType: 'testCodeFailure'
   exitCode: 1
@@ -598,15 +616,29 @@ not ok 1 - /w/test/add.test.js
   error: 'test failed'
   code: 'ERR_TEST_FAILURE'
   ...
-1..1
-# tests 1
+# Error: retrying
+#     at TestContext.<anonymous> (/w/test/log.test.js:5:17)
+#     at Test.runInAsyncScope (node:async_hooks:206:9)
+#     at Test.run (node:internal/test_runner/test:796:25)
+#     at Test.processPendingSubtests (node:internal/test_runner/test:526:18)
+#     at node:internal/test_runner/harness:255:12
+#     at node:internal/process/task_queues:140:7
+#     at AsyncResource.runInAsyncScope (node:async_hooks:206:9)
+#     at AsyncResource.runMicrotask (node:internal/process/task_queues:137:8)
+# Subtest: logs a handled error
+ok 2 - logs a handled error
+  ---
+  duration_ms: 2.147012
+  ...
+1..2
+# tests 2
 # suites 0
-# pass 0
+# pass 1
 # fail 1
 # cancelled 0
 # skipped 0
 # todo 0
-# duration_ms 77.43466
+# duration_ms 138.414988
 "#;
         let parsed = parse(log, &Workspace::new("/w"));
         let places: Vec<(&str, u32, ErrorType)> = parsed
@@ -614,7 +646,13 @@ not ok 1 - /w/test/add.test.js
             .iter()
             .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
             .collect();
-        assert_eq!(places[0], ("lib/add.js", 2, ErrorType::Syntax));
+        assert_eq!(
+            places,
+            [
+                ("lib/add.js", 2, ErrorType::Syntax),
+                ("test/add.test.js", 1, ErrorType::Logic)
+            ]
+        );
         assert_eq!(parsed.reports[0].message, "SyntaxError: missing ) after argument list");
     }
 
