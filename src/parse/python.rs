@@ -69,6 +69,11 @@ struct Block {
     test_is_final: bool,
     frames: Vec<Frame>,
     exception: Option<(String, String)>,
+    /// A chained part of a failure pytest prints whole began at this frame and its exception
+    /// has not come yet: the exception of a part with a project frame is the failure's (raised
+    /// in the project while it handled the one before), one raised only in pytest's own code
+    /// (a collection error's `CollectError`) is not.
+    later_part: Option<usize>,
     /// A failed assertion as `--tb=short` shows it, `E   assert 1 == 2` with no exception line
     /// after it (pytest takes "AssertionError: " off): the exception when no other is named.
     assertion: Option<String>,
@@ -465,6 +470,9 @@ impl Python {
             self.chained = true;
             if let Some(block) = self.block.as_mut() {
                 block.part_start = true;
+                if !block.ends_at_exception {
+                    block.later_part = Some(block.frames.len());
+                }
             }
             return;
         }
@@ -576,9 +584,15 @@ impl Python {
         let must_be_exception = from_e_line || (!block.frames.is_empty() && block.source.is_some());
         let nested_line = block.nested && line.starts_with("    ");
         if (from_e_line || !line.starts_with(' ') || nested_line)
-            && block.exception.is_none()
+            && (block.exception.is_none() || block.later_part.is_some())
             && let Some((kind, message)) = exception(body.trim(), must_be_exception)
         {
+            let later_part = block.later_part.take();
+            if block.exception.is_some()
+                && !later_part.is_some_and(|start| block.frames[start..].iter().any(|f| sink.is_project_file(&f.file)))
+            {
+                return;
+            }
             if is_group_of_sub_exceptions(kind, message) {
                 // The sub-exceptions follow: they are the failure, of the same test, raised
                 // from the group's frames on.
@@ -1604,7 +1618,8 @@ mod tests {
     /// From the thirteenth trial's logs, broken for a while by behave's indented tracebacks: a
     /// pytest long traceback lists a function's source, whose docstring holds a doctest's
     /// `Traceback (most recent call last):` indented; that is source, not a traceback, and the
-    /// failure is placed where the chained LookupError was raised (as before the break).
+    /// failure is placed where the chained LookupError was raised (as before the break), and
+    /// named by it: the test failed with it, raised in the project as it handled the KeyError.
     #[test]
     fn a_doctest_traceback_in_listed_source_is_not_a_traceback() {
         let log = "=================================== FAILURES ===================================
@@ -1721,8 +1736,16 @@ toolz/dicttoolz.py:338: LookupError
         assert_eq!(
             places,
             [
-                ("toolz/dicttoolz.py", 338, "KeyError: 'port'"),
-                ("toolz/tests/test_chain.py", 9, "KeyError: 'port'")
+                (
+                    "toolz/dicttoolz.py",
+                    338,
+                    "LookupError: missing path ['server', 'port']"
+                ),
+                (
+                    "toolz/tests/test_chain.py",
+                    9,
+                    "LookupError: missing path ['server', 'port']"
+                )
             ]
         );
     }
@@ -2408,5 +2431,41 @@ FAILED (errors=2)
         );
         let outcomes: Vec<&str> = parsed.tests.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(outcomes, ["tests.test_calc.HalfTests.test_halves"]);
+    }
+
+    /// pytest 9.2 `--tb=short` (an outsider trial's cachetools 8.0.2): an exception raised while
+    /// handling another (`raise KeyErorr(...) from None` in an `except StopIteration:`) is the
+    /// failure, at its raise site and the test's line: the part before it only led there.
+    #[test]
+    fn a_chained_failure_is_the_exception_its_last_part_raised_in_the_project() {
+        let log = r#"=================================== FAILURES ===================================
+__________________________ FIFOCacheTest.test_popitem __________________________
+src/cachetools/__init__.py:213: in popitem
+    key = next(iter(self.__order))
+          ^^^^^^^^^^^^^^^^^^^^^^^^
+E   StopIteration
+
+During handling of the above exception, another exception occurred:
+tests/__init__.py:194: in test_popitem
+    cache.popitem()
+src/cachetools/__init__.py:215: in popitem
+    raise KeyErorr("%s is empty" % type(self).__name__) from None
+          ^^^^^^^^
+E   NameError: name 'KeyErorr' is not defined
+=========================== short test summary info ============================
+"#;
+        let workspace = crate::parse::Workspace::new("/w").with_files(vec![
+            "src/cachetools/__init__.py".to_owned(),
+            "tests/__init__.py".to_owned(),
+        ]);
+        let parsed = crate::parse::parse(log, &workspace);
+        assert_eq!(
+            crate::parse::report_types(&parsed),
+            [
+                ("src/cachetools/__init__.py".to_owned(), 215, "Import".to_owned()),
+                ("tests/__init__.py".to_owned(), 194, "Import".to_owned())
+            ]
+        );
+        assert_eq!(parsed.reports[0].message, "NameError: name 'KeyErorr' is not defined");
     }
 }
