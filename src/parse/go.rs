@@ -1776,11 +1776,7 @@ FAIL
 "#;
         for (log, test) in [(log, "#00"), (json, "#07")] {
             let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
-            let reports: Vec<(&str, u32, Option<&str>)> = parsed
-                .reports
-                .iter()
-                .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
-                .collect();
+            let reports = crate::parse::report_places(&parsed);
             let test = format!("TestStringToNetIPAddrHookFunc/Fail/{test}");
             let test = Some(test.as_str());
             assert_eq!(reports, [("errors.go", 182, test), ("decode_hooks_test.go", 48, test)]);

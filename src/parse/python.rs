@@ -2411,11 +2411,7 @@ Ran 1 test in 0.001s
 FAILED (errors=2)
 "#;
         let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
-        let reports: Vec<(&str, u32, Option<&str>)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
-            .collect();
+        let reports = crate::parse::report_places(&parsed);
         let (n3, n5) = (
             Some("tests.test_calc.HalfTests.test_halves (n=3)"),
             Some("tests.test_calc.HalfTests.test_halves (n=5)"),
