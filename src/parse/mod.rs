@@ -666,8 +666,9 @@ impl Formats {
         if look.first == Some(b'#')
             && let Some(output) = self.tap.comment_as_output(line)
         {
-            // `node --test` prints what a test file wrote to stderr (the error that stopped it
-            // loading) as TAP comments: TAP reads the comment, the other formats the output.
+            // `node --test` prints a test file's stderr as TAP comments, the error that killed
+            // the file among it ([`tap::Tap::comment_as_output`]): TAP reads the comment, the
+            // other formats the error.
             if offer_all || self.tap.wants(&look) {
                 self.tap.line(line, sink);
             }
