@@ -1538,6 +1538,16 @@ pub(crate) fn report_types(parsed: &ParseOutput) -> Vec<(String, u32, String)> {
         .collect()
 }
 
+/// Each report's file, line and type, for tests to compare at a glance.
+#[cfg(test)]
+pub(crate) fn report_kinds(parsed: &ParseOutput) -> Vec<(&str, u32, ErrorType)> {
+    parsed
+        .reports
+        .iter()
+        .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
+        .collect()
+}
+
 /// Each report's file, line and test, for tests to compare at a glance.
 #[cfg(test)]
 pub(crate) fn report_places(parsed: &ParseOutput) -> Vec<(&str, u32, Option<&str>)> {

@@ -2227,11 +2227,7 @@ E   ModuleNotFoundError: No module named 'pkg.shapes'
             (missing, ("tests/conftest.py", 2, ErrorType::Import)),
         ] {
             let parsed = crate::parse::parse(log, &workspace);
-            let places: Vec<(&str, u32, ErrorType)> = parsed
-                .reports
-                .iter()
-                .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
-                .collect();
+            let places = crate::parse::report_kinds(&parsed);
             assert_eq!(places, [place], "{log}");
         }
     }

@@ -641,11 +641,7 @@ ok 2 - logs a handled error
 # duration_ms 138.414988
 "#;
         let parsed = parse(log, &Workspace::new("/w"));
-        let places: Vec<(&str, u32, ErrorType)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
-            .collect();
+        let places = crate::parse::report_kinds(&parsed);
         assert_eq!(
             places,
             [
@@ -659,11 +655,7 @@ ok 2 - logs a handled error
     #[test]
     fn node_test_failures_are_placed_at_the_assertion_and_where_the_error_began() {
         let parsed = parse(NODE_TEST, &Workspace::new("/w"));
-        let places: Vec<(&str, u32, ErrorType)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.error_type))
-            .collect();
+        let places = crate::parse::report_kinds(&parsed);
         assert_eq!(
             places,
             [
