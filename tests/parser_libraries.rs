@@ -55,7 +55,12 @@ fn library_logs() -> Vec<LibraryLog> {
                 .lines()
                 .map(str::to_owned)
                 .collect();
-            let workspace = Workspace::new(spec["root"].as_str().expect("a root")).with_files(files);
+            // A project's manifests, where the workspace's packages are named (`kubeheal parse
+            // --workspace` reads them from the workspace folder), are kept beside its file list.
+            let manifests = dir.join(format!("{project}.manifests"));
+            let workspace = Workspace::new(spec["root"].as_str().expect("a root"))
+                .with_files(files)
+                .with_package_manifests(|path| std::fs::read(manifests.join(path)).ok());
             let text =
                 String::from_utf8_lossy(&std::fs::read(dir.join(format!("{name}.log"))).expect("the log")).into_owned();
             LibraryLog {
@@ -178,6 +183,59 @@ fn the_parse_command_resolves_a_subfolder_log_against_the_workspace_folder() {
         !text.contains("error in test_"),
         "a path left relative to tests/:\n{text}"
     );
+}
+
+/// A Cargo workspace's test that panics in another member's code: the backtrace prints the files
+/// of the test's own package relative to that package (`./src/lib.rs`, `./tests/columns.rs`), and
+/// both members have a `src/lib.rs`. The package is told by `cargo test`'s `Running` line or,
+/// under `-q` (which prints none), by the crate the frame's function names (`slug_tools::column`),
+/// which the package's manifest gives (`slug-tools`, in `crates/slug`). Every failing test's own
+/// line is reported, those of the library's own 26 failing tests too (past the ten reports the
+/// panic's place keeps).
+#[test]
+fn a_workspace_test_failing_in_another_member_is_placed_at_its_own_line() {
+    let logs: Vec<LibraryLog> = library_logs()
+        .into_iter()
+        .filter(|l| l.name.starts_with("rs-cross-"))
+        .collect();
+    assert_eq!(logs.len(), 3);
+    let listed: BTreeSet<String> = std::fs::read_to_string(fixtures().join("library_logs/rs-cross.files"))
+        .expect("the file list")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    for log in &logs {
+        let parsed = parse(&log.text, &log.workspace);
+        let places: BTreeSet<(&str, u32)> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        let unlisted: Vec<_> = places.iter().filter(|(f, _)| !listed.contains(*f)).collect();
+        assert!(
+            unlisted.is_empty(),
+            "{}: reports at files not in the workspace: {unlisted:?}",
+            log.name
+        );
+        let bug = &log.project["bugs"][0];
+        let mut expected: Vec<(&str, u32)> = bug["test_lines"]
+            .as_array()
+            .expect("the failing tests' lines")
+            .iter()
+            .map(|p| (p[0].as_str().expect("a file"), p[1].as_u64().expect("a line") as u32))
+            .collect();
+        if log.name == "rs-cross-subdir-slug" {
+            // Run in `crates/slug`: only its own tests.
+            expected.retain(|(file, _)| file.starts_with("crates/slug/"));
+        }
+        for place in expected {
+            assert!(
+                places.contains(&place),
+                "{}: no report at {place:?}: {places:?}",
+                log.name
+            );
+        }
+    }
 }
 
 /// A monorepo runner names a package as its `package.json` does, and the folder may be named

@@ -931,31 +931,42 @@ impl<'w> Sink<'w> {
             rank: raised.rank,
             diagnostic: raised.diagnostic,
         });
-        let site = second
-            .is_some()
-            .then(|| self.relative(raised.file))
-            .flatten()
-            .map(|file| (file, raised.line));
+        let site = second.is_some().then_some((raised.file, raised.line));
         let kept = self.report(raised);
-        let Some((second, site)) = second.zip(site) else {
+        let Some((second, (file, line))) = second.zip(site) else {
             return (kept, None);
         };
+        (kept, self.report_test_line(file, line, second))
+    }
+
+    /// Records a failing test's own line (`called`), the frame that led to the failure raised at
+    /// `raised_file:raised_line` in the code the test calls, up to
+    /// [`MAX_TEST_LINES_PER_RAISE_SITE`] such lines for that raise site ([`Sink::report_raised`],
+    /// for a format that reads the test's frame after the raise site's report). Returns the index
+    /// of its report.
+    pub(crate) fn report_test_line(
+        &mut self,
+        raised_file: &str,
+        raised_line: u32,
+        called: Finding<'_>,
+    ) -> Option<usize> {
+        let site = (self.relative(raised_file)?, raised_line);
         if self
             .test_lines
             .get(&site)
             .is_some_and(|&n| n >= MAX_TEST_LINES_PER_RAISE_SITE)
         {
             self.left_out += 1;
-            return (kept, None);
+            return None;
         }
         // Counted when reported anew: a test line merged into its report, or past its own
         // place's bound, takes no room from another test's line.
         let reports = self.reports.len();
-        let called = self.report(second);
+        let called = self.report(called);
         if self.reports.len() > reports {
             *self.test_lines.entry(site).or_default() += 1;
         }
-        (kept, called)
+        called
     }
 
     /// Records a finding; returns the index of its report, or `None` when its file is not the

@@ -15,13 +15,18 @@ pub struct Workspace {
     /// The workspace packages' names, each with its folder (`""` for the root), as their
     /// `package.json` files say, ordered by name: a name two manifests give is here twice.
     packages: Vec<(String, String)>,
+    /// The Rust crates of the workspace's Cargo packages, by the name a backtrace's functions
+    /// give them (`my_lib::parse`: the `[lib]` name, or the package's or a binary's with `-` as
+    /// `_`), each with its package's folder (`""` for the root), ordered by name.
+    crates: Vec<(String, String)>,
 }
 
-/// Most `package.json` files read for their names: a monorepo has tens or hundreds of packages,
-/// and a repository that lists thousands (vendored fixtures) is not read past this.
+/// Most `package.json` (and, apart, `Cargo.toml`) files read for their names: a monorepo has tens
+/// or hundreds of packages, and a repository that lists thousands (vendored fixtures) is not read
+/// past this.
 pub(crate) const MAX_PACKAGE_MANIFESTS: usize = 2_000;
 
-/// Largest `package.json` read for its name; a larger one is skipped.
+/// Largest `package.json` or `Cargo.toml` read for its names; a larger one is skipped.
 pub const MAX_PACKAGE_MANIFEST_BYTES: u64 = 1 << 20;
 
 /// Whether the repository-relative `path` is a test file by the usual conventions of the four
@@ -76,6 +81,7 @@ impl Workspace {
             files: Vec::new(),
             by_ending: Vec::new(),
             packages: Vec::new(),
+            crates: Vec::new(),
         }
     }
 
@@ -175,40 +181,71 @@ impl Workspace {
         found.next().is_none().then(|| first.to_owned())
     }
 
-    /// Learns the workspace packages' names from the listed `package.json` files (outside
-    /// dependencies' folders, at most [`MAX_PACKAGE_MANIFESTS`]): npm, pnpm, yarn, turbo, lerna
-    /// and nx name a package by its manifest's `name`, which need not be its folder's. `read`
-    /// gives a file's bytes (the caller's I/O, confined to the repository and bounded by
+    /// Learns the workspace packages' names from their listed manifests (outside dependencies'
+    /// folders, at most [`MAX_PACKAGE_MANIFESTS`] of each kind). `package.json`: npm, pnpm, yarn,
+    /// turbo, lerna and nx name a package by its manifest's `name`, which need not be its
+    /// folder's. `Cargo.toml`: a Rust backtrace prints the frames of the package whose test runs
+    /// relative to that package's folder (`./src/lib.rs`), and names their crate
+    /// (`my_lib::tests::name`), which need not be the folder's name either. `read` gives a file's
+    /// bytes (the caller's I/O, confined to the repository and bounded by
     /// [`MAX_PACKAGE_MANIFEST_BYTES`]; the parser reads no file); a manifest it cannot give, or
-    /// that is not JSON with a string `name`, names nothing.
+    /// that does not parse, names nothing.
     pub fn with_package_manifests(mut self, mut read: impl FnMut(&str) -> Option<Vec<u8>>) -> Self {
-        /// The one field read; serde skips the rest of the manifest.
-        #[derive(serde::Deserialize)]
-        struct Manifest {
-            name: Option<String>,
-        }
-        let manifests = self
-            .files
-            .iter()
-            .filter(|f| *f == "package.json" || f.ends_with("/package.json"))
-            .filter(|f| !FOREIGN_SCAN.is_match(f.as_str()))
-            .take(MAX_PACKAGE_MANIFESTS);
         let mut packages = Vec::new();
-        for file in manifests {
-            let Some(bytes) = read(file) else { continue };
-            let Ok(Manifest { name: Some(name) }) = serde_json::from_slice(&bytes) else {
+        for file in self.manifests("package.json") {
+            let Some(name) = read(file).and_then(|bytes| npm_package_name(&bytes)) else {
                 continue;
             };
-            // npm's own bounds on a name: at most 214 characters, no whitespace or controls.
-            if name.is_empty() || name.len() > 214 || name.bytes().any(|b| b <= b' ') {
-                continue;
-            }
-            let folder = file.strip_suffix("package.json").unwrap_or("").trim_end_matches('/');
-            packages.push((name, folder.to_owned()));
+            packages.push((name, manifest_folder(file, "package.json").to_owned()));
         }
         packages.sort();
+        let mut crates = Vec::new();
+        // `cargo package` leaves copies of the packages under `target/package/`.
+        let built = |f: &str| f.starts_with("target/") || f.contains("/target/");
+        for file in self.manifests("Cargo.toml").filter(|f| !built(f)) {
+            let Some(names) = read(file).map(|bytes| cargo_crate_names(&bytes)) else {
+                continue;
+            };
+            let folder = manifest_folder(file, "Cargo.toml");
+            crates.extend(names.into_iter().map(|name| (name, folder.to_owned())));
+        }
+        crates.sort();
+        crates.dedup();
         self.packages = packages;
+        self.crates = crates;
         self
+    }
+
+    /// The listed manifests named `name` outside dependencies' folders, at most
+    /// [`MAX_PACKAGE_MANIFESTS`].
+    fn manifests<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.ending_with(name)
+            .filter(|f| !FOREIGN_SCAN.is_match(f))
+            .take(MAX_PACKAGE_MANIFESTS)
+    }
+
+    /// The folder of the Cargo package whose crate a backtrace names `name` (`my_lib`), with a
+    /// `/` after it (`crates/my-lib/`; `""` for the root): the one package that gives the name.
+    /// `None` when none or several do, or the manifests were not read.
+    pub(crate) fn crate_folder(&self, name: &str) -> Option<String> {
+        let start = self.crates.partition_point(|(n, _)| n.as_str() < name);
+        let mut named = self.crates[start..].iter().take_while(|(n, _)| n == name);
+        let (_, folder) = named.next()?;
+        named.next().is_none().then(|| folder_prefix(folder))
+    }
+
+    /// The folder of the Cargo package that holds the test target `source` (`tests/api.rs`, as
+    /// `cargo test`'s `Running tests/api.rs (target/debug/deps/api-…)` names it, relative to the
+    /// package), with a `/` after it: the one listed `FOLDER/source` whose folder holds a listed
+    /// `Cargo.toml`. `None` when there is none or several.
+    pub(crate) fn cargo_package_holding(&self, source: &str) -> Option<String> {
+        let source = source.trim_start_matches("./");
+        let mut found = self.ending_with(source).filter_map(|f| {
+            let folder = &f[..f.len() - source.len()];
+            self.lists(&format!("{folder}Cargo.toml")).then_some(folder)
+        });
+        let first = found.next()?;
+        found.next().is_none().then(|| first.to_owned())
     }
 
     /// The folder of the workspace package `name` (`@acme/calc`): the one whose manifest gives
@@ -292,6 +329,72 @@ impl Workspace {
         let first = found.next()?;
         found.next().is_none().then(|| first.to_owned())
     }
+}
+
+/// The folder a manifest named `name` is in (`packages/calc`; `""` for the root).
+fn manifest_folder<'a>(file: &'a str, name: &str) -> &'a str {
+    file.strip_suffix(name).unwrap_or("").trim_end_matches('/')
+}
+
+/// `crates/a` → `crates/a/`, and the root `""` stays `""`: a folder ready to put before a path.
+fn folder_prefix(folder: &str) -> String {
+    if folder.is_empty() {
+        String::new()
+    } else {
+        format!("{folder}/")
+    }
+}
+
+/// A `package.json`'s `name`, when it is one npm would accept.
+fn npm_package_name(bytes: &[u8]) -> Option<String> {
+    /// The one field read; serde skips the rest of the manifest.
+    #[derive(serde::Deserialize)]
+    struct Manifest {
+        name: Option<String>,
+    }
+    let name = serde_json::from_slice::<Manifest>(bytes).ok()?.name?;
+    // npm's own bounds on a name: at most 214 characters, no whitespace or controls.
+    (!name.is_empty() && name.len() <= 214 && !name.bytes().any(|b| b <= b' ')).then_some(name)
+}
+
+/// The names a `Cargo.toml`'s crates have in a backtrace: its `[lib]` name, or else its
+/// package's, and each `[[bin]]`'s, with `-` as `_` (rustc's crate names). A workspace's root
+/// manifest without a `[package]` names none.
+fn cargo_crate_names(bytes: &[u8]) -> Vec<String> {
+    /// The fields read; serde skips the rest of the manifest.
+    #[derive(serde::Deserialize)]
+    struct Manifest {
+        package: Option<Named>,
+        lib: Option<Named>,
+        #[serde(default)]
+        bin: Vec<Named>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Named {
+        name: Option<String>,
+    }
+    let Some(manifest) = std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|text| toml::from_str::<Manifest>(text).ok())
+    else {
+        return Vec::new();
+    };
+    let package = manifest.package.and_then(|p| p.name);
+    let lib = manifest.lib.and_then(|l| l.name).or_else(|| package.clone());
+    let bins = manifest.bin.into_iter().filter_map(|b| b.name);
+    let mut names: Vec<String> = lib
+        .into_iter()
+        .chain(package)
+        .chain(bins)
+        .map(|name| name.replace('-', "_"))
+        // A crate name is an identifier: anything else names no crate a backtrace prints.
+        .filter(|name| {
+            !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+        .collect();
+    names.sort();
+    names.dedup();
+    names
 }
 
 /// `%C3%A4` → `ä`; `None` when the bytes are not UTF-8.
@@ -478,6 +581,71 @@ mod tests {
             bare.relative(".tox/py/lib/python3.11/site-packages/cachetools/keys.py"),
             None
         );
+    }
+
+    /// A Cargo package's crate is named by its `[lib]` name, or its package's or a binary's name
+    /// with `-` as `_`; a workspace's root manifest names none, nor does a manifest that does not
+    /// parse; a name two packages give names no folder.
+    #[test]
+    fn cargo_manifests_name_their_packages_crates() {
+        let manifests = [
+            ("Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\n"),
+            (
+                "crates/slug/Cargo.toml",
+                "[package]\nname = \"slug-tools\"\nversion = \"0.1.0\"\n",
+            ),
+            (
+                "crates/core/Cargo.toml",
+                "[package]\nname = \"acme-core\"\n[lib]\nname = \"acme\"\n[[bin]]\nname = \"acme-cli\"\npath = \"src/main.rs\"\n",
+            ),
+            ("crates/broken/Cargo.toml", "[package\nname = \"broken\"\n"),
+            ("examples/a/Cargo.toml", "[package]\nname = \"demo\"\n"),
+            ("examples/b/Cargo.toml", "[package]\nname = \"demo\"\n"),
+            (
+                "target/package/slug-tools-0.1.0/Cargo.toml",
+                "[package]\nname = \"packed\"\n",
+            ),
+        ];
+        let ws = Workspace::new("/w")
+            .with_files(manifests.iter().map(|(f, _)| f.to_string()).collect())
+            .with_package_manifests(|path| {
+                manifests
+                    .iter()
+                    .find(|(f, _)| *f == path)
+                    .map(|(_, text)| text.as_bytes().to_vec())
+            });
+        assert_eq!(ws.crate_folder("slug_tools").as_deref(), Some("crates/slug/"));
+        assert_eq!(ws.crate_folder("slug-tools"), None, "a crate's name has no `-`");
+        assert_eq!(ws.crate_folder("acme").as_deref(), Some("crates/core/"));
+        assert_eq!(ws.crate_folder("acme_core").as_deref(), Some("crates/core/"));
+        assert_eq!(ws.crate_folder("acme_cli").as_deref(), Some("crates/core/"));
+        assert_eq!(ws.crate_folder("broken"), None);
+        assert_eq!(ws.crate_folder("demo"), None, "two packages give it");
+        assert_eq!(ws.crate_folder("packed"), None, "cargo package's copy under target/");
+    }
+
+    /// An integration test's package is the one folder that holds both the test's file and a
+    /// `Cargo.toml`.
+    #[test]
+    fn a_test_target_s_package_is_the_one_that_holds_it() {
+        let ws = Workspace::new("/w").with_files(
+            [
+                "Cargo.toml",
+                "crates/a/Cargo.toml",
+                "crates/a/tests/api.rs",
+                "crates/b/Cargo.toml",
+                "crates/b/tests/api.rs",
+                "crates/b/tests/cli.rs",
+                "docs/tests/cli.rs",
+                "tests/root.rs",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        assert_eq!(ws.cargo_package_holding("tests/cli.rs").as_deref(), Some("crates/b/"));
+        assert_eq!(ws.cargo_package_holding("tests/root.rs").as_deref(), Some(""));
+        assert_eq!(ws.cargo_package_holding("tests/api.rs"), None, "two packages hold one");
+        assert_eq!(ws.cargo_package_holding("tests/none.rs"), None);
     }
 
     #[test]

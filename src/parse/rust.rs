@@ -43,11 +43,15 @@ struct Backtrace {
     site: Option<(String, u32)>,
     /// The last function line names the test's function (`crate::tests::name`, or its closure).
     in_test_function: bool,
+    /// The crate the last function line names (`app` of `app::tests::name`), when it names one.
+    frame_crate: Option<String>,
     /// Backtrace lines read so far: a backtrace that never names the project is given up.
     lines: u32,
-    /// The folder of the crate whose test ran, as the workspace names it (`crates/a/`): the
-    /// backtrace prints the crate's files relative to it (`./src/lib.rs`), for the test runs
-    /// there, and the panic's place relative to the workspace (`crates/a/src/lib.rs`).
+    /// The folder of the package whose test ran, as the workspace names it (`crates/a/`): the
+    /// backtrace prints the files under it relative to it (`./src/lib.rs`), for the test runs
+    /// there, and the panic's place relative to the workspace (`crates/a/src/lib.rs`). Told by
+    /// `cargo test`'s `Running` line, or learnt from the backtrace: from a frame at the panic's
+    /// own place, or from the crate a `./` frame's function names.
     crate_folder: Option<String>,
 }
 
@@ -80,6 +84,11 @@ pub(crate) struct Rust {
     doctest: Option<Doctest>,
     /// The test whose output follows (`---- tests::name stdout ----` in `cargo test`'s failures).
     failing_test: Option<String>,
+    /// The folder of the Cargo package whose tests run now, with a `/` after it (`crates/app/`),
+    /// as `cargo test`'s `Running …` or `Doc-tests …` line tells it, until the binary's `test
+    /// result:`: a test runs in its package's folder, and a backtrace prints the files under it
+    /// relative to it (`./src/lib.rs`).
+    package_folder: Option<String>,
 }
 
 impl Rust {
@@ -103,7 +112,7 @@ impl Rust {
             b'-' => line.starts_with("---- "),
             b'n' => line.starts_with(NOT_PANICKED),
             b'u' => line.starts_with(UNFORMATTED),
-            b' ' => self.header.is_some(),
+            b' ' => self.header.is_some() || matches!(look.first_after_indent(), Some(b'R' | b'D')),
             _ => false,
         }
     }
@@ -146,10 +155,10 @@ impl Rust {
             }
             if !sink.is_project_file(&file) {
                 record_panicked(sink, &test);
-                self.backtrace = Some(Backtrace::new(test, message, None));
+                self.backtrace = Some(Backtrace::new(test, message, None, self.package_folder.clone()));
                 return;
             }
-            let kept = sink.report(Finding {
+            sink.report(Finding {
                 file: &file,
                 line: n,
                 error_type: ErrorType::Logic,
@@ -160,10 +169,15 @@ impl Rust {
                 diagnostic: false,
             });
             record_panicked(sink, &test);
-            // A backtrace may follow, with the test's own frame further out (not for a panic past
-            // its place's bound: room for the next bug).
-            if kept.is_some() && test != "main" && !sink.is_test_file(&file) {
-                self.backtrace = Some(Backtrace::new(test, message, Some((file, n))));
+            // A backtrace may follow, with the test's own frame further out: a place to look at
+            // even when the panic's place is past its bound ([`Sink::report_test_line`]).
+            if test != "main" && !sink.is_test_file(&file) {
+                self.backtrace = Some(Backtrace::new(
+                    test,
+                    message,
+                    Some((file, n)),
+                    self.package_folder.clone(),
+                ));
             }
         }
         match first {
@@ -197,6 +211,11 @@ impl Rust {
             }
             b' ' => {
                 let trimmed = line.trim_start();
+                if let Some(running) = trimmed.strip_prefix("Running ") {
+                    self.package_folder = test_binary_folder(running, sink.workspace);
+                } else if let Some(name) = trimmed.strip_prefix("Doc-tests ") {
+                    self.package_folder = sink.workspace.crate_folder(name.trim_end());
+                }
                 if let Some(location) = trimmed.strip_prefix("--> ").or_else(|| trimmed.strip_prefix("::: "))
                     && let (Some(header), Some((file, n, _))) = (self.header.take(), split_location(location))
                 {
@@ -241,6 +260,8 @@ impl Rust {
             b't' if line.starts_with("test result: ") => {
                 self.doctest = None;
                 self.failing_test = None;
+                // The binary's output ends: the next tool's backtraces are not its package's.
+                self.package_folder = None;
             }
             b't' if line.starts_with("test ") => {
                 if let Some((name, word)) = test_line(line).or_else(|| doctest_line(line)) {
@@ -320,14 +341,15 @@ fn report_panic(
 }
 
 impl Backtrace {
-    fn new(test: String, message: String, site: Option<(String, u32)>) -> Self {
+    fn new(test: String, message: String, site: Option<(String, u32)>, crate_folder: Option<String>) -> Self {
         Backtrace {
             test,
             message,
             site,
             in_test_function: false,
+            frame_crate: None,
             lines: 0,
-            crate_folder: None,
+            crate_folder,
         }
     }
 
@@ -360,12 +382,22 @@ impl Backtrace {
                     None => function,
                 };
                 self.in_test_function = names_test_function(function, &self.test);
+                self.frame_crate = function_crate(function).map(str::to_owned);
             }
             return false;
         };
         let Some((printed, n, _)) = split_location(at) else {
             return false;
         };
+        if self.crate_folder.is_none()
+            && let (Some(in_package), Some(name)) = (printed.strip_prefix("./"), &self.frame_crate)
+        {
+            // The crate's package folder, when the file is there.
+            self.crate_folder = sink
+                .workspace
+                .crate_folder(name)
+                .filter(|folder| sink.workspace.holds(&format!("{folder}{in_package}")));
+        }
         let file = match (printed.strip_prefix("./"), &self.crate_folder) {
             (Some(in_crate), Some(folder)) => Cow::Owned(format!("{folder}{in_crate}")),
             _ => Cow::Borrowed(printed),
@@ -375,11 +407,10 @@ impl Backtrace {
             return false;
         }
         let Some(site) = &self.site else {
-            let kept = report_panic(sink, file, n, &self.test, &self.message, 0.9);
+            report_panic(sink, file, n, &self.test, &self.message, 0.9);
             self.site = Some((file.to_owned(), n));
-            // Raised in the test itself: it has no other frame to give. A site past its place's
-            // bound takes its test's line with it (room for the next bug).
-            return kept.is_none() || self.test == "main" || self.in_test_function || sink.is_test_file(file);
+            // Raised in the test itself: it has no other frame to give.
+            return self.test == "main" || self.in_test_function || sink.is_test_file(file);
         };
         // One place printed two ways (`crates/fnv/lib.rs` by the panic, `./lib.rs` by the
         // backtrace, relative to the crate) is one, and tells the crate's folder.
@@ -393,7 +424,18 @@ impl Backtrace {
         }
         let elsewhere = site.1 != n || !same_file;
         if (self.in_test_function || sink.is_test_file(file)) && elsewhere {
-            report_panic(sink, file, n, &self.test, &self.message, TEST_FRAME_CONFIDENCE);
+            let test = (self.test != "main").then_some(self.test.as_str());
+            let called = Finding {
+                file,
+                line: n,
+                error_type: ErrorType::Logic,
+                message: Cow::Borrowed(&self.message),
+                test,
+                confidence: TEST_FRAME_CONFIDENCE,
+                rank: Rank::Error,
+                diagnostic: false,
+            };
+            sink.report_test_line(&site.0, site.1, called);
             return true;
         }
         self.in_test_function
@@ -410,6 +452,38 @@ fn names_test_function(function: &str, test: &str) -> bool {
     };
     let test = test.rsplit("::").next().unwrap_or(test);
     function == test || function.strip_suffix(test).is_some_and(|head| head.ends_with("::"))
+}
+
+/// The crate a backtrace's function belongs to (`app` of `app::tests::name`); `None` for a
+/// trait method's frame (`<T as Trait>::f`), whose first name may be another crate's type.
+fn function_crate(function: &str) -> Option<&str> {
+    let (name, _) = function.trim().split_once("::")?;
+    (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')).then_some(name)
+}
+
+/// The folder of the package whose test binary `cargo test` runs, from its line
+/// `Running unittests src/lib.rs (target/debug/deps/app-80e3f2a1a73ba447)` (a library's or a
+/// binary's unit tests: the binary is named after the crate) or `Running tests/api.rs
+/// (target/debug/deps/api-d08343c65e1bc8ea)` (an integration test: the file is in the package's
+/// folder), the part after `Running `. `None` when the workspace does not tell it.
+fn test_binary_folder(running: &str, workspace: &super::Workspace) -> Option<String> {
+    let running = running.trim_end();
+    let (source, binary) = match running.strip_suffix(')').and_then(|r| r.rsplit_once(" (")) {
+        Some((source, binary)) => (Some(source), binary),
+        // cargo before 1.52: `Running target/debug/deps/app-80e3f2a1a73ba447`.
+        None => (None, running),
+    };
+    let unit_source = source.map(|s| s.strip_prefix("unittests ").unwrap_or(s));
+    let unit_tests = source.is_none_or(|s| s.starts_with("unittests "));
+    let binary = binary.rsplit(['/', '\\']).next()?;
+    let binary = binary.strip_suffix(".exe").unwrap_or(binary);
+    let by_crate = binary
+        .rsplit_once('-')
+        .filter(|(_, hash)| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+        .filter(|_| unit_tests)
+        .and_then(|(name, _)| workspace.crate_folder(name))
+        .filter(|folder| unit_source.is_none_or(|s| workspace.holds(&format!("{folder}{s}"))));
+    by_crate.or_else(|| workspace.cargo_package_holding(unit_source?))
 }
 
 /// `test tests::name ... ok`: the test's name and its outcome word, as
@@ -707,6 +781,72 @@ mod tests {
             let by_regex = RUFF_HEADER.captures(&text).map(|c| (c.get(1).unwrap().as_str(), c.get(2).unwrap().as_str()));
             prop_assert_eq!(ruff_header(&text), by_regex, "{:?}", text);
         }
+    }
+
+    /// The package a test binary runs in, from `cargo test`'s `Running` line: a unit-test binary
+    /// by its crate's name (its path absolute when cargo ran in a member's folder, `.exe` on
+    /// Windows, no source before cargo 1.52), an integration test by the package holding its
+    /// file; `None` when the workspace does not tell it.
+    #[test]
+    fn a_running_line_tells_the_test_binary_s_package() {
+        let manifests = [
+            ("crates/slug/Cargo.toml", "[package]\nname = \"slug-tools\"\n"),
+            ("crates/heck/Cargo.toml", "[package]\nname = \"heck\"\n"),
+        ];
+        let files = [
+            "crates/slug/src/lib.rs",
+            "crates/slug/tests/columns.rs",
+            "crates/heck/src/lib.rs",
+        ];
+        let ws = crate::parse::Workspace::new("/w")
+            .with_files(
+                manifests
+                    .iter()
+                    .map(|(f, _)| f.to_string())
+                    .chain(files.map(String::from))
+                    .collect(),
+            )
+            .with_package_manifests(|path| {
+                manifests
+                    .iter()
+                    .find(|(f, _)| *f == path)
+                    .map(|(_, text)| text.as_bytes().to_vec())
+            });
+        for (running, folder) in [
+            (
+                "unittests src/lib.rs (target/debug/deps/slug_tools-483fee0012f97fff)",
+                Some("crates/slug/"),
+            ),
+            (
+                "unittests src/lib.rs (/w/target/debug/deps/heck-684bcc189c948253)",
+                Some("crates/heck/"),
+            ),
+            (
+                "unittests src/lib.rs (target\\debug\\deps\\slug_tools-483fee0012f97fff.exe)",
+                Some("crates/slug/"),
+            ),
+            ("target/debug/deps/heck-684bcc189c948253", Some("crates/heck/")),
+            (
+                "tests/columns.rs (target/debug/deps/columns-a5cfbc7a70717093)",
+                Some("crates/slug/"),
+            ),
+            // A binary's unit tests with no such source listed, a crate the manifests do not name.
+            ("unittests src/main.rs (target/debug/deps/heck-684bcc189c948253)", None),
+            ("unittests src/lib.rs (target/debug/deps/other-684bcc189c948253)", None),
+        ] {
+            assert_eq!(test_binary_folder(running, &ws).as_deref(), folder, "{running}");
+        }
+    }
+
+    #[test]
+    fn a_frame_s_crate_is_its_function_s_first_name() {
+        assert_eq!(function_crate("slug_tools::tests::columns"), Some("slug_tools"));
+        assert_eq!(function_crate("heck::transform"), Some("heck"));
+        assert_eq!(
+            function_crate("<heck::AsSnakeCase<T> as core::fmt::Display>::fmt"),
+            None
+        );
+        assert_eq!(function_crate("main"), None);
     }
 
     /// `cargo test` with `RUST_BACKTRACE=1` and `=full` (cargo 1.95, a reviewer's crate): a panic
