@@ -188,7 +188,7 @@ fn the_parse_command_resolves_a_subfolder_log_against_the_workspace_folder() {
 /// A Cargo workspace's test that panics in another member's code: the backtrace prints the files
 /// of the test's own package relative to that package (`./src/lib.rs`, `./tests/columns.rs`), and
 /// both members have a `src/lib.rs`. The package is told by `cargo test`'s `Running` line or,
-/// under `-q` (which prints none), by the crate the frame's function names (`slug_tools::column`),
+/// under `-q` and nextest (which print none), by the crate the frame's function names (`slug_tools::column`),
 /// which the package's manifest gives (`slug-tools`, in `crates/slug`). Every failing test's own
 /// line is reported, those of the library's own 26 failing tests too (past the ten reports the
 /// panic's place keeps).
@@ -198,7 +198,7 @@ fn a_workspace_test_failing_in_another_member_is_placed_at_its_own_line() {
         .into_iter()
         .filter(|l| l.name.starts_with("rs-cross-"))
         .collect();
-    assert_eq!(logs.len(), 3);
+    assert_eq!(logs.len(), 4);
     let listed: BTreeSet<String> = std::fs::read_to_string(fixtures().join("library_logs/rs-cross.files"))
         .expect("the file list")
         .lines()
