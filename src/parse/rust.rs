@@ -64,8 +64,9 @@ const MAX_BACKTRACE_LINES: u32 = 400;
 /// program of its own, so a panic in the example's code names the source file with the line of
 /// that program (`panicked at src/lib.rs:7:1` for an assertion on the example's third line), a
 /// small number; a panic in the library's code the example calls names its real line. A line
-/// before the example (the header's line) is taken for the program's and the example is the
-/// place; a line after it is the library's own (the item a doc comment documents follows it).
+/// after the example's header is the library's own (the item a doc comment documents follows
+/// it); a line before it is taken for the program's, and the example is the place, unless the
+/// example is too short to have such a line ([`Rust::is_example_line`]).
 /// From the 2024 edition rustdoc merges the doctests into one program in a temporary folder
 /// ([`is_merged_doctests`]): a panic there is placed at the example.
 struct Doctest {
@@ -89,7 +90,19 @@ pub(crate) struct Rust {
     /// result:`: a test runs in its package's folder, and a backtrace prints the files under it
     /// relative to it (`./src/lib.rs`).
     package_folder: Option<String>,
+    /// The doctests `cargo test` listed (`test src/lib.rs - f (line 77) ... ok`) since its
+    /// `Doc-tests` line: each example's file and the line it starts at, which bound the length of
+    /// the example before it (at most [`MAX_DOCTESTS_LISTED`]).
+    doctests: Vec<(Box<str>, u32)>,
 }
+
+/// Most doctests of one crate remembered for where their examples start.
+const MAX_DOCTESTS_LISTED: usize = 10_000;
+
+/// The lines rustdoc puts before a doctest's example in the program it makes of it
+/// (`#![allow(unused)]`, `extern crate`, `fn main() {`): a panic in the example's third line is
+/// at the program's seventh; a margin over the four seen.
+const DOCTEST_PRELUDE_LINES: u32 = 8;
 
 impl Rust {
     /// Whether [`Rust::line`] can do anything with the line: a panic's message or backtrace
@@ -143,7 +156,9 @@ impl Rust {
             let message = format!("panicked: {}", line.trim());
             if let Some(doctest) = self.doctest.as_ref() {
                 if doctest.file == file {
-                    n = n.max(doctest.line);
+                    if n >= doctest.line || self.is_example_line(doctest, n) {
+                        n = n.max(doctest.line);
+                    }
                     test.clone_from(&doctest.name);
                 } else if is_merged_doctests(&file) {
                     // The 2024 edition's merged doctests: the program's line says nothing of the
@@ -215,6 +230,7 @@ impl Rust {
                     self.package_folder = test_binary_folder(running, sink.workspace);
                 } else if let Some(name) = trimmed.strip_prefix("Doc-tests ") {
                     self.package_folder = sink.workspace.crate_folder(name.trim_end());
+                    self.doctests.clear();
                 }
                 if let Some(location) = trimmed.strip_prefix("--> ").or_else(|| trimmed.strip_prefix("::: "))
                     && let (Some(header), Some((file, n, _))) = (self.header.take(), split_location(location))
@@ -265,6 +281,11 @@ impl Rust {
             }
             b't' if line.starts_with("test ") => {
                 if let Some((name, word)) = test_line(line).or_else(|| doctest_line(line)) {
+                    if let Some((file, n)) = doctest_name(name)
+                        && self.doctests.len() < MAX_DOCTESTS_LISTED
+                    {
+                        self.doctests.push((file.into(), n));
+                    }
                     let outcome = match word {
                         "ok" => TestOutcome::Passed,
                         "FAILED" => TestOutcome::Failed,
@@ -296,6 +317,21 @@ impl Rust {
     }
 
     pub fn finish(&mut self, _sink: &mut Sink<'_>) {}
+
+    /// Whether a panic at line `n` of the doctest's file, before its example, can be a line of the
+    /// program rustdoc made of the example (which it names after the file): not when the example
+    /// is shorter than that, as the next example listed in the file shows (it ends before it);
+    /// then the line is the library's own, code the example called. Without a next example
+    /// listed (`-q` lists none), it can.
+    fn is_example_line(&self, doctest: &Doctest, n: u32) -> bool {
+        let next = self
+            .doctests
+            .iter()
+            .filter(|(file, line)| **file == *doctest.file && *line > doctest.line)
+            .map(|&(_, line)| line)
+            .min();
+        next.is_none_or(|next| n <= next - doctest.line + DOCTEST_PRELUDE_LINES)
+    }
 }
 
 /// ruff's header of a file `ruff format --check` would reformat.
@@ -1377,6 +1413,90 @@ called `Option::unwrap()` on a `None` value
                 "src/lib.rs - osa_distance (line 295)",
                 "src/lib.rs - parse (line 40) - compile fail",
                 "src/lib.rs - spawn (line 60) - should panic",
+            ]
+        );
+    }
+
+    /// A panic in the library's code before a doctest's example (vec_map 0.8.2 from crates.io, in a
+    /// workspace's `libs/vmap`, a bug in `get`, which `contains_key` and `entry` call): rustdoc
+    /// names its program after the file, so line 476 could be the program's own, but the examples
+    /// listed show the one at 486 ends before 503: a program that long cannot be it, and the
+    /// library's line is kept. A panic at the program's line 18 under the example at 330, which
+    /// runs to 394, is the example's. Without the listing (`-q` prints dots), the example is the
+    /// place, as before.
+    #[test]
+    fn a_library_panic_before_a_doctest_s_example_keeps_its_line() {
+        let listing = "\
+   Doc-tests vec_map
+
+running 6 tests
+test libs/vmap/src/lib.rs - VecMap<V>::clear (line 452) ... ok
+test libs/vmap/src/lib.rs - VecMap<V>::contains_key (line 486) ... FAILED
+test libs/vmap/src/lib.rs - VecMap<V>::drain (line 394) ... ok
+test libs/vmap/src/lib.rs - VecMap<V>::get (line 466) ... FAILED
+test libs/vmap/src/lib.rs - VecMap<V>::get_mut (line 503) ... ok
+test libs/vmap/src/lib.rs - VecMap<V>::split_off (line 330) ... FAILED
+";
+        let failures = "\
+failures:
+
+---- libs/vmap/src/lib.rs - VecMap<V>::contains_key (line 486) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (2716) panicked at libs/vmap/src/lib.rs:476:19:
+index out of bounds: the len is 2 but the index is 2
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+---- libs/vmap/src/lib.rs - VecMap<V>::get (line 466) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (2771) panicked at libs/vmap/src/lib.rs:476:19:
+index out of bounds: the len is 2 but the index is 2
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+---- libs/vmap/src/lib.rs - VecMap<V>::split_off (line 330) stdout ----
+Test executable failed (exit status: 101).
+
+stderr:
+
+thread 'main' (2949) panicked at libs/vmap/src/lib.rs:18:13:
+key not present
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+";
+        let places = |log: &str| {
+            let parsed = parse(log, &Workspace::new("/w"));
+            super::super::report_places(&parsed)
+                .into_iter()
+                .map(|(file, line, test)| (file.to_owned(), line, test.map(str::to_owned)))
+                .collect::<Vec<_>>()
+        };
+        let at = |line: u32, test: &str| {
+            (
+                "libs/vmap/src/lib.rs".to_owned(),
+                line,
+                Some(format!("libs/vmap/src/lib.rs - {test}")),
+            )
+        };
+        assert_eq!(
+            places(&format!("{listing}{failures}")),
+            [
+                at(476, "VecMap<V>::contains_key (line 486)"),
+                at(476, "VecMap<V>::get (line 466)"),
+                at(330, "VecMap<V>::split_off (line 330)"),
+            ]
+        );
+        assert_eq!(
+            places(failures),
+            [
+                at(486, "VecMap<V>::contains_key (line 486)"),
+                at(476, "VecMap<V>::get (line 466)"),
+                at(330, "VecMap<V>::split_off (line 330)"),
             ]
         );
     }
