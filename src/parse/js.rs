@@ -1000,6 +1000,7 @@ fn swc_source(line: &str) -> Option<(&str, u32)> {
 /// Whether an indented line starts something of this format's own: jest's `● ` block, Node's
 /// test runner's `✖ `, vitest's `FAIL `, eslint html's `[+] ` file, mocha's `Exception during
 /// run:`. Told by the first byte first: most indented lines start with none of them.
+#[inline]
 fn starts_indented_block(trimmed: &str) -> bool {
     match trimmed.as_bytes().first() {
         // `●` and `✖` are both E2 ..: so is `✓`, on every passing test's line.

@@ -660,7 +660,7 @@ impl Formats {
     /// A line for the text formats: each is handed the line only when, by one look at it and
     /// the format's own state, the line can concern it (most lines concern one or two).
     /// `offer_all`: every format is handed every line (a test compares the two).
-    #[inline]
+    #[inline(always)]
     fn text(&mut self, line: &str, sink: &mut Sink<'_>, offer_all: bool) {
         let look = Look::new(line, sink.marks);
         if look.first == Some(b'#')

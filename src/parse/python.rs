@@ -1139,7 +1139,8 @@ impl DoctestOutput {
     /// A line of a diff: a line only the expected output has, or only the actual one, is kept
     /// as `Expected`'s or `Got`'s; context, hints and hunk headers are not.
     fn diff_line(&mut self, kind: DiffKind, output: &str) {
-        let (mark, text) = output.split_at(output.len().min(1));
+        // The mark is the first character (a line of the diff may start with any).
+        let (mark, text) = output.split_at(output.chars().next().map_or(0, char::len_utf8));
         let side = match (kind, mark) {
             (DiffKind::Unified, _) if output.starts_with("@@") => None,
             (DiffKind::Unified | DiffKind::Ndiff, "-") => Some(false),
@@ -2459,5 +2460,21 @@ E   NameError: name 'KeyErorr' is not defined
             ]
         );
         assert_eq!(parsed.reports[0].message, "NameError: name 'KeyErorr' is not defined");
+    }
+
+    /// A line of a doctest's diff may start with any character: another tool's line right after
+    /// the diff (a jest `✕`, found by the routing property test) is no diff mark, and the
+    /// doctest's report keeps what the diff said.
+    #[test]
+    fn a_doctest_diff_line_may_start_with_any_character() {
+        let log = include_str!("../../tests/fixtures/logs/py_doctest_ndiff.log")
+            .replace("    + 8.25\n", "    + 8.25\n    ✕ renders the header (3 ms)\n");
+        let parsed = crate::parse::parse(&log, &crate::parse::Workspace::new("/tmp/kubeheal-fixtures/py_doctest"));
+        let report = parsed
+            .reports
+            .iter()
+            .find(|r| r.file_path == "docs/usage.txt" && r.line_number == 9)
+            .expect("the doctest's report");
+        assert_eq!(report.message, "DocTestFailure: expected 9.5, got 8.25");
     }
 }

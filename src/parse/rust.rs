@@ -125,7 +125,7 @@ impl Rust {
             b'-' => line.starts_with("---- "),
             b'n' => line.starts_with(NOT_PANICKED),
             b'u' => line.starts_with(UNFORMATTED),
-            b' ' => self.header.is_some() || matches!(look.first_after_indent(), Some(b'R' | b'D')),
+            b' ' => self.header.is_some() || is_test_binary_start(look),
             _ => false,
         }
     }
@@ -280,12 +280,14 @@ impl Rust {
                 self.package_folder = None;
             }
             b't' if line.starts_with("test ") => {
-                if let Some((name, word)) = test_line(line).or_else(|| doctest_line(line)) {
-                    if let Some((file, n)) = doctest_name(name)
-                        && self.doctests.len() < MAX_DOCTESTS_LISTED
-                    {
+                let listed = test_line(line).or_else(|| {
+                    let (name, word, (file, n)) = doctest_line(line)?;
+                    if self.doctests.len() < MAX_DOCTESTS_LISTED {
                         self.doctests.push((file.into(), n));
                     }
+                    Some((name, word))
+                });
+                if let Some((name, word)) = listed {
                     let outcome = match word {
                         "ok" => TestOutcome::Passed,
                         "FAILED" => TestOutcome::Failed,
@@ -490,6 +492,17 @@ fn names_test_function(function: &str, test: &str) -> bool {
     function == test || function.strip_suffix(test).is_some_and(|head| head.ends_with("::"))
 }
 
+/// Whether the line is `cargo test`'s start of a test binary's output: `     Running …` or
+/// `   Doc-tests …` (pip's `  Downloading …` is not).
+#[inline]
+fn is_test_binary_start(look: &Look<'_>) -> bool {
+    match look.first_after_indent() {
+        Some(b'R') => look.trimmed().starts_with("Running "),
+        Some(b'D') => look.trimmed().starts_with("Doc-tests "),
+        _ => false,
+    }
+}
+
 /// The crate a backtrace's function belongs to (`app` of `app::tests::name`); `None` for a
 /// trait method's frame (`<T as Trait>::f`), whose first name may be another crate's type.
 fn function_crate(function: &str) -> Option<&str> {
@@ -533,13 +546,14 @@ pub(crate) fn test_line(line: &str) -> Option<(&str, &str)> {
 }
 
 /// A doctest's outcome, `test src/lib.rs - hamming (line 77) ... ok` (its name holds spaces,
-/// and may end in a mode: `- compile fail`, `- should panic`): the name and the outcome word.
-fn doctest_line(line: &str) -> Option<(&str, &str)> {
+/// and may end in a mode: `- compile fail`, `- should panic`): the name, the outcome word, and
+/// the file and line the example starts at.
+fn doctest_line(line: &str) -> Option<(&str, &str, (&str, u32))> {
     let body = line.strip_prefix("test ")?;
     let end = super::find_short(body, " ... ")?;
     let (name, rest) = (&body[..end], &body[end + " ... ".len()..]);
-    doctest_name(name)?;
-    Some((name, outcome_word(rest)?))
+    let place = doctest_name(name)?;
+    Some((name, outcome_word(rest)?, place))
 }
 
 /// The outcome word `cargo test` prints after a test's name and ` ... `.
