@@ -35,7 +35,7 @@ use crate::executor::{ExecutionRequest, detect};
 use crate::git::{GitError, Repo};
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix, no_healer};
 use crate::healer::factory::{self, Credentials};
-use crate::parse::{MAX_PACKAGE_MANIFEST_BYTES, Workspace, parse};
+use crate::parse::{MAX_PACKAGE_MANIFEST_BYTES, ParserFailed, Workspace, parse_contained};
 
 /// What `kubeheal heal` was asked to do.
 pub struct HealOptions {
@@ -82,6 +82,12 @@ pub enum HealError {
     Status(#[from] serde_json::Error),
     #[error("a local heal approves automatically; no approval can be asked here")]
     Approval,
+    #[error("cycle {cycle}: {source} (kept in {STATE_DIR}/{key}.log)")]
+    Parser {
+        cycle: u32,
+        key: String,
+        source: ParserFailed,
+    },
 }
 
 /// How the run ended.
@@ -396,7 +402,11 @@ impl Effects for LocalWorld<'_> {
         let workspace = Workspace::new("")
             .with_files(files.clone())
             .with_package_manifests(|path| tree.as_ref()?.read(path, MAX_PACKAGE_MANIFEST_BYTES).ok());
-        let parsed = parse(&execution.log, &workspace);
+        let parsed = parse_contained(&execution.log, &workspace).map_err(|source| HealError::Parser {
+            cycle: order.cycle,
+            key: order.key.clone(),
+            source,
+        })?;
         let (mut observation, outcome) = monitor::judge(&execution.envelope, &parsed);
         let outcome = verify::observe(
             &mut observation,

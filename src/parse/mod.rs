@@ -134,6 +134,24 @@ pub fn parse(log: &str, workspace: &Workspace) -> ParseOutput {
     parser.finish()
 }
 
+/// The parser failed on a log: a bug of kubeheal's, reported as an error instead of a panic
+/// unwinding through the caller, so that one repository's log cannot stop the operator's
+/// reconcile loop (and every other run with it): the HealRun's reconcile fails with a Warning
+/// event and backs off, as for any error no wait can mend. What the panic said is in the
+/// process's own log (the panic hook prints it); the error carries none of the log's text.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the build log parser failed on this log: a bug in kubeheal (its panic message, in this process's log, says where); please report it with the log"
+)]
+pub struct ParserFailed;
+
+/// [`parse`], with a panic of the parser caught and returned as [`ParserFailed`].
+pub fn parse_contained(log: &str, workspace: &Workspace) -> Result<ParseOutput, ParserFailed> {
+    // The parser's state is its own and dropped with the panic: nothing shared is left half
+    // written.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(log, workspace))).map_err(|_| ParserFailed)
+}
+
 /// Parses a log read from `reader`, in constant memory: a line is held at most
 /// [`clean::MAX_LINE`] bytes (the rest of a longer line goes on, piece by piece, to a structured
 /// document that wants it, or is skipped), and bytes that are not UTF-8 become U+FFFD. The result
