@@ -90,9 +90,9 @@ pub(crate) struct Rust {
     /// result:`: a test runs in its package's folder, and a backtrace prints the files under it
     /// relative to it (`./src/lib.rs`).
     package_folder: Option<String>,
-    /// The doctests `cargo test` listed (`test src/lib.rs - f (line 77) ... ok`) since its
-    /// `Doc-tests` line: each example's file and the line it starts at, which bound the length of
-    /// the example before it (at most [`MAX_DOCTESTS_LISTED`]).
+    /// The doctests the current test binary listed (`test src/lib.rs - f (line 77) ... ok`),
+    /// until its `test result:`: each example's file and the line it starts at, which bound the
+    /// length of the example before it (at most [`MAX_DOCTESTS_LISTED`]).
     doctests: Vec<(Box<str>, u32)>,
 }
 
@@ -230,7 +230,6 @@ impl Rust {
                     self.package_folder = test_binary_folder(running, sink.workspace);
                 } else if let Some(name) = trimmed.strip_prefix("Doc-tests ") {
                     self.package_folder = sink.workspace.crate_folder(name.trim_end());
-                    self.doctests.clear();
                 }
                 if let Some(location) = trimmed.strip_prefix("--> ").or_else(|| trimmed.strip_prefix("::: "))
                     && let (Some(header), Some((file, n, _))) = (self.header.take(), split_location(location))
@@ -276,8 +275,10 @@ impl Rust {
             b't' if line.starts_with("test result: ") => {
                 self.doctest = None;
                 self.failing_test = None;
-                // The binary's output ends: the next tool's backtraces are not its package's.
+                // The binary's output ends: the next tool's backtraces are not its package's, nor
+                // its doctests another binary's.
                 self.package_folder = None;
+                self.doctests.clear();
             }
             b't' if line.starts_with("test ") => {
                 let listed = test_line(line).or_else(|| {
