@@ -6,7 +6,7 @@
 use crate::api::heal_run::Observation;
 use crate::api::shared::{BugReport, ErrorClass, RunEnvelope, RunStatus, wire_name};
 use crate::core::heal_run::Outcome;
-use crate::parse::{ParseOutput, TestOutcome, Verdict};
+use crate::parse::{ParseOutput, ParserFailed, TestOutcome, Verdict};
 
 /// Most bug reports kept in a status observation.
 pub const MAX_REPORTS: usize = 20;
@@ -46,6 +46,21 @@ pub fn judge(envelope: &RunEnvelope, parsed: &ParseOutput) -> (Observation, Outc
             Verdict::Infrastructure(kind) => Outcome::Infrastructure {
                 message: format!("{kind:?}: {}", kind.suggested_fix()),
             },
+        },
+    };
+    (observation, outcome)
+}
+
+/// [`judge`] of an execution whose log the parser failed on ([`ParserFailed`], a kubeheal bug):
+/// nothing is known of the log (neither that its tests ran nor where they failed), so the loop
+/// ends as a failure that is not the code's and says why, rather than judging (or building) it
+/// again and again; what the executor saw (an OOM kill) still comes first.
+pub fn judge_unparsed(envelope: &RunEnvelope, failed: &ParserFailed) -> (Observation, Outcome) {
+    let (observation, outcome) = judge(envelope, &ParseOutput::default());
+    let outcome = match outcome {
+        Outcome::Infrastructure { .. } if envelope.error_class.is_some() => outcome,
+        _ => Outcome::Infrastructure {
+            message: failed.to_string(),
         },
     };
     (observation, outcome)
@@ -133,6 +148,28 @@ mod tests {
         assert_eq!(outcome, Outcome::Failed);
         assert_eq!(observation.failing_tests, vec!["test_calc.py::test_add"]);
         assert_eq!(observation.tests_ran, 3);
+    }
+
+    /// A log the parser failed on: a build, failed or passed, ends as a failure that is not the
+    /// code's, saying the parser failed; what the executor saw comes first.
+    #[test]
+    fn a_log_the_parser_failed_on_is_not_judged_the_code_s_fault() {
+        let failed = crate::parse::ParserFailed;
+        for exit in [1, 0] {
+            let (observation, outcome) = judge_unparsed(&envelope(exit, None), &failed);
+            assert_eq!(
+                outcome,
+                Outcome::Infrastructure {
+                    message: failed.to_string()
+                }
+            );
+            assert!(observation.bug_reports.is_empty());
+        }
+        let (_, outcome) = judge_unparsed(&envelope(1, Some(ErrorClass::OomKilled)), &failed);
+        let Outcome::Infrastructure { message } = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert!(message.contains("ran out of memory"), "{message}");
     }
 
     /// pytest `--tb=line`: three bugs failing ten tests each, then another bug. The parser keeps

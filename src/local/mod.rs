@@ -35,7 +35,7 @@ use crate::executor::{ExecutionRequest, detect};
 use crate::git::{GitError, Repo};
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix, no_healer};
 use crate::healer::factory::{self, Credentials};
-use crate::parse::{MAX_PACKAGE_MANIFEST_BYTES, ParserFailed, Workspace, parse_contained};
+use crate::parse::{MAX_PACKAGE_MANIFEST_BYTES, Workspace, parse_contained};
 
 /// What `kubeheal heal` was asked to do.
 pub struct HealOptions {
@@ -82,12 +82,6 @@ pub enum HealError {
     Status(#[from] serde_json::Error),
     #[error("a local heal approves automatically; no approval can be asked here")]
     Approval,
-    #[error("cycle {cycle}: {source} (kept in {STATE_DIR}/{key}.log)")]
-    Parser {
-        cycle: u32,
-        key: String,
-        source: ParserFailed,
-    },
 }
 
 /// How the run ended.
@@ -402,12 +396,10 @@ impl Effects for LocalWorld<'_> {
         let workspace = Workspace::new("")
             .with_files(files.clone())
             .with_package_manifests(|path| tree.as_ref()?.read(path, MAX_PACKAGE_MANIFEST_BYTES).ok());
-        let parsed = parse_contained(&execution.log, &workspace).map_err(|source| HealError::Parser {
-            cycle: order.cycle,
-            key: order.key.clone(),
-            source,
-        })?;
-        let (mut observation, outcome) = monitor::judge(&execution.envelope, &parsed);
+        let (mut observation, outcome) = match parse_contained(&execution.log, &workspace) {
+            Ok(parsed) => monitor::judge(&execution.envelope, &parsed),
+            Err(failed) => monitor::judge_unparsed(&execution.envelope, &failed),
+        };
         let outcome = verify::observe(
             &mut observation,
             outcome,

@@ -41,7 +41,7 @@ use crate::git::{GitError, Repo};
 use crate::healer::Healer;
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix, no_healer};
 use crate::healer::factory::{self, Credentials};
-use crate::parse::{MAX_PACKAGE_MANIFEST_BYTES, ParserFailed, Workspace, parse_contained, truncate_bytes};
+use crate::parse::{MAX_PACKAGE_MANIFEST_BYTES, Workspace, parse_contained, truncate_bytes};
 
 mod tool;
 
@@ -75,8 +75,6 @@ pub enum Error {
     Proposal(String),
     #[error("failed to add or remove the finalizer: {0}")]
     Finalizer(#[source] Box<finalizer::Error<Error>>),
-    #[error("failed to judge the build of cycle {cycle}: {source}")]
-    Parser { cycle: u32, source: ParserFailed },
 }
 
 impl Error {
@@ -88,7 +86,6 @@ impl Error {
             Error::Secret { .. } => "SecretError",
             Error::Patch { .. } => "PatchMissing",
             Error::Proposal(_) => "ProposalError",
-            Error::Parser { .. } => "ParserFailed",
             Error::Finalizer(inner) => match inner.as_ref() {
                 finalizer::Error::ApplyFailed(e) | finalizer::Error::CleanupFailed(e) => e.category(),
                 _ => "FinalizerError",
@@ -684,11 +681,10 @@ impl Effects for ClusterWorld {
         let workspace = Workspace::new("")
             .with_files(files.clone())
             .with_package_manifests(|path| tree.as_ref()?.read(path, MAX_PACKAGE_MANIFEST_BYTES).ok());
-        let parsed = parse_contained(&execution.log, &workspace).map_err(|source| Error::Parser {
-            cycle: order.cycle,
-            source,
-        })?;
-        let (mut observation, outcome) = monitor::judge(&execution.envelope, &parsed);
+        let (mut observation, outcome) = match parse_contained(&execution.log, &workspace) {
+            Ok(parsed) => monitor::judge(&execution.envelope, &parsed),
+            Err(failed) => monitor::judge_unparsed(&execution.envelope, &failed),
+        };
         let outcome = verify::observe(
             &mut observation,
             outcome,

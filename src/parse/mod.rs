@@ -136,9 +136,10 @@ pub fn parse(log: &str, workspace: &Workspace) -> ParseOutput {
 
 /// The parser failed on a log: a bug of kubeheal's, reported as an error instead of a panic
 /// unwinding through the caller, so that one repository's log cannot stop the operator's
-/// reconcile loop (and every other run with it): the HealRun's reconcile fails with a Warning
-/// event and backs off, as for any error no wait can mend. What the panic said is in the
-/// process's own log (the panic hook prints it); the error carries none of the log's text.
+/// reconcile loop (and every other run with it): the heal loop ends the run as a failure that is
+/// not the code's, with this message ([`crate::core::monitor::judge_unparsed`]). What the panic
+/// said is in the process's own log (the panic hook prints it); the error carries none of the
+/// log's text.
 #[derive(Debug, thiserror::Error)]
 #[error(
     "the build log parser failed on this log: a bug in kubeheal (its panic message, in this process's log, says where); please report it with the log"

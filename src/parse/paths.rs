@@ -192,7 +192,7 @@ impl Workspace {
     /// that does not parse, names nothing.
     pub fn with_package_manifests(mut self, mut read: impl FnMut(&str) -> Option<Vec<u8>>) -> Self {
         let mut packages = Vec::new();
-        for file in self.manifests("package.json") {
+        for file in self.manifests("package.json", |_| false) {
             let Some(name) = read(file).and_then(|bytes| npm_package_name(&bytes)) else {
                 continue;
             };
@@ -201,8 +201,8 @@ impl Workspace {
         packages.sort();
         let mut crates = Vec::new();
         // `cargo package` leaves copies of the packages under `target/package/`.
-        let built = |f: &str| f.starts_with("target/") || f.contains("/target/");
-        for file in self.manifests("Cargo.toml").filter(|f| !built(f)) {
+        let packaged = |f: &str| f.starts_with("target/package/") || f.contains("/target/package/");
+        for file in self.manifests("Cargo.toml", packaged) {
             let Some(names) = read(file).map(|bytes| cargo_crate_names(&bytes)) else {
                 continue;
             };
@@ -216,11 +216,15 @@ impl Workspace {
         self
     }
 
-    /// The listed manifests named `name` outside dependencies' folders, at most
-    /// [`MAX_PACKAGE_MANIFESTS`].
-    fn manifests<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    /// The listed manifests named `name` outside dependencies' folders and those `skipped`, at
+    /// most [`MAX_PACKAGE_MANIFESTS`].
+    fn manifests<'a>(
+        &'a self,
+        name: &'a str,
+        skipped: impl Fn(&str) -> bool + 'a,
+    ) -> impl Iterator<Item = &'a str> + 'a {
         self.ending_with(name)
-            .filter(|f| !FOREIGN_SCAN.is_match(f))
+            .filter(move |f| !FOREIGN_SCAN.is_match(f) && !skipped(f))
             .take(MAX_PACKAGE_MANIFESTS)
     }
 

@@ -93,7 +93,7 @@ pub(crate) struct Rust {
     /// The doctests the current test binary listed (`test src/lib.rs - f (line 77) ... ok`),
     /// until its `test result:`: each example's file and the line it starts at, which bound the
     /// length of the example before it (at most [`MAX_DOCTESTS_LISTED`]).
-    doctests: Vec<(Box<str>, u32)>,
+    doctests: std::collections::BTreeSet<(Box<str>, u32)>,
 }
 
 /// Most doctests of one crate remembered for where their examples start.
@@ -197,6 +197,12 @@ impl Rust {
         }
         match first {
             b'e' | b'w' if line.starts_with("error") || line.starts_with("warning") => {
+                // cargo's word after a test binary that failed, ended by a crash too (no `test
+                // result:` then): the next output is not its package's.
+                if line.starts_with("error: test failed") {
+                    self.package_folder = None;
+                    self.doctests.clear();
+                }
                 if let Some((level, code, message)) = rustc_message(line).filter(|(.., m)| !m.is_empty()) {
                     let message = message.to_owned();
                     // Summaries that point nowhere.
@@ -284,7 +290,7 @@ impl Rust {
                 let listed = test_line(line).or_else(|| {
                     let (name, word, (file, n)) = doctest_line(line)?;
                     if self.doctests.len() < MAX_DOCTESTS_LISTED {
-                        self.doctests.push((file.into(), n));
+                        self.doctests.insert((file.into(), n));
                     }
                     Some((name, word))
                 });
@@ -327,13 +333,14 @@ impl Rust {
     /// then the line is the library's own, code the example called. Without a next example
     /// listed (`-q` lists none), it can.
     fn is_example_line(&self, doctest: &Doctest, n: u32) -> bool {
+        let after: (Box<str>, u32) = (doctest.file.as_str().into(), doctest.line.saturating_add(1));
         let next = self
             .doctests
-            .iter()
-            .filter(|(file, line)| **file == *doctest.file && *line > doctest.line)
-            .map(|&(_, line)| line)
-            .min();
-        next.is_none_or(|next| n <= next - doctest.line + DOCTEST_PRELUDE_LINES)
+            .range(after..)
+            .next()
+            .filter(|(file, _)| **file == *doctest.file)
+            .map(|&(_, line)| line);
+        next.is_none_or(|next| n <= (next - doctest.line).saturating_add(DOCTEST_PRELUDE_LINES))
     }
 }
 
@@ -428,14 +435,15 @@ impl Backtrace {
         let Some((printed, n, _)) = split_location(at) else {
             return false;
         };
-        if self.crate_folder.is_none()
-            && let (Some(in_package), Some(name)) = (printed.strip_prefix("./"), &self.frame_crate)
-        {
-            // The crate's package folder, when the file is there.
-            self.crate_folder = sink
+        if let (Some(in_package), Some(name)) = (printed.strip_prefix("./"), &self.frame_crate)
+            && let Some(folder) = sink
                 .workspace
                 .crate_folder(name)
-                .filter(|folder| sink.workspace.holds(&format!("{folder}{in_package}")));
+                .filter(|folder| sink.workspace.holds(&format!("{folder}{in_package}")))
+        {
+            // The package of the crate the frame's function names, when the file is there: the
+            // surest word on where `./` is (a folder told before may be a crashed binary's).
+            self.crate_folder = Some(folder);
         }
         let file = match (printed.strip_prefix("./"), &self.crate_folder) {
             (Some(in_crate), Some(folder)) => Cow::Owned(format!("{folder}{in_crate}")),
@@ -508,6 +516,10 @@ fn is_test_binary_start(look: &Look<'_>) -> bool {
 /// trait method's frame (`<T as Trait>::f`), whose first name may be another crate's type.
 fn function_crate(function: &str) -> Option<&str> {
     let (name, _) = function.trim().split_once("::")?;
+    // v0 mangling names the crate with its hash: `app[1a2b3c4d5e6f7a8b]::tests::name`.
+    let name = name
+        .split_once('[')
+        .map_or(name, |(name, hash)| if hash.ends_with(']') { name } else { "" });
     (!name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')).then_some(name)
 }
 
@@ -523,6 +535,9 @@ fn test_binary_folder(running: &str, workspace: &super::Workspace) -> Option<Str
         // cargo before 1.52: `Running target/debug/deps/app-80e3f2a1a73ba447`.
         None => (None, running),
     };
+    // cargo on Windows prints `src\lib.rs`.
+    let source = source.map(|s| s.replace('\\', "/"));
+    let source = source.as_deref();
     let unit_source = source.map(|s| s.strip_prefix("unittests ").unwrap_or(s));
     let unit_tests = source.is_none_or(|s| s.starts_with("unittests "));
     let binary = binary.rsplit(['/', '\\']).next()?;
@@ -873,7 +888,7 @@ mod tests {
                 Some("crates/heck/"),
             ),
             (
-                "unittests src/lib.rs (target\\debug\\deps\\slug_tools-483fee0012f97fff.exe)",
+                "unittests src\\lib.rs (target\\debug\\deps\\slug_tools-483fee0012f97fff.exe)",
                 Some("crates/slug/"),
             ),
             ("target/debug/deps/heck-684bcc189c948253", Some("crates/heck/")),
@@ -889,6 +904,60 @@ mod tests {
         }
     }
 
+    /// A test binary that crashed prints no `test result:`; cargo's `error: test failed` ends
+    /// its output, and a frame whose function names a workspace crate is placed in that crate's
+    /// package whatever was told before (a review's case: alpha's binary crashed, then nextest
+    /// ran beta's tests).
+    #[test]
+    fn a_crashed_binary_s_package_is_not_the_next_tool_s() {
+        let log = "\
+     Running unittests src/lib.rs (target/debug/deps/alpha-0123456789abcdef)
+
+running 1 test
+error: test failed, to rerun pass `-p alpha --lib`
+
+Caused by:
+  process didn't exit successfully: `/w/target/debug/deps/alpha-0123456789abcdef` (signal: 11, SIGSEGV: invalid memory reference)
+        FAIL [   0.004s] beta tests::t
+
+  stderr ───
+
+    thread 'tests::t' (28783) panicked at /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/foo-1.0.0/src/lib.rs:5:5:
+    boom
+    stack backtrace:
+       0: foo::f
+                 at /root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/foo-1.0.0/src/lib.rs:5:5
+       1: beta::g
+                 at ./src/lib.rs:12:5
+       2: beta::tests::t
+                 at ./src/lib.rs:30:9
+";
+        let manifests = [
+            ("crates/alpha/Cargo.toml", "[package]\nname = \"alpha\"\n"),
+            ("crates/beta/Cargo.toml", "[package]\nname = \"beta\"\n"),
+        ];
+        let ws = crate::parse::Workspace::new("/w")
+            .with_files(
+                manifests
+                    .iter()
+                    .map(|(f, _)| f.to_string())
+                    .chain(["crates/alpha/src/lib.rs", "crates/beta/src/lib.rs"].map(String::from))
+                    .collect(),
+            )
+            .with_package_manifests(|path| {
+                manifests
+                    .iter()
+                    .find(|(f, _)| *f == path)
+                    .map(|(_, text)| text.as_bytes().to_vec())
+            });
+        let parsed = parse(log, &ws);
+        let places: Vec<(&str, u32)> = super::super::report_places(&parsed)
+            .into_iter()
+            .map(|(file, line, _)| (file, line))
+            .collect();
+        assert_eq!(places, [("crates/beta/src/lib.rs", 12), ("crates/beta/src/lib.rs", 30)]);
+    }
+
     #[test]
     fn a_frame_s_crate_is_its_function_s_first_name() {
         assert_eq!(function_crate("slug_tools::tests::columns"), Some("slug_tools"));
@@ -898,6 +967,10 @@ mod tests {
             None
         );
         assert_eq!(function_crate("main"), None);
+        assert_eq!(
+            function_crate("slug_tools[9e3c0b8a1f2d4e5c]::column"),
+            Some("slug_tools")
+        );
     }
 
     /// `cargo test` with `RUST_BACKTRACE=1` and `=full` (cargo 1.95, a reviewer's crate): a panic
