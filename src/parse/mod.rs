@@ -137,9 +137,8 @@ pub fn parse(log: &str, workspace: &Workspace) -> ParseOutput {
 /// The parser failed on a log: a bug of kubeheal's, reported as an error instead of a panic
 /// unwinding through the caller, so that one repository's log cannot stop the operator's
 /// reconcile loop (and every other run with it): the heal loop ends the run as a failure that is
-/// not the code's, with this message ([`crate::core::monitor::judge_unparsed`]). What the panic
-/// said is in the process's own log (the panic hook prints it); the error carries none of the
-/// log's text.
+/// not the code's, with this message. What the panic said is in the process's own log (the panic
+/// hook prints it); the error carries none of the log's text.
 #[derive(Debug, thiserror::Error)]
 #[error(
     "the build log parser failed on this log: a bug in kubeheal (its panic message, in this process's log, says where); please report it with the log"
@@ -1556,6 +1555,21 @@ mod tests {
             );
         }
     }
+}
+
+/// A workspace rooted at `/w` listing `files` and the manifests `manifests` (path, text), whose
+/// texts it reads ([`Workspace::with_package_manifests`]), for tests.
+#[cfg(test)]
+pub(crate) fn workspace_with_manifests(manifests: &[(&str, &str)], files: &[&str]) -> Workspace {
+    let listed = manifests.iter().map(|(f, _)| *f).chain(files.iter().copied());
+    Workspace::new("/w")
+        .with_files(listed.map(str::to_owned).collect())
+        .with_package_manifests(|path| {
+            manifests
+                .iter()
+                .find(|(f, _)| *f == path)
+                .map(|(_, text)| text.as_bytes().to_vec())
+        })
 }
 
 /// Each report's file, line and type, owned, for tests to compare at a glance.

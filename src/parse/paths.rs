@@ -610,14 +610,7 @@ mod tests {
                 "[package]\nname = \"packed\"\n",
             ),
         ];
-        let ws = Workspace::new("/w")
-            .with_files(manifests.iter().map(|(f, _)| f.to_string()).collect())
-            .with_package_manifests(|path| {
-                manifests
-                    .iter()
-                    .find(|(f, _)| *f == path)
-                    .map(|(_, text)| text.as_bytes().to_vec())
-            });
+        let ws = crate::parse::workspace_with_manifests(&manifests, &[]);
         assert_eq!(ws.crate_folder("slug_tools").as_deref(), Some("crates/slug/"));
         assert_eq!(ws.crate_folder("slug-tools"), None, "a crate's name has no `-`");
         assert_eq!(ws.crate_folder("acme").as_deref(), Some("crates/core/"));

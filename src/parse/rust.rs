@@ -864,20 +864,7 @@ mod tests {
             "crates/slug/tests/columns.rs",
             "crates/heck/src/lib.rs",
         ];
-        let ws = crate::parse::Workspace::new("/w")
-            .with_files(
-                manifests
-                    .iter()
-                    .map(|(f, _)| f.to_string())
-                    .chain(files.map(String::from))
-                    .collect(),
-            )
-            .with_package_manifests(|path| {
-                manifests
-                    .iter()
-                    .find(|(f, _)| *f == path)
-                    .map(|(_, text)| text.as_bytes().to_vec())
-            });
+        let ws = super::super::workspace_with_manifests(&manifests, &files);
         for (running, folder) in [
             (
                 "unittests src/lib.rs (target/debug/deps/slug_tools-483fee0012f97fff)",
@@ -936,20 +923,8 @@ Caused by:
             ("crates/alpha/Cargo.toml", "[package]\nname = \"alpha\"\n"),
             ("crates/beta/Cargo.toml", "[package]\nname = \"beta\"\n"),
         ];
-        let ws = crate::parse::Workspace::new("/w")
-            .with_files(
-                manifests
-                    .iter()
-                    .map(|(f, _)| f.to_string())
-                    .chain(["crates/alpha/src/lib.rs", "crates/beta/src/lib.rs"].map(String::from))
-                    .collect(),
-            )
-            .with_package_manifests(|path| {
-                manifests
-                    .iter()
-                    .find(|(f, _)| *f == path)
-                    .map(|(_, text)| text.as_bytes().to_vec())
-            });
+        let ws =
+            super::super::workspace_with_manifests(&manifests, &["crates/alpha/src/lib.rs", "crates/beta/src/lib.rs"]);
         let parsed = parse(log, &ws);
         let places: Vec<(&str, u32)> = super::super::report_places(&parsed)
             .into_iter()
