@@ -6,7 +6,7 @@
 use crate::api::heal_run::Observation;
 use crate::api::shared::{BugReport, ErrorClass, RunEnvelope, RunStatus, wire_name};
 use crate::core::heal_run::Outcome;
-use crate::parse::{ParseOutput, ParserFailed, TestOutcome, Verdict};
+use crate::parse::{ParseOutput, ParserFailed, TestOutcome, Verdict, Workspace, parse_contained};
 
 /// Most bug reports kept in a status observation.
 pub const MAX_REPORTS: usize = 20;
@@ -51,11 +51,20 @@ pub fn judge(envelope: &RunEnvelope, parsed: &ParseOutput) -> (Observation, Outc
     (observation, outcome)
 }
 
+/// [`judge`] of an execution and its log, parsed against `workspace`; a log the parser fails on
+/// is judged by [`judge_unparsed`].
+pub fn judge_log(envelope: &RunEnvelope, log: &str, workspace: &Workspace) -> (Observation, Outcome) {
+    match parse_contained(log, workspace) {
+        Ok(parsed) => judge(envelope, &parsed),
+        Err(failed) => judge_unparsed(envelope, &failed),
+    }
+}
+
 /// [`judge`] of an execution whose log the parser failed on ([`ParserFailed`], a kubeheal bug):
 /// nothing is known of the log (neither that its tests ran nor where they failed), so the loop
 /// ends as a failure that is not the code's and says why, rather than judging (or building) it
 /// again and again; what the executor saw (an OOM kill) still comes first.
-pub fn judge_unparsed(envelope: &RunEnvelope, failed: &ParserFailed) -> (Observation, Outcome) {
+fn judge_unparsed(envelope: &RunEnvelope, failed: &ParserFailed) -> (Observation, Outcome) {
     let (observation, outcome) = judge(envelope, &ParseOutput::default());
     let outcome = match outcome {
         Outcome::Infrastructure { .. } if envelope.error_class.is_some() => outcome,

@@ -41,7 +41,7 @@ use crate::git::{GitError, Repo};
 use crate::healer::Healer;
 use crate::healer::cycle::{Workspace as HealerWorkspace, ask_for_fix, no_healer};
 use crate::healer::factory::{self, Credentials};
-use crate::parse::{MAX_PACKAGE_MANIFEST_BYTES, Workspace, parse_contained, truncate_bytes};
+use crate::parse::{MAX_PACKAGE_MANIFEST_BYTES, Workspace, truncate_bytes};
 
 mod tool;
 
@@ -681,10 +681,7 @@ impl Effects for ClusterWorld {
         let workspace = Workspace::new("")
             .with_files(files.clone())
             .with_package_manifests(|path| tree.as_ref()?.read(path, MAX_PACKAGE_MANIFEST_BYTES).ok());
-        let (mut observation, outcome) = match parse_contained(&execution.log, &workspace) {
-            Ok(parsed) => monitor::judge(&execution.envelope, &parsed),
-            Err(failed) => monitor::judge_unparsed(&execution.envelope, &failed),
-        };
+        let (mut observation, outcome) = monitor::judge_log(&execution.envelope, &execution.log, &workspace);
         let outcome = verify::observe(
             &mut observation,
             outcome,

@@ -232,9 +232,8 @@ impl Workspace {
     /// `/` after it (`crates/my-lib/`; `""` for the root): the one package that gives the name.
     /// `None` when none or several do, or the manifests were not read.
     pub(crate) fn crate_folder(&self, name: &str) -> Option<String> {
-        let start = self.crates.partition_point(|(n, _)| n.as_str() < name);
-        let mut named = self.crates[start..].iter().take_while(|(n, _)| n == name);
-        let (_, folder) = named.next()?;
+        let mut named = folders_named(&self.crates, name);
+        let folder = named.next()?;
         named.next().is_none().then(|| folder_prefix(folder))
     }
 
@@ -260,12 +259,7 @@ impl Workspace {
     /// such folder, or several.
     pub(crate) fn package_folder(&self, name: &str) -> Option<String> {
         let bare = name.rsplit('/').next().unwrap_or(name);
-        let start = self.packages.partition_point(|(n, _)| n.as_str() < name);
-        let named: Vec<&str> = self.packages[start..]
-            .iter()
-            .take_while(|(n, _)| n == name)
-            .map(|(_, folder)| folder.as_str())
-            .collect();
+        let named: Vec<&str> = folders_named(&self.packages, name).collect();
         match named[..] {
             [folder] => return Some(folder.to_owned()),
             [] => {}
@@ -333,6 +327,15 @@ impl Workspace {
         let first = found.next()?;
         found.next().is_none().then(|| first.to_owned())
     }
+}
+
+/// The folders `name` has in a list of (name, folder) ordered by name: one binary search.
+fn folders_named<'a>(list: &'a [(String, String)], name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    let start = list.partition_point(|(n, _)| n.as_str() < name);
+    list[start..]
+        .iter()
+        .take_while(move |(n, _)| n == name)
+        .map(|(_, folder)| folder.as_str())
 }
 
 /// The folder a manifest named `name` is in (`packages/calc`; `""` for the root).
