@@ -170,8 +170,14 @@ pub fn healer_problem(healer: &HealerSpec) -> Option<String> {
 }
 
 /// What the controller does next for a ticket whose fix goes to `target` (already merged with
-/// the operator's defaults).
-pub fn next_step(spec: &HealerTicketSpec, status: &HealerTicketStatus, target: &TicketTarget) -> Step {
+/// the operator's defaults). `default_code_healer`: the operator has a Code Healer API of its own
+/// (`CODE_HEALER_URL`), which a `codeHealerApi` without a URL asks.
+pub fn next_step(
+    spec: &HealerTicketSpec,
+    status: &HealerTicketStatus,
+    target: &TicketTarget,
+    default_code_healer: bool,
+) -> Step {
     let Some(classification) = &status.classification else {
         return Step::Wait;
     };
@@ -209,6 +215,16 @@ pub fn next_step(spec: &HealerTicketSpec, status: &HealerTicketStatus, target: &
             if classification.tier > 1 && target.healer.is_none() {
                 missing.push(
                     "the model that proposes structural and runtime fixes (target.healer.openAI or target.healer.codeHealerApi)",
+                );
+            }
+            // Like the other settings, a URL set later (in the spec, or the operator started with
+            // one) lets the ticket go on; failing it would leave nothing to resume.
+            let api_without_url = target.healer.as_ref().is_some_and(|h| {
+                h.open_ai.is_none() && h.code_healer_api.as_ref().is_some_and(|api| api.url.is_none())
+            });
+            if classification.tier > 1 && api_without_url && !default_code_healer {
+                missing.push(
+                    "the Code Healer API's URL (target.healer.codeHealerApi.url, or the operator's CODE_HEALER_URL)",
                 );
             }
             if missing.is_empty() {

@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::api::healer_ticket::{Classification, Priority, Regenerate, TicketProposal, TicketSource};
-use crate::api::shared::{Decision, GitSource, HealerSpec, OpenAiHealer};
+use crate::api::shared::{CodeHealerApiHealer, Decision, GitSource, HealerSpec, OpenAiHealer};
 
 fn yaml(text: &str) -> Value {
     serde_yaml_ng::from_str(text).expect("YAML")
@@ -230,14 +230,15 @@ fn each_phase_and_decision_leads_to_one_step() {
         ),
     ];
     for (case, decided, status, expected) in cases {
-        assert_eq!(next_step(&spec(decided), &status, &target), expected, "{case}");
+        assert_eq!(next_step(&spec(decided), &status, &target, false), expected, "{case}");
     }
     // A deterministic proposal on a tier-3 ticket still waits for a person.
     assert_eq!(
         next_step(
             &spec(None),
             &status(Proposed, 3, contract, Some(ProposalMethod::Deterministic)),
-            &target
+            &target,
+            false
         ),
         Step::Wait
     );
@@ -246,13 +247,15 @@ fn each_phase_and_decision_leads_to_one_step() {
         &spec(decision(Verdict::Approved, 'b')),
         &status(Approved, 3, contract, Some(ProposalMethod::LlmRuntime)),
         &target,
+        false,
     ) else {
         panic!("an approval of another patch applied")
     };
     assert!(why.contains("nothing was applied"), "{why}");
     // A ticket fixed in code without a HealRun template, or a contract ticket naming no
     // contract, says what it waits for instead of waiting silently.
-    let Step::Unconfigured(why) = next_step(&spec(None), &status(Queued, 3, FixableBy::Code, None), &target) else {
+    let Step::Unconfigured(why) = next_step(&spec(None), &status(Queued, 3, FixableBy::Code, None), &target, false)
+    else {
         panic!()
     };
     assert!(why.contains("spec.target.healRun"), "{why}");
@@ -261,7 +264,8 @@ fn each_phase_and_decision_leads_to_one_step() {
         path: Some("app.py".into()),
         ..configured()
     };
-    let Step::Unconfigured(why) = next_step(&spec(None), &status(Queued, 3, contract, None), &no_contract) else {
+    let Step::Unconfigured(why) = next_step(&spec(None), &status(Queued, 3, contract, None), &no_contract, false)
+    else {
         panic!()
     };
     assert!(why.contains("spec.target.contractFqn"), "{why}");
@@ -269,6 +273,7 @@ fn each_phase_and_decision_leads_to_one_step() {
         &spec(decision(Verdict::Approved, 'b')),
         &status(Proposed, 3, contract, Some(ProposalMethod::LlmRuntime)),
         &target,
+        false,
     );
     let Step::Fail(why) = stale else { panic!("{stale:?}") };
     assert!(
@@ -307,11 +312,15 @@ fn a_pushed_fix_with_a_regenerate_command_waits_for_its_regeneration_in_approved
         ),
     ];
     for (case, status, target, expected) in cases {
-        assert_eq!(next_step(&spec(None), status, target), expected, "{case}");
+        assert_eq!(next_step(&spec(None), status, target, false), expected, "{case}");
     }
     let mut applied = pushed.clone();
     applied.phase = Some(Applied);
-    assert_eq!(next_step(&spec(None), &applied, &with_command), Step::Wait, "ended");
+    assert_eq!(
+        next_step(&spec(None), &applied, &with_command, false),
+        Step::Wait,
+        "ended"
+    );
     // The operator's `--ticket-target` may name the command; a ticket's own wins.
     let bare = TicketTarget {
         contract_fqn: Some("entity/helpdesk/ticket".into()),
@@ -337,7 +346,7 @@ fn a_contract_ticket_with_nowhere_to_go_says_what_is_missing() {
         contract_fqn: Some("entity/helpdesk/ticket".into()),
         ..TicketTarget::default()
     };
-    let Step::Unconfigured(why) = next_step(&spec(None), &queued, &bare) else {
+    let Step::Unconfigured(why) = next_step(&spec(None), &queued, &bare, false) else {
         panic!()
     };
     assert!(
@@ -354,14 +363,32 @@ fn a_contract_ticket_with_nowhere_to_go_says_what_is_missing() {
     };
     let merged = effective_target(&bare, Some(&defaults));
     assert_eq!(merged.contract_fqn, bare.contract_fqn);
-    assert_eq!(next_step(&spec(None), &tier1, &merged), Step::Propose);
-    let Step::Unconfigured(why) = next_step(&spec(None), &queued, &merged) else {
+    assert_eq!(next_step(&spec(None), &tier1, &merged, false), Step::Propose);
+    let Step::Unconfigured(why) = next_step(&spec(None), &queued, &merged, false) else {
         panic!()
     };
     assert!(
         why.contains("target.healer.openAI") && !why.contains("target.repository"),
         "{why}"
     );
+    // A Code Healer API without a URL asks the operator's own; without one the ticket waits for
+    // a URL instead of failing, so that setting it later lets it go on.
+    let api_without_url = TicketTarget {
+        healer: Some(HealerSpec {
+            code_healer_api: Some(CodeHealerApiHealer::default()),
+            ..HealerSpec::default()
+        }),
+        ..configured()
+    };
+    let Step::Unconfigured(why) = next_step(&spec(None), &queued, &api_without_url, false) else {
+        panic!()
+    };
+    assert!(
+        why.contains("codeHealerApi.url") && why.contains("CODE_HEALER_URL"),
+        "{why}"
+    );
+    assert_eq!(next_step(&spec(None), &queued, &api_without_url, true), Step::Propose);
+    assert_eq!(next_step(&spec(None), &tier1, &api_without_url, false), Step::Propose);
 }
 
 #[test]
@@ -394,7 +421,7 @@ fn a_ticket_fixed_in_code_follows_its_heal_run_to_the_end() {
     );
     for phase in [TicketPhase::Queued, TicketPhase::Analyzing, TicketPhase::Proposed] {
         assert_eq!(
-            next_step(&spec(None), &status(phase, 3, FixableBy::Code, None), &target),
+            next_step(&spec(None), &status(phase, 3, FixableBy::Code, None), &target, false),
             Step::HealRun,
             "{phase:?}"
         );
@@ -443,7 +470,7 @@ fn a_ticket_fixed_in_code_follows_its_heal_run_to_the_end() {
 
 #[test]
 fn contract_fixes_are_proposed_by_a_model_or_a_code_healer_and_by_one_of_them() {
-    use crate::api::shared::{BuiltinHealer, CodeHealerApiHealer};
+    use crate::api::shared::BuiltinHealer;
     let model = configured().healer.expect("a model");
     let code_healer = HealerSpec {
         code_healer_api: Some(CodeHealerApiHealer {
@@ -475,7 +502,7 @@ fn contract_fixes_are_proposed_by_a_model_or_a_code_healer_and_by_one_of_them() 
         healer: Some(code_healer),
         ..configured()
     };
-    assert_eq!(next_step(&spec(None), &queued, &target), Step::Propose);
+    assert_eq!(next_step(&spec(None), &queued, &target, false), Step::Propose);
 }
 
 #[test]

@@ -28,11 +28,17 @@ pub fn place(ticket: &HealerTicket) -> Place {
 }
 
 /// Whether a ticket with `status` waits for analysis: its next step is a proposal, with the
-/// operator's `defaults` filling in what its own target leaves out. A ticket fixed in code does
-/// not: its analysis is its HealRun, which executor Jobs bound.
-pub fn waits(ticket: &HealerTicket, status: &HealerTicketStatus, defaults: Option<&TicketTarget>) -> bool {
+/// operator's `defaults` filling in what its own target leaves out (`default_code_healer`: the
+/// operator has a Code Healer API of its own, [`next_step`]). A ticket fixed in code does not:
+/// its analysis is its HealRun, which executor Jobs bound.
+pub fn waits(
+    ticket: &HealerTicket,
+    status: &HealerTicketStatus,
+    defaults: Option<&TicketTarget>,
+    default_code_healer: bool,
+) -> bool {
     let target = effective_target(&ticket.spec.target, defaults);
-    next_step(&ticket.spec, status, &target) == Step::Propose
+    next_step(&ticket.spec, status, &target, default_code_healer) == Step::Propose
 }
 
 /// Whose turn it is when `free` workers are idle: the first `free` of `waiting` in queue order.
@@ -161,21 +167,21 @@ mod tests {
         let defaults = target();
         let ticket = queued("t", Priority::High, 0);
         let status = ticket.status.clone().expect("a status");
-        assert!(waits(&ticket, &status, Some(&defaults)));
+        assert!(waits(&ticket, &status, Some(&defaults), false));
         // Interrupted while analysing: proposed again, so it waits again.
         let mut analysing = status.clone();
         analysing.phase = Some(TicketPhase::Analyzing);
-        assert!(waits(&ticket, &analysing, Some(&defaults)));
+        assert!(waits(&ticket, &analysing, Some(&defaults), false));
         // Nowhere to fix it: it says what is missing instead of taking a worker.
-        assert!(!waits(&ticket, &status, None));
+        assert!(!waits(&ticket, &status, None, false));
         // Proposed, waiting for a person: no worker.
         let waiting_for_a_person = proposed(ticket.clone()).status.expect("a status");
-        assert!(!waits(&ticket, &waiting_for_a_person, Some(&defaults)));
+        assert!(!waits(&ticket, &waiting_for_a_person, Some(&defaults), false));
         // Ended: no worker.
         let mut failed = status.clone();
         failed.phase = Some(TicketPhase::Failed);
-        assert!(!waits(&ticket, &failed, Some(&defaults)));
+        assert!(!waits(&ticket, &failed, Some(&defaults), false));
         // Not yet classified by intake: not yet queued.
-        assert!(!waits(&ticket, &HealerTicketStatus::default(), Some(&defaults)));
+        assert!(!waits(&ticket, &HealerTicketStatus::default(), Some(&defaults), false));
     }
 }

@@ -180,6 +180,7 @@ pub async fn run(settings: Settings, terminated: impl Future<Output = ()> + Send
         analysis: ticket_queue::AnalysisQueue::new(
             settings.ticket_workers,
             settings.ticket_target.clone(),
+            settings.healer_url.is_some(),
             wake_ticket,
         ),
         notifier,

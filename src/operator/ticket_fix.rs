@@ -98,7 +98,7 @@ pub async fn advance(
     ctx: &Context,
 ) -> Result<Option<Requeue>, kube::Error> {
     let target = effective_target(&ticket.spec.target, ctx.settings.ticket_target.as_ref());
-    let step = next_step(&ticket.spec, status, &target);
+    let step = next_step(&ticket.spec, status, &target, ctx.settings.healer_url.is_some());
     let now = Timestamp::now();
     let mut written = Written {
         version: ticket.resource_version(),

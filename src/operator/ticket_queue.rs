@@ -48,6 +48,8 @@ pub struct AnalysisQueue {
     workers: usize,
     /// The operator's `--ticket-target`, which decides whether a ticket can be proposed for.
     defaults: Option<TicketTarget>,
+    /// Whether the operator has a Code Healer API of its own (`CODE_HEALER_URL`).
+    default_code_healer: bool,
     /// The ticket controller's cache, attached once the controller exists.
     tickets: OnceLock<Store<HealerTicket>>,
     state: Mutex<Workers>,
@@ -79,10 +81,16 @@ impl Drop for Worker<'_> {
 }
 
 impl AnalysisQueue {
-    pub fn new(workers: u16, defaults: Option<TicketTarget>, wake: UnboundedSender<ObjectRef<HealerTicket>>) -> Self {
+    pub fn new(
+        workers: u16,
+        defaults: Option<TicketTarget>,
+        default_code_healer: bool,
+        wake: UnboundedSender<ObjectRef<HealerTicket>>,
+    ) -> Self {
         AnalysisQueue {
             workers: usize::from(workers.max(1)),
             defaults,
+            default_code_healer,
             tickets: OnceLock::new(),
             state: Mutex::default(),
             wake,
@@ -104,7 +112,11 @@ impl AnalysisQueue {
     fn waiting(&self, state: &mut Workers, me: Option<(&HealerTicket, &HealerTicketStatus)>) -> Vec<Place> {
         let defaults = self.defaults.as_ref();
         let cached = self.tickets.get().map(Store::state).unwrap_or_default();
-        let still_waiting = |t: &HealerTicket| t.status.as_ref().is_some_and(|s| waits(t, s, defaults));
+        let still_waiting = |t: &HealerTicket| {
+            t.status
+                .as_ref()
+                .is_some_and(|s| waits(t, s, defaults, self.default_code_healer))
+        };
         // A finished ticket leaves the set once the cache has caught up with it (or lost it).
         state
             .finished
@@ -173,7 +185,7 @@ mod tests {
         }
         writer.apply_watcher_event(&Event::InitDone);
         let (wake, woken) = futures::channel::mpsc::unbounded();
-        let queue = AnalysisQueue::new(workers, Some(target()), wake);
+        let queue = AnalysisQueue::new(workers, Some(target()), false, wake);
         queue.attach(store);
         (queue, writer, woken)
     }
