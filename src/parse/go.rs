@@ -471,12 +471,13 @@ impl Go {
                 return;
             }
             if !panic.in_stack {
+                // The panic's message, the runtime's signal line, or, when the log was cut
+                // before the stack, the next tool's output: read as any other line meanwhile.
                 panic.lines_before_stack += 1;
-                if panic.lines_before_stack <= MAX_LINES_BEFORE_STACK {
-                    return;
+                if panic.lines_before_stack > MAX_LINES_BEFORE_STACK {
+                    // No stack came: the panic said no place.
+                    self.panic = None;
                 }
-                // No stack came: the panic said no place.
-                self.panic = None;
             } else if line.starts_with("created by ") || is_function_line(line) {
                 panic.creator_next = line.starts_with("created by ");
                 return;
@@ -1612,6 +1613,30 @@ FAIL
                     ("cart_test.go", 7, Some("TestTotal"))
                 ],
                 "{log}"
+            );
+        }
+    }
+
+    /// A log cut between a panic's line and its stack (found by the `parse_after` fuzz target):
+    /// the next tool's output is read, not taken for the panic's message; cut inside the stack,
+    /// the stack's end is where the next output starts. The panic itself, with no stack, says no
+    /// place.
+    #[test]
+    fn a_panic_cut_before_its_stack_does_not_hide_the_next_output() {
+        // `go build ./...` (Go 1.26.8) on the golden go_app project.
+        let build = "# example.com/goapp\n./main.go:9:17: cannot use os.Getenv(\"PORT\") (value of type string) as int value in variable declaration\n./main.go:10:20: undefined: undefinedHost\n";
+        let (head, _) = NIL_DEREFERENCE.split_at(NIL_DEREFERENCE.find("goroutine 6").expect("a stack"));
+        let (in_stack, _) =
+            NIL_DEREFERENCE.split_at(NIL_DEREFERENCE.find("example.com/shop.TestTotal").expect("a frame"));
+        let workspace =
+            Workspace::new("/w").with_files(vec!["main.go".into(), "cart.go".into(), "cart_test.go".into()]);
+        for before in ["panic: \n", "panic: boom\n\n", head, in_stack] {
+            let parsed = parse(&format!("{before}{build}"), &workspace);
+            let kinds = super::super::report_kinds(&parsed);
+            assert!(
+                kinds.contains(&("main.go", 9, super::ErrorType::TypeError))
+                    && kinds.contains(&("main.go", 10, super::ErrorType::Import)),
+                "{before:?}: {kinds:?}"
             );
         }
     }

@@ -10,7 +10,14 @@ use std::path::{Path, PathBuf};
 use kubeheal::parse::Workspace;
 
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The fuzz crate (fuzz/, one folder down) reads the same corpus.
+    let root = if manifest.ends_with("fuzz") {
+        manifest.parent().unwrap_or(manifest)
+    } else {
+        manifest
+    };
+    root.join("tests/fixtures")
 }
 
 /// case name → project, from the table in regenerate.sh.
