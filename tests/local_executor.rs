@@ -133,6 +133,20 @@ async fn a_command_that_never_ends_is_stopped_with_its_whole_process_group() {
     );
 }
 
+/// A command that ends on TERM is not given the 5 s grace meant for one that does not: the run
+/// ends when its processes have (its first process was left a zombie before, unreaped while the
+/// grace ran, so the group seemed alive to its end).
+#[tokio::test]
+async fn a_timed_out_command_that_ends_on_term_is_not_waited_for_through_the_grace() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let execution = run(dir.path(), Some("sleep 600.4244"), Duration::from_secs(1)).await;
+    let e = &execution.envelope;
+    assert_eq!(e.status, RunStatus::Timeout, "{e:?}");
+    // The limit (1 s) and the grace (5 s) would be 6 s; ended on TERM it is about 1 s (plus
+    // however long the machine's init takes to reap the orphaned `sleep`).
+    assert!(e.duration_ms < 4_500, "took {} ms", e.duration_ms);
+}
+
 #[tokio::test]
 async fn secrets_never_leave_the_executor() {
     let dir = tempfile::tempdir().expect("a temp dir");

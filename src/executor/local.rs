@@ -372,7 +372,7 @@ async fn run(request: &ExecutionRequest, workspace: &Path, command: &str) -> (En
             status = child.wait() => break status,
             () = &mut deadline, if !timed_out => {
                 timed_out = true;
-                stop_group(group).await;
+                stop_group(group, &mut child).await;
             }
         }
     };
@@ -559,14 +559,18 @@ impl Drop for Reaper {
     }
 }
 
-/// TERM the whole group, give it a grace period, then KILL what is left.
-async fn stop_group(group: Option<Pid>) {
+/// TERM the whole group, give it a grace period, then KILL what is left. `leader`, the group's
+/// first process, is reaped as soon as it ends: until then it stays a zombie, and the group would
+/// seem to live on for the whole grace period.
+async fn stop_group(group: Option<Pid>, leader: &mut tokio::process::Child) {
     let Some(pid) = group else { return };
     if killpg(pid, Signal::SIGTERM).is_err() {
         return;
     }
     let deadline = Instant::now() + GRACE;
     while Instant::now() < deadline {
+        // The status is kept: the caller's `wait` has it at once.
+        let _ = leader.try_wait();
         // Signal 0 only asks whether the group still exists.
         if killpg(pid, None).is_err() {
             return;
