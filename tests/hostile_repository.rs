@@ -234,6 +234,9 @@ async fn sigterm_stops_the_build_and_its_escaped_children_and_a_second_heal_of_t
     let status: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join(".kubeheal/status.json")).unwrap()).unwrap();
     assert_eq!(status["phase"], "Cancelled", "{status:#}");
+    // What stopped it, in the words of the laptop, not of a cluster's spec.cancel.
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(message.contains("interrupted (Ctrl-C or SIGTERM)"), "{message}");
     let deadline = Instant::now() + Duration::from_secs(5);
     while alive(pid) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;

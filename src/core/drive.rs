@@ -90,7 +90,7 @@ pub enum Pause {
 
 /// Runs `run` from `status` until it ends, must wait, or has taken `max_steps` steps. When
 /// `interrupted` completes, the step in flight is dropped (a driver's effects stop what they
-/// started when dropped) and the run is cancelled as if `spec.cancel` were set.
+/// started when dropped) and the run is cancelled ([`Input::Interrupted`]).
 pub async fn drive<E: Effects>(
     run: &Run<'_>,
     mut status: HealRunStatus,
@@ -123,8 +123,9 @@ pub async fn drive<E: Effects>(
             Some(Ready::Now(input)) => input,
             Some(Ready::Later(after)) => return Ok((status, Pause::Wait(after))),
             None => {
+                // Also keeps the interrupt from being taken again.
                 spec.cancel = true;
-                Input::Tick
+                Input::Interrupted
             }
         };
     }

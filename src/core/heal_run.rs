@@ -20,7 +20,7 @@ use crate::api::heal_run::{
     ApprovalMode, CycleStatus, DEFAULT_CYCLE_TIMEOUTS, HealResult, HealRunPhase, HealRunReason, HealRunSpec,
     HealRunStatus, HealerCall, HealerOutcome, Observation, PatchStatus, ProjectType, TestDiff, WorkOrderStatus,
 };
-use crate::api::shared::{Decision, HealerSpec, Verdict, condition, wire_name};
+use crate::api::shared::{Decision, HealerSpec, RunStatus, Verdict, condition, wire_name};
 use crate::core::format::short_commit;
 
 /// Most test names kept in each list of a status.
@@ -86,6 +86,9 @@ pub enum Outcome {
 pub enum Input {
     /// Nothing new: re-read the spec (cancel, suspend) and the clock (budget).
     Tick,
+    /// The process driving the run was interrupted (Ctrl-C, SIGTERM to `kubeheal heal`): the run
+    /// ends `Cancelled` as by `spec.cancel`, saying what stopped it.
+    Interrupted,
     /// `spec.source.revision` resolved to this commit, where the project is of `project_type`
     /// (`auto` when nothing told it apart).
     /// `work_order` is the approved CodeFixDDS the run executes (`spec.workOrder`), verified.
@@ -422,6 +425,14 @@ pub fn apply(spec: &HealRunSpec, status: &HealRunStatus, input: Input, now: Time
     let expected = next_action(spec, status);
     match (input, expected) {
         (Input::Tick, _) => {}
+        (Input::Interrupted, _) => finish(
+            &mut next,
+            HealRunPhase::Cancelled,
+            HealRunReason::Cancelled,
+            "interrupted (Ctrl-C or SIGTERM); commits made so far are kept".into(),
+            now,
+            &mut notes,
+        ),
         (
             Input::SourceResolved {
                 commit,
@@ -800,16 +811,31 @@ fn settle(spec: &HealRunSpec, next: &mut HealRunStatus, now: Timestamp, notes: &
                 notes,
             );
         } else if let Action::AskHealer { cycle, .. } = next_action(spec, next) {
-            let undiagnosed = latest_observation(next).is_some_and(|o| o.bug_reports.is_empty());
+            let latest = latest_observation(next);
+            let undiagnosed = latest.is_some_and(|o| o.bug_reports.is_empty());
+            // A build stopped at its time limit says so: the limit may be what to change.
+            let timed_out = latest
+                .map(|o| &o.envelope)
+                .filter(|e| e.status == RunStatus::Timeout)
+                .map(|e| {
+                    format!(
+                        "{}, and its log names no file and line a fix could target: {}",
+                        e.error_message.as_deref().unwrap_or("the build ran out of time"),
+                        e.suggested_fix.as_deref().unwrap_or("raise the time limit")
+                    )
+                });
             if cycle > spec.max_cycles {
                 let (reason, message) = out_of_cycles(spec, next);
                 finish(next, HealRunPhase::Failed, reason, message, now, notes);
             } else if undiagnosed {
+                let message = timed_out.unwrap_or_else(|| {
+                    "the build fails but its log names no file and line a fix could target; see the log excerpt".into()
+                });
                 finish(
                     next,
                     HealRunPhase::Failed,
                     HealRunReason::Undiagnosed,
-                    "the build fails but its log names no file and line a fix could target; see the log excerpt".into(),
+                    message,
                     now,
                     notes,
                 );

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::*;
 use crate::api::heal_run::{FileChange, GateVerdict, HealRunSpec, ProjectType};
-use crate::api::shared::{BugReport, ErrorType, RunEnvelope, RunStatus};
+use crate::api::shared::{BugReport, ErrorClass, ErrorType, RunEnvelope, RunStatus};
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 const DIGEST: &str = "sha256:1111111111111111111111111111111111111111111111111111111111111111";
@@ -744,6 +744,29 @@ fn a_failing_build_whose_log_names_no_file_is_undiagnosed() {
     );
     assert_eq!(status.healer_calls, 0);
     assert_eq!(next_action(&spec, &status), Action::Done);
+    assert!(
+        status
+            .message
+            .as_deref()
+            .unwrap_or_default()
+            .contains("see the log excerpt")
+    );
+    // Stopped at its time limit with nothing placed: the message says so, and what to change.
+    let mut timed_out = observation(&[], 0, 0);
+    timed_out.envelope.status = RunStatus::Timeout;
+    timed_out.envelope.error_class = Some(ErrorClass::Timeout);
+    timed_out.envelope.error_message = Some("the build ran longer than its 2 s limit and was stopped".into());
+    timed_out.envelope.suggested_fix = Some("raise the time limit".into());
+    let (status, _) = run(&spec, vec![resolved(), executed(0, timed_out, Outcome::Failed)]);
+    assert_eq!(
+        ended(&status),
+        (Some(HealRunPhase::Failed), Some(HealRunReason::Undiagnosed))
+    );
+    let message = status.message.as_deref().unwrap_or_default();
+    assert!(
+        message.contains("2 s limit") && message.contains("raise the time limit"),
+        "{message}"
+    );
 }
 
 #[test]

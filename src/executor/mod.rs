@@ -142,7 +142,7 @@ pub fn classify(
                     "the build ran longer than its {} s limit and was stopped",
                     timeout.as_secs()
                 ),
-                "raise executor.timeoutSeconds, or find the test that hangs (run it alone with a per-test timeout)"
+                "raise the time limit (spec.executor.timeoutSeconds; --timeout for kubeheal heal and exec), or find the test that hangs (run it alone with a per-test timeout)"
                     .to_owned(),
             )),
         ),
