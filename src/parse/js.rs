@@ -425,7 +425,11 @@ impl Js {
                     name: name.strip_prefix("- ").unwrap_or(name).trim_end().to_owned(),
                     more: 0,
                 });
-            } else if let Some(title) = mocha_failure_title(trimmed) {
+            } else if (is_ascii_space(first) || first >= 0x80)
+                && let Some(title) = mocha_failure_title(trimmed)
+            {
+                // Indented, as mocha prints it (and as `wants` offers it): at column 0 a numbered
+                // line is another tool's.
                 let title = title.trim_end();
                 self.indented_error_due = Some(DueTitle {
                     name: title.trim_end_matches(':').to_owned(),

@@ -1534,6 +1534,22 @@ mod tests {
         }
     }
 
+    /// Found by the `parse` fuzz target: a numbered line at column 0 (`5) x:`) started a mocha
+    /// title when Js read it, which its `wants` does not offer it for (mocha indents its titles):
+    /// the line read with every needle assumed (a line that is not UTF-8, streamed) named a
+    /// failed test that the routed parse did not.
+    #[test]
+    fn a_numbered_line_at_column_0_is_no_mocha_title_however_it_is_read() {
+        let workspace = Workspace::new("/w");
+        for log in ["5) x:\n Error: ", "5) x:\n Error: boom\n"] {
+            assert_eq!(parse(log, &workspace), parse_offering_all(log, &workspace), "{log:?}");
+        }
+        let bytes = b"5) \xff:\n Error: ";
+        let streamed = parse_reader(std::io::BufReader::with_capacity(16, &bytes[..]), &workspace).expect("in memory");
+        assert_eq!(streamed, parse(&String::from_utf8_lossy(bytes), &workspace));
+        assert!(streamed.tests.is_empty(), "{:?}", streamed.tests);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
