@@ -136,6 +136,8 @@ fn args(document: &str, base: &str) -> ProbeArgs {
         timeout: 1.0,
         headers: vec![format!("Authorization: Bearer {TOKEN}")],
         report_to: None,
+        contract_fqn: None,
+        report_token: None,
         wait_ready: None,
         after: None,
         output: None,
@@ -288,14 +290,18 @@ async fn a_swagger_2_document_is_refused_with_what_to_do() {
 #[tokio::test]
 async fn failed_calls_are_reported_to_the_ingest_endpoint_as_seed_004_runtime_errors() {
     let base = service(Arc::new(Mutex::new(Vec::new()))).await;
-    let posted = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let posted = Arc::new(Mutex::new(Vec::<(Option<String>, axum::body::Bytes)>::new()));
     let record = posted.clone();
     let ingest = axum::Router::new().route(
         "/healer/ingest",
-        post(move |Json(body): Json<Value>| {
+        post(move |headers: HeaderMap, body: axum::body::Bytes| {
             let record = record.clone();
             async move {
-                record.lock().expect("posted").push(body);
+                let authorization = headers
+                    .get("authorization")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                record.lock().expect("posted").push((authorization, body));
                 Json(json!({"ticket_id": "t-1", "status": "queued"}))
             }
         }),
@@ -306,11 +312,19 @@ async fn failed_calls_are_reported_to_the_ingest_endpoint_as_seed_004_runtime_er
     let mut args = args(&doc, &base);
     args.endpoints = vec!["GET /hello".into(), "GET /crash".into()];
     args.report_to = Some(ingest);
+    args.contract_fqn = Some("entity/demo/greeting".into());
+    args.report_token = Some("ingest-token-4242".into());
     let report = probe(&args).await.expect("the probe runs");
     assert!(report.report_errors.is_empty(), "{:?}", report.report_errors);
     let posted = posted.lock().expect("posted").clone();
     assert_eq!(posted.len(), 1, "only the failed call: {posted:#?}");
-    let ticket = &posted[0];
+    let (authorization, body) = &posted[0];
+    assert_eq!(authorization.as_deref(), Some("Bearer ingest-token-4242"));
+    // kubeheal's own ingest (the operator's /healer/ingest, `kubeheal ticket ingest`) takes it.
+    let spec = kubeheal::core::ticket_api::ingest_spec(body).expect("kubeheal's ingest accepts the report");
+    assert_eq!(spec.target.contract_fqn.as_deref(), Some("entity/demo/greeting"));
+    let ticket: Value = serde_json::from_slice(body).expect("JSON");
+    let ticket = &ticket;
     assert_eq!(ticket["source"], "runtime");
     assert_eq!(ticket["context"]["status_code"], 500);
     assert_eq!(ticket["context"]["method"], "GET");
@@ -449,6 +463,16 @@ async fn the_binary_exits_0_when_all_succeed_1_when_any_fails_and_2_for_bad_inpu
     let (code, _, stderr) = kubeheal(&[&common[..], &["--endpoint", "hello"]].concat()).await;
     assert_eq!(code, 2);
     assert!(stderr.contains("\"METHOD /path\""), "{stderr}");
+
+    // A report needs the contract it is filed under, in a contract FQN's shape.
+    let ingest = "http://127.0.0.1:9/healer/ingest";
+    let (code, _, stderr) = kubeheal(&[&common[..], &["--report-to", ingest]].concat()).await;
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--contract-fqn"), "{stderr}");
+    let (code, _, stderr) =
+        kubeheal(&[&common[..], &["--report-to", ingest, "--contract-fqn", "ticket"]].concat()).await;
+    assert_eq!(code, 2);
+    assert!(stderr.contains("entity/helpdesk/ticket"), "{stderr}");
 
     let (code, _, stderr) = kubeheal(&["probe", "--openapi", &doc, "--base-url", "localhost:8000"]).await;
     assert_eq!(code, 2);

@@ -22,6 +22,12 @@ use crate::core::redact::redact;
 /// not set by the controller.
 pub const INGESTED: &str = "kubeheal.dev/ingested";
 
+/// Whether `fqn` has a contract FQN's shape: slash-separated names without spaces
+/// (`entity/helpdesk/ticket`).
+pub fn is_contract_fqn(fqn: &str) -> bool {
+    fqn.split('/').count() >= 2 && !fqn.split('/').any(|p| p.is_empty() || p.contains(char::is_whitespace))
+}
+
 /// Seed 004's IngestRequest, checked field by field so that a refusal says which and why.
 pub fn ingest_spec(body: &[u8]) -> Result<HealerTicketSpec, String> {
     let value: Value = serde_json::from_slice(body).map_err(|e| format!("the body is not JSON: {e}"))?;
@@ -65,7 +71,7 @@ pub fn ingest_spec(body: &[u8]) -> Result<HealerTicketSpec, String> {
     // nothing), and an ingest accepted now must not be refused by the API server later.
     let contract_fqn = text("contract_fqn", 253, true)?;
     if let Some(fqn) = &contract_fqn
-        && (fqn.split('/').count() < 2 || fqn.split('/').any(|p| p.is_empty() || p.contains(char::is_whitespace)))
+        && !is_contract_fqn(fqn)
     {
         return Err(format!(
             "contract_fqn {fqn:?} must be slash-separated names without spaces, e.g. entity/helpdesk/ticket"

@@ -60,9 +60,18 @@ pub struct ProbeArgs {
     #[arg(long = "header", value_name = "NAME:VALUE")]
     pub headers: Vec<String>,
     /// A ticket ingest endpoint (seed 004's `POST /healer/ingest`): every failed call is posted
-    /// there as a runtime error.
-    #[arg(long, value_name = "INGEST_URL")]
+    /// there as a runtime error of the contract `--contract-fqn` names.
+    #[arg(long, value_name = "INGEST_URL", requires = "contract_fqn")]
     pub report_to: Option<String>,
+    /// The contract the service's errors are filed under with `--report-to` (seed 004's
+    /// `contract_fqn`, e.g. entity/helpdesk/ticket): a probe knows the endpoint, not the contract.
+    #[arg(long, value_name = "FQN")]
+    pub contract_fqn: Option<String>,
+    /// The ingest's bearer token (the key `token` of the namespace's Secret `kubeheal-ingest`),
+    /// sent with every report; best given in the environment variable, where no process listing
+    /// shows it. It never appears in the output.
+    #[arg(long, value_name = "TOKEN", env = "KUBEHEAL_INGEST_TOKEN", hide_env_values = true)]
+    pub report_token: Option<String>,
     /// Wait up to this many seconds for the service to accept connections before the first
     /// call (for a service started just before the probe). Default: call at once.
     #[arg(long, value_name = "SECONDS")]
@@ -120,7 +129,7 @@ pub async fn probe_document(
         t if t.is_finite() && t > 0.0 && t <= 86_400.0 => Duration::from_secs_f64(t),
         t => {
             return Err(ProbeError::Usage(format!(
-                "--timeout {t} is not a number of seconds between 0 and 86400"
+                "--timeout {t} is not a number of seconds above 0 and at most 86400"
             )));
         }
     };
@@ -129,7 +138,10 @@ pub async fn probe_document(
         .report_to
         .as_deref()
         .map(|u| parse_http_url("--report-to", u))
-        .transpose()?;
+        .transpose()?
+        .map(|url| report::Ingest::new(url, args.contract_fqn.as_deref(), args.report_token.clone()))
+        .transpose()
+        .map_err(ProbeError::Usage)?;
     let headers = args
         .headers
         .iter()
@@ -227,7 +239,7 @@ pub async fn probe_document(
     let mut report_errors = Vec::new();
     if let Some(ingest) = report_to {
         for (index, path) in failed_calls {
-            if let Err(why) = report::post(&target.client, &ingest, &envelopes[index], &path, timeout).await {
+            if let Err(why) = ingest.post(&target.client, &envelopes[index], &path, timeout).await {
                 report_errors.push(why);
             }
         }

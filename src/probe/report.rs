@@ -8,11 +8,68 @@ use reqwest::Url;
 use serde_json::{Value, json};
 
 use crate::api::shared::{RunEnvelope, wire_name};
+use crate::core::ticket_api::is_contract_fqn;
 
-/// Seed 004's `IngestRequest` for a failed call: `source: runtime`, the error, the (redacted)
-/// response as the stack trace, and the request in `context`. There is no `contract_fqn`: a probe
-/// knows the endpoint, not the contract behind it.
-pub fn ingest_request(envelope: &RunEnvelope, request_path: &str) -> Value {
+/// Where failed calls are reported: the ingest endpoint, the contract they are filed under and
+/// the ingest's bearer token.
+pub struct Ingest {
+    url: Url,
+    contract_fqn: String,
+    token: Option<String>,
+}
+
+impl Ingest {
+    /// Checks the contract FQN as the ingest will (kubeheal's own refuses a report without one).
+    pub fn new(url: Url, contract_fqn: Option<&str>, token: Option<String>) -> Result<Ingest, String> {
+        let contract_fqn = contract_fqn
+            .ok_or("--report-to needs --contract-fqn: the contract the service's errors are filed under")?;
+        if !is_contract_fqn(contract_fqn) {
+            return Err(format!(
+                "--contract-fqn {contract_fqn:?} must be slash-separated names without spaces, e.g. entity/helpdesk/ticket"
+            ));
+        }
+        Ok(Ingest {
+            url,
+            contract_fqn: contract_fqn.to_owned(),
+            token: token.filter(|t| !t.is_empty()),
+        })
+    }
+
+    /// Posts one failed call; the error says which call and why, for stderr.
+    pub async fn post(
+        &self,
+        client: &reqwest::Client,
+        envelope: &RunEnvelope,
+        request_path: &str,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let what = envelope.endpoint.as_deref().unwrap_or("a call");
+        let ingest = &self.url;
+        let mut request = client.post(ingest.clone()).timeout(timeout).json(&ingest_request(
+            envelope,
+            request_path,
+            &self.contract_fqn,
+        ));
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|e| format!("cannot report {what} to {ingest}: {}", e.without_url()))?;
+        match response.status() {
+            status if status.is_success() => Ok(()),
+            reqwest::StatusCode::UNAUTHORIZED => Err(format!(
+                "cannot report {what} to {ingest}: it answered 401; give the ingest's token (KUBEHEAL_INGEST_TOKEN)"
+            )),
+            status => Err(format!("cannot report {what} to {ingest}: it answered {status}")),
+        }
+    }
+}
+
+/// Seed 004's `IngestRequest` for a failed call: `source: runtime`, the contract, the error, the
+/// (redacted) response as the stack trace, and the request in `context`.
+pub fn ingest_request(envelope: &RunEnvelope, request_path: &str, contract_fqn: &str) -> Value {
     let endpoint = envelope.endpoint.clone().unwrap_or_default();
     let method = endpoint.split(' ').next().unwrap_or("").to_owned();
     let body = envelope
@@ -22,6 +79,7 @@ pub fn ingest_request(envelope: &RunEnvelope, request_path: &str) -> Value {
         .unwrap_or_default();
     let mut request = json!({
         "source": "runtime",
+        "contract_fqn": contract_fqn,
         "error": envelope.error_message.clone().unwrap_or_else(|| format!("{endpoint} failed")),
         "context": {
             "request_path": request_path,
@@ -36,30 +94,4 @@ pub fn ingest_request(envelope: &RunEnvelope, request_path: &str) -> Value {
         request["stacktrace"] = Value::String(body);
     }
     request
-}
-
-/// Posts one failed call; the error says which call and why, for stderr.
-pub async fn post(
-    client: &reqwest::Client,
-    ingest: &Url,
-    envelope: &RunEnvelope,
-    request_path: &str,
-    timeout: Duration,
-) -> Result<(), String> {
-    let what = envelope.endpoint.as_deref().unwrap_or("a call");
-    let response = client
-        .post(ingest.clone())
-        .timeout(timeout)
-        .json(&ingest_request(envelope, request_path))
-        .send()
-        .await
-        .map_err(|e| format!("cannot report {what} to {ingest}: {}", e.without_url()))?;
-    if response.status().is_success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "cannot report {what} to {ingest}: it answered {}",
-            response.status()
-        ))
-    }
 }

@@ -34,6 +34,8 @@ pub fn args(document: String, check: &OpenApiCheck) -> ProbeArgs {
         timeout: f64::from(check.call_timeout_seconds),
         headers: Vec::new(),
         report_to: None,
+        contract_fqn: None,
+        report_token: None,
         wait_ready: Some(f64::from(check.ready_timeout_seconds)),
         after: None,
         output: None,
