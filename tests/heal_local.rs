@@ -150,6 +150,12 @@ async fn the_logic_example_needs_an_llm_and_stops_without_one() {
     assert!(!summary.healed());
     assert_eq!(summary.reason, HealRunReason::CyclesExhausted, "{summary:?}");
     assert!(summary.commits.is_empty());
+    // The work order for people reads as a CodeFixDDS and is a person's own: no sourceRef,
+    // which only the operator may set.
+    let yaml = std::fs::read_to_string(dir.join(".kubeheal/proposed-fix.yaml")).expect("a proposed fix");
+    let order: kubeheal::api::code_fix_dds::CodeFixDDS = serde_yaml_ng::from_str(&yaml).expect("a CodeFixDDS");
+    assert!(order.spec.source_ref.is_none(), "{yaml}");
+    assert!(order.spec.allowed_paths.iter().any(|p| p.ends_with(".py")), "{yaml}");
 }
 
 #[tokio::test]

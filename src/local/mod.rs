@@ -531,8 +531,11 @@ impl Effects for LocalWorld<'_> {
             status,
             now: Timestamp::now(),
         };
-        let order = proposal::fix_proposal(&origin)
+        let mut order = proposal::fix_proposal(&origin)
             .ok_or_else(|| HealError::Proposal("the last execution names nothing to fix".into()))?;
+        // A person applies it, as their own order: no HealRun of this name is in a cluster, and
+        // the chart's admission policy lets only the operator set sourceRef.
+        order.spec.source_ref = None;
         let name = order.metadata.name.clone().unwrap_or_default();
         let yaml = serde_yaml_ng::to_string(&order).map_err(|e| HealError::Proposal(e.to_string()))?;
         self.state.write("proposed-fix.yaml", yaml.as_bytes())?;
