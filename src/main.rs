@@ -68,11 +68,11 @@ enum Command {
         #[arg(long)]
         command: Option<String>,
         /// A Code Healer API endpoint asked when no deterministic fixer applies.
-        #[arg(long, env = "CODE_HEALER_URL")]
+        #[arg(long, env = "CODE_HEALER_URL", value_parser = http_url)]
         healer_url: Option<String>,
         /// An OpenAI-compatible endpoint asked when no deterministic fixer applies (API key from
         /// `OPENAI_API_KEY`).
-        #[arg(long, requires = "model")]
+        #[arg(long, requires = "model", value_parser = http_url)]
         openai_base_url: Option<String>,
         /// The model to ask at `--openai-base-url`.
         #[arg(long, requires = "openai_base_url")]
@@ -148,11 +148,11 @@ enum Command {
         #[arg(long, env = "KUBEHEAL_WORK_DIR", default_value = "/var/cache/kubeheal")]
         work_dir: PathBuf,
         /// Address of /metrics, /healthz and /readyz.
-        #[arg(long, env = "KUBEHEAL_LISTEN", default_value = "0.0.0.0:8080")]
+        #[arg(long, env = "KUBEHEAL_LISTEN", default_value = "0.0.0.0:8080", value_parser = listen_address)]
         listen: std::net::SocketAddr,
         /// The Code Healer API asked after the built-in deterministic fixers when a HealRun
         /// names no healer. Its bearer token is read from `CODE_HEALER_TOKEN`.
-        #[arg(long, env = "CODE_HEALER_URL")]
+        #[arg(long, env = "CODE_HEALER_URL", value_parser = http_url)]
         healer_url: Option<String>,
         /// Reconcile only while holding the Lease `--lease-name` (run several replicas; the others
         /// wait to take over). The Lease lives in `--lease-namespace` (default: the Pod's
@@ -293,7 +293,8 @@ struct DecideArgs {
     /// Its namespace (default: the kubeconfig context's).
     #[arg(short, long)]
     namespace: Option<String>,
-    /// Why: shown in the order's status, its Events and the commit's audit trail.
+    /// Why: shown in the order's status, its Events and the commit's audit trail (required to
+    /// reject).
     #[arg(long)]
     reason: Option<String>,
 }
@@ -363,9 +364,13 @@ enum TicketCommand {
     },
     /// Approve a ticket's proposed fix as the current kubeconfig user (with its digest).
     Approve {
+        /// The ticket's ID (`kubeheal ticket list`).
         id: String,
         #[command(flatten)]
         ns: TicketNamespace,
+        /// Why: shown in notifications and the audit trail.
+        #[arg(long)]
+        reason: Option<String>,
         /// The patch you looked at (`patch_digest` in `kubeheal ticket show`): nothing is
         /// written when the proposal is another one by now. Default: the current proposal.
         #[arg(long, value_name = "sha256:HEX", value_parser = kubeheal::ticket::parse_digest)]
@@ -373,6 +378,7 @@ enum TicketCommand {
     },
     /// Reject a ticket's proposed fix as the current kubeconfig user, with a reason.
     Reject {
+        /// The ticket's ID (`kubeheal ticket list`).
         id: String,
         #[command(flatten)]
         ns: TicketNamespace,
@@ -394,6 +400,34 @@ struct TicketNamespace {
     namespace: Option<String>,
 }
 
+/// A healer's URL flag: an http(s) URL with a host, refused at start rather than when the first
+/// cycle asks it. Empty is allowed (the variable set to nothing: no such healer).
+fn http_url(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        return Ok(String::new());
+    }
+    match reqwest::Url::parse(text) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(text.to_owned()),
+        _ => Err(format!(
+            "{text:?} is not an http(s) URL; give one such as http://localhost:3000/api/heal"
+        )),
+    }
+}
+
+/// A listen address: `IP:PORT`, or `HOST:PORT` resolved to its first address (`localhost:3000`).
+fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    if let Ok(address) = text.parse() {
+        return Ok(address);
+    }
+    text.to_socket_addrs()
+        .ok()
+        .and_then(|mut addresses| addresses.next())
+        .ok_or_else(|| {
+            format!("{text:?} is not an address to listen on; give IP:PORT or HOST:PORT, such as 127.0.0.1:3000")
+        })
+}
+
 fn key_value(pair: &str) -> Result<(String, String), String> {
     pair.split_once('=')
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -404,13 +438,13 @@ fn key_value(pair: &str) -> Result<(String, String), String> {
 enum HealerCommand {
     /// Serve the Code Healer API until interrupted.
     Serve {
-        /// Address to listen on.
-        #[arg(long, default_value = "127.0.0.1:3000")]
+        /// Address to listen on: IP:PORT, or HOST:PORT (`localhost:3000`).
+        #[arg(long, default_value = "127.0.0.1:3000", value_parser = listen_address)]
         listen: std::net::SocketAddr,
         /// An OpenAI-compatible endpoint asked when no deterministic fixer applies, e.g.
         /// `https://api.openai.com/v1` or `http://localhost:11434/v1`. Its API key is read from
         /// `OPENAI_API_KEY`.
-        #[arg(long, requires = "model")]
+        #[arg(long, requires = "model", value_parser = http_url)]
         openai_base_url: Option<String>,
         /// The model to ask at `--openai-base-url`.
         #[arg(long, requires = "openai_base_url")]
@@ -682,12 +716,12 @@ fn ticket(command: TicketCommand) -> Result<(), String> {
         TicketCommand::Status { ns } => {
             println!("{}", json(&runtime.block_on(ticket::status(ns.namespace.as_deref()))?));
         }
-        TicketCommand::Approve { id, ns, digest } => {
+        TicketCommand::Approve { id, ns, reason, digest } => {
             let done = runtime.block_on(ticket::decide(
                 ns.namespace.as_deref(),
                 &id,
                 Verdict::Approve,
-                None,
+                reason.as_deref().filter(|r| !r.trim().is_empty()),
                 digest.as_deref(),
             ))?;
             println!("{done}");
@@ -846,11 +880,19 @@ fn notify_settings(
     }))
 }
 
-fn operator(settings: kubeheal::operator::Settings) -> Result<(), String> {
+/// The servers' logs (the operator's, the healer's): on stderr, `RUST_LOG` filtering (default
+/// `info`), coloured only on a terminal, so that a log file or a Pod's log holds no escapes.
+fn init_logging() {
+    use std::io::IsTerminal;
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
+}
+
+fn operator(settings: kubeheal::operator::Settings) -> Result<(), String> {
+    init_logging();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(kubeheal::operator::run(settings, termination()))
 }
@@ -1053,9 +1095,7 @@ fn healer_serve(
     // then the model when one is configured.
     let (spec, credentials) = healer_spec(None, openai, max_tokens);
     let healers = factory::build(&healers(Some(&spec)), &spec, &credentials)?;
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .init();
+    init_logging();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(async move {
         let state = std::sync::Arc::new(server::ServerState {

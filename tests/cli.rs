@@ -1,0 +1,43 @@
+//! The command line refuses what cannot work before anything starts: a healer URL that is not
+//! one, an address that cannot be listened on. Each refusal says what to give instead, and exits
+//! with 2 (a usage error).
+
+use std::process::Command;
+
+fn kubeheal(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kubeheal"))
+        .args(args)
+        .env_remove("CODE_HEALER_URL")
+        .output()
+        .expect("kubeheal runs");
+    (
+        out.status.code().expect("an exit code"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_healer_url_that_is_not_an_http_url_is_refused_at_start() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let folder = dir.path().display().to_string();
+    for url in ["notaurl", "ftp://host/heal", "http://"] {
+        let (code, stderr) = kubeheal(&["heal", &folder, "--healer-url", url]);
+        assert_eq!(code, 2, "{url}: {stderr}");
+        assert!(
+            stderr.contains("--healer-url") && stderr.contains("http(s) URL"),
+            "{stderr}"
+        );
+    }
+    let (code, stderr) = kubeheal(&["heal", &folder, "--openai-base-url", "localhost:11434", "--model", "m"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--openai-base-url"), "{stderr}");
+    // Nothing was started: the folder holds no state.
+    assert!(!dir.path().join(".kubeheal").exists());
+}
+
+#[test]
+fn a_listen_address_that_does_not_resolve_says_what_to_give() {
+    let (code, stderr) = kubeheal(&["healer", "serve", "--listen", "no-such-host.invalid:3000"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("IP:PORT or HOST:PORT"), "{stderr}");
+}
