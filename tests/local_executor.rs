@@ -139,7 +139,7 @@ async fn a_command_that_never_ends_is_stopped_with_its_whole_process_group() {
 #[tokio::test]
 async fn a_timed_out_command_that_ends_on_term_is_not_waited_for_through_the_grace() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let execution = run(dir.path(), Some("sleep 600.4244"), Duration::from_secs(1)).await;
+    let execution = run(dir.path(), Some("sleep 700.51"), Duration::from_secs(1)).await;
     let e = &execution.envelope;
     assert_eq!(e.status, RunStatus::Timeout, "{e:?}");
     // The limit (1 s) and the grace (5 s) would be 6 s; ended on TERM it is about 1 s (plus
@@ -261,10 +261,31 @@ async fn a_project_of_no_known_type_without_a_command_asks_for_one() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let execution = run(dir.path(), None, Duration::from_secs(30)).await;
     let e = &execution.envelope;
-    assert_eq!(e.error_class, Some(ErrorClass::Infra));
+    assert_eq!(e.error_class, Some(ErrorClass::CommandNotFound));
     assert!(
-        e.error_message.as_deref().is_some_and(|m| m.contains("give --command")),
+        e.error_message
+            .as_deref()
+            .is_some_and(|m| m.contains("no build command was given")),
         "{e:?}"
+    );
+    // What to do, not the advice for a command that could not start.
+    let fix = e.suggested_fix.as_deref().unwrap_or_default();
+    assert!(fix.contains("--command") && !fix.contains("shell"), "{fix}");
+}
+
+#[tokio::test]
+async fn a_revision_of_a_folder_that_is_not_a_git_repository_says_so() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    std::fs::write(dir.path().join("test_a.py"), "def test_a():\n    pass\n").expect("write");
+    let artifacts = tempfile::tempdir().expect("a temp dir");
+    let mut req = request(dir.path(), None, Duration::from_secs(30), artifacts.path());
+    req.revision = Some("main".into());
+    let e = LocalExecutor.execute(&req).await.envelope;
+    assert_eq!(e.error_class, Some(ErrorClass::SourceFetch));
+    let message = e.error_message.as_deref().unwrap_or_default();
+    assert!(
+        message.contains("is not a Git repository") && message.contains("leave --revision out"),
+        "{message}"
     );
 }
 

@@ -72,9 +72,9 @@ impl LocalExecutor {
                 return finish(
                     request,
                     started,
-                    Ending::StartFailed,
+                    Ending::NoCommand,
                     None,
-                    "no build command was given and the project type could not be detected (no pyproject.toml, package.json, Cargo.toml or go.mod); give --command",
+                    "",
                     Captured::default(),
                     Setting::default(),
                 );
@@ -247,6 +247,12 @@ async fn prepare(request: &ExecutionRequest, scratch: &Path, workspace: &Path) -
     }
     let tree = match &request.revision {
         Some(revision) => {
+            if !source.join(".git").exists() {
+                return Err(format!(
+                    "{} is not a Git repository, and a revision ({revision}) is checked out of one: leave --revision out to build the folder as it is, or give the repository's folder",
+                    source.display()
+                ));
+            }
             let checkout = scratch.join("checkout");
             git(
                 None,

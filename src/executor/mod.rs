@@ -121,6 +121,8 @@ pub enum Ending {
     SourceFailed,
     /// The command could not be started at all.
     StartFailed,
+    /// No command was given and the project's type, which would have named one, was not found.
+    NoCommand,
 }
 
 /// The envelope's status, error class, message and suggested fix for an ending.
@@ -155,6 +157,11 @@ pub fn classify(
             ErrorClass::Infra,
             format!("the build command could not be started: {detail}"),
             "check that the executor has a shell (/bin/sh) and the workspace is readable",
+        ),
+        Ending::NoCommand => err(
+            ErrorClass::CommandNotFound,
+            "no build command was given, and the project's type (which names a default one) could not be told: there is no Cargo.toml, go.mod, package.json or Python project file, and no test_*.py".to_owned(),
+            "give the build command (--command for kubeheal heal and exec, spec.executor.command in a HealRun) or the project type (spec.executor.projectType)",
         ),
         Ending::Exited(127) => err(
             ErrorClass::CommandNotFound,
