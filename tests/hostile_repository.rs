@@ -275,6 +275,11 @@ async fn a_branch_a_person_made_under_the_heal_branch_name_is_never_rewritten() 
     );
     assert_eq!(git(&dir, &["rev-parse", "kubeheal/python-syntax"]), mine);
     assert!(stdout.contains("kubeheal/python-syntax-2"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("the branch kubeheal/python-syntax holds commits kubeheal did not make"),
+        "{stderr}"
+    );
     let subject = git(&dir, &["log", "-1", "--format=%s", "kubeheal/python-syntax-2"]);
     assert!(subject.starts_with("[AI-AGENT] SYNTAX"), "{subject}");
     // A second heal reuses the branch that holds only kubeheal's own commits.

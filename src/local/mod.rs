@@ -145,7 +145,8 @@ pub async fn heal(
                 .collect()
         })
         .unwrap_or_else(|| "project".into());
-    let branch = free_branch(user_repo.as_ref(), &format!("kubeheal/{name}")).await;
+    let wanted = format!("kubeheal/{name}");
+    let branch = free_branch(user_repo.as_ref(), &wanted).await;
     repo.heal_branch(&branch).await?;
     let base = repo.head().await?;
     let spec = spec(options, &dir, &branch);
@@ -162,6 +163,11 @@ pub async fn heal(
         progress,
         events: String::new(),
     };
+    if branch != wanted {
+        world.say(format!(
+            "the branch {wanted} holds commits kubeheal did not make: it is left alone, and the fix goes to {branch}"
+        ));
+    }
     if let Some(user) = &user_repo
         && user.git(&["status", "--porcelain"]).await.is_ok_and(|s| !s.is_empty())
     {
