@@ -552,6 +552,36 @@ async fn a_body_that_does_not_arrive_within_the_body_timeout_is_a_408_seed_000_e
     );
 }
 
+/// Every answer has seed 000's error body, a wrong path or method too (they were empty).
+#[tokio::test]
+async fn an_unknown_path_or_method_is_a_seed_000_error_that_names_the_api() {
+    let addr = reference_server().await;
+    let client = kubeheal::healer::http_client().expect("a client");
+    for (method, path, status) in [
+        (reqwest::Method::GET, "/api/heal", 405),
+        (reqwest::Method::POST, "/heal", 404),
+        (reqwest::Method::GET, "/", 404),
+    ] {
+        let answer = client
+            .request(method.clone(), format!("http://{addr}{path}"))
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(answer.status().as_u16(), status, "{method} {path}");
+        if status == 405 {
+            assert_eq!(answer.headers()["allow"], "POST");
+        }
+        let body: serde_json::Value = answer.json().await.expect("a JSON body");
+        assert_eq!(body["status"], "error", "{body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("POST /api/heal") && m.contains(path)),
+            "{body}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_body_over_16_mib_is_a_413_seed_000_error() {
     let addr = reference_server().await;

@@ -109,6 +109,25 @@ pub fn router_with(state: Arc<ServerState>, config: &ServerConfig) -> Router {
             "/healthz",
             get(|| async { Json(json!({"status": "ok", "service": "kubeheal-healer"})) }),
         )
+        // Seed 000's error body for every answer, not an empty one.
+        .fallback(|uri: axum::http::Uri| async move {
+            error(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "no such endpoint {}: the Code Healer API is POST /api/heal (and GET /healthz)",
+                    uri.path()
+                ),
+            )
+        })
+        .method_not_allowed_fallback(|method: axum::http::Method, uri: axum::http::Uri| async move {
+            error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!(
+                    "{method} is not allowed on {}: the Code Healer API is POST /api/heal (and GET /healthz)",
+                    uri.path()
+                ),
+            )
+        })
         .with_state(Shared {
             state,
             work: Arc::new(Semaphore::new(config.max_heal_requests)),
