@@ -80,8 +80,8 @@ enum Command {
         /// Most heal cycles.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10))]
         max_cycles: u32,
-        /// Seconds one run of the build may take.
-        #[arg(long, default_value_t = 300)]
+        /// Seconds one run of the build may take (1 to 86400).
+        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout: u64,
         /// A variable for the build, `NAME=VALUE`, or `NAME` to pass kubeheal's own value
         /// (repeatable). The build sees only these and an allow-list of the host's variables
@@ -111,8 +111,8 @@ enum Command {
         /// project type: pytest, npm test, cargo test or go test).
         #[arg(long)]
         command: Option<String>,
-        /// Seconds the build may take before its process group is stopped.
-        #[arg(long, default_value_t = 300)]
+        /// Seconds the build may take before its process group is stopped (1 to 86400).
+        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=86_400))]
         timeout: u64,
         /// Check out this branch, tag or commit of the folder's Git repository instead of copying
         /// its working tree.
@@ -1227,7 +1227,7 @@ fn exec(
         patches: Vec::new(),
         project_type: ProjectType::Auto,
         command,
-        timeout: std::time::Duration::from_secs(timeout.max(1)),
+        timeout: std::time::Duration::from_secs(timeout),
         secrets: env
             .iter()
             .filter(|(name, _)| kubeheal::core::redact::looks_secret_name(name))
@@ -1318,7 +1318,7 @@ fn heal(
         command,
         env,
         max_cycles,
-        timeout: std::time::Duration::from_secs(timeout.max(1)),
+        timeout: std::time::Duration::from_secs(timeout),
         policy: HealPolicy::default(),
         healer,
         credentials,

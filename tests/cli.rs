@@ -36,6 +36,17 @@ fn a_healer_url_that_is_not_an_http_url_is_refused_at_start() {
 }
 
 #[test]
+fn a_time_limit_of_zero_is_refused() {
+    let dir = tempfile::tempdir().expect("a folder");
+    let folder = dir.path().display().to_string();
+    for command in ["heal", "exec"] {
+        let (code, stderr) = kubeheal(&[command, &folder, "--timeout", "0"]);
+        assert_eq!(code, 2, "{command}: {stderr}");
+        assert!(stderr.contains("--timeout") && stderr.contains("1..=86400"), "{stderr}");
+    }
+}
+
+#[test]
 fn a_listen_address_that_does_not_resolve_says_what_to_give() {
     let (code, stderr) = kubeheal(&["healer", "serve", "--listen", "no-such-host.invalid:3000"]);
     assert_eq!(code, 2, "{stderr}");
