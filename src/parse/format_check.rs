@@ -256,7 +256,9 @@ fn diff_line(diff: &mut Diff, line: &str, sink: &mut Sink<'_>) -> bool {
     let Some(hunk) = diff.hunk.as_mut() else {
         return false;
     };
-    if hunk.over() {
+    // rustfmt's chunk has no length: a `--- ` line after it is the next tool's diff header
+    // (`cargo fmt --check` then `ruff format --diff`), not a removed `-- ` line of Rust.
+    if hunk.over() || hunk.left.is_none() && line.starts_with("--- ") {
         return false;
     }
     let message = match first {
@@ -523,6 +525,28 @@ Oh no! 💥 💔 💥
                 ("gen/api.go".to_owned(), 1),
             ]
         );
+    }
+
+    /// rustfmt's chunk cut before its change (a log cut short), then `ruff format --diff` (found
+    /// by the `parse_after` fuzz target): the chunk has no length, and the next tool's `--- `
+    /// header is not a removed line of it, so the Python file's hunk is that file's.
+    #[test]
+    fn a_diff_right_after_a_cut_rustfmt_chunk_is_its_own_files() {
+        let log = "\
+Diff in /w/src/lib.rs:447:
+ {
+     type Target = T;
+--- ledger/accounts.py
++++ ledger/accounts.py
+@@ -1,4 +1,5 @@
+ \"\"\"Accounts and transfers between them.\"\"\"
++
+ from ledger.errors import Frozen, InsufficientFunds
+ 
+ 
+";
+        let got: Vec<(String, u32)> = places(log).into_iter().map(|(f, n, _)| (f, n)).collect();
+        assert_eq!(got, [("ledger/accounts.py".to_owned(), 2)]);
     }
 
     /// A change is its first run of removed lines and the line added right after them, not an
