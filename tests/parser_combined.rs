@@ -11,8 +11,8 @@ mod parser_fixtures;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-use kubeheal::parse::{ParseOutput, Workspace, parse, parse_reader};
-use parser_fixtures::{cases, fixtures, read_log, workspace};
+use kubeheal::parse::{Workspace, parse, parse_reader};
+use parser_fixtures::{cases, fixtures, places, read_log, workspace};
 use proptest::prelude::*;
 
 struct Case {
@@ -40,15 +40,6 @@ static CASES: LazyLock<Vec<Case>> = LazyLock::new(|| {
         })
         .collect()
 });
-
-/// Where each report points and what it is: the part of a report that a later section must not
-/// change (messages and test names may merge with an earlier section's report at the same place).
-fn places(out: &ParseOutput) -> BTreeSet<(String, u32, String)> {
-    out.reports
-        .iter()
-        .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
-        .collect()
-}
 
 /// The places of `second`'s reports that are missing when `first` is printed before it.
 fn lost(first: &str, second: &Case) -> Vec<(String, u32, String)> {

@@ -17,9 +17,9 @@ mod parser_fixtures;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-use kubeheal::parse::{MAX_REPORTS, ParseOutput, Workspace, parse, parse_reader};
+use kubeheal::parse::{MAX_REPORTS, Workspace, parse, parse_reader};
 use libfuzzer_sys::fuzz_target;
-use parser_fixtures::{cases, fixtures, read_log, workspace};
+use parser_fixtures::{cases, fixtures, places, read_log, workspace};
 
 struct Case {
     log: String,
@@ -41,15 +41,6 @@ static CASES: LazyLock<Vec<Case>> = LazyLock::new(|| {
         .map(|(_, case)| case)
         .collect()
 });
-
-/// Where each report points and what it is (messages and test names may merge with an earlier
-/// report at the same place).
-fn places(out: &ParseOutput) -> BTreeSet<(String, u32, String)> {
-    out.reports
-        .iter()
-        .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
-        .collect()
-}
 
 fuzz_target!(|data: &[u8]| {
     let [a, b, before @ ..] = data else { return };

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use kubeheal::parse::Workspace;
+use kubeheal::parse::{ParseOutput, Workspace};
 
 pub fn fixtures() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -54,6 +54,15 @@ pub fn project_files(root: &Path) -> Vec<String> {
     let mut files = Vec::new();
     walk(root, root, &mut files);
     files
+}
+
+/// Where each report points and what it is: the part of a report that a section before it must
+/// not change (messages and test names may merge with an earlier report at the same place).
+pub fn places(out: &ParseOutput) -> std::collections::BTreeSet<(String, u32, String)> {
+    out.reports
+        .iter()
+        .map(|r| (r.file_path.clone(), r.line_number, format!("{:?}", r.error_type)))
+        .collect()
 }
 
 /// The workspace a golden log was made in: regenerate.sh copies each project to this folder.
