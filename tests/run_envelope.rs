@@ -100,7 +100,7 @@ async fn every_local_envelope_kind_passes_seed_003s_validator() {
             None,
             60,
             RunStatus::Error,
-            Some(ErrorClass::Infra),
+            Some(ErrorClass::CommandNotFound),
         ),
     ];
     let mut printed: Vec<Value> = Vec::new();
