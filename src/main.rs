@@ -406,9 +406,9 @@ fn http_url(text: &str) -> Result<String, String> {
     if text.is_empty() {
         return Ok(String::new());
     }
-    match reqwest::Url::parse(text) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(text.to_owned()),
-        _ => Err(format!(
+    match kubeheal::probe::http_url(text) {
+        Some(_) => Ok(text.to_owned()),
+        None => Err(format!(
             "{text:?} is not an http(s) URL; give one such as http://localhost:3000/api/heal"
         )),
     }

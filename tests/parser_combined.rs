@@ -11,38 +11,15 @@ mod parser_fixtures;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-use kubeheal::parse::{Workspace, parse, parse_reader};
-use parser_fixtures::{cases, fixtures, places, read_log, workspace};
+use kubeheal::parse::{parse, parse_reader};
+use parser_fixtures::{GoldenCase, fixtures, golden_cases, places, read_log, workspace};
 use proptest::prelude::*;
 
-struct Case {
-    name: String,
-    log: String,
-    workspace: Workspace,
-    /// The places of the reports this log gives alone.
-    alone: BTreeSet<(String, u32, String)>,
-}
-
 /// The golden cases, logs read and parsed alone once.
-static CASES: LazyLock<Vec<Case>> = LazyLock::new(|| {
-    cases()
-        .into_iter()
-        .map(|(name, project)| {
-            let log = read_log(&fixtures().join("logs"), &name);
-            let workspace = workspace(&project);
-            let alone = places(&parse(&log, &workspace));
-            Case {
-                name,
-                log,
-                workspace,
-                alone,
-            }
-        })
-        .collect()
-});
+static CASES: LazyLock<Vec<GoldenCase>> = LazyLock::new(golden_cases);
 
 /// The places of `second`'s reports that are missing when `first` is printed before it.
-fn lost(first: &str, second: &Case) -> Vec<(String, u32, String)> {
+fn lost(first: &str, second: &GoldenCase) -> Vec<(String, u32, String)> {
     let combined = format!("{first}{}", second.log);
     let together = places(&parse(&combined, &second.workspace));
     second.alone.difference(&together).cloned().collect()

@@ -14,31 +14,17 @@
 #[path = "../../tests/parser_fixtures/mod.rs"]
 mod parser_fixtures;
 
-use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-use kubeheal::parse::{MAX_REPORTS, Workspace, parse, parse_reader};
+use kubeheal::parse::{MAX_REPORTS, parse, parse_reader};
 use libfuzzer_sys::fuzz_target;
-use parser_fixtures::{cases, fixtures, places, read_log, workspace};
+use parser_fixtures::{GoldenCase, golden_cases, places};
 
-struct Case {
-    log: String,
-    workspace: Workspace,
-    alone: BTreeSet<(String, u32, String)>,
-}
-
-static CASES: LazyLock<Vec<Case>> = LazyLock::new(|| {
-    cases()
+/// The golden cases within their own bounds and with reports to lose.
+static CASES: LazyLock<Vec<GoldenCase>> = LazyLock::new(|| {
+    golden_cases()
         .into_iter()
-        .map(|(name, project)| {
-            let log = read_log(&fixtures().join("logs"), &name);
-            let workspace = workspace(&project);
-            let alone_out = parse(&log, &workspace);
-            let alone = places(&alone_out);
-            (alone_out.left_out, Case { log, workspace, alone })
-        })
-        .filter(|(left_out, case)| *left_out == 0 && !case.alone.is_empty())
-        .map(|(_, case)| case)
+        .filter(|case| case.left_out == 0 && !case.alone.is_empty())
         .collect()
 });
 

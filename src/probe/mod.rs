@@ -250,13 +250,20 @@ pub async fn probe_document(
     })
 }
 
+/// `text` as an http(s) URL with a host, the only kind kubeheal calls (a service, a healer, an
+/// ingest); `None` for anything else.
+pub fn http_url(text: &str) -> Option<Url> {
+    Url::parse(text)
+        .ok()
+        .filter(|url| matches!(url.scheme(), "http" | "https") && url.host().is_some())
+}
+
 fn parse_http_url(flag: &str, text: &str) -> Result<Url, ProbeError> {
-    match Url::parse(text) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(url),
-        _ => Err(ProbeError::Usage(format!(
+    http_url(text).ok_or_else(|| {
+        ProbeError::Usage(format!(
             "{flag} {text:?} is not an http(s) URL; give one such as http://localhost:8000"
-        ))),
-    }
+        ))
+    })
 }
 
 /// `Name: value` (or `Name:value`) as a header that reqwest will send.

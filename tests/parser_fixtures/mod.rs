@@ -65,6 +65,37 @@ pub fn places(out: &ParseOutput) -> std::collections::BTreeSet<(String, u32, Str
         .collect()
 }
 
+/// A golden log with its workspace, parsed alone once: what a log printed before it must leave
+/// as it is.
+pub struct GoldenCase {
+    pub name: String,
+    pub log: String,
+    pub workspace: Workspace,
+    /// The places of the reports this log gives alone ([`places`]).
+    pub alone: std::collections::BTreeSet<(String, u32, String)>,
+    /// What its own bounds left out alone.
+    pub left_out: usize,
+}
+
+/// Every golden case, its log read and parsed alone.
+pub fn golden_cases() -> Vec<GoldenCase> {
+    cases()
+        .into_iter()
+        .map(|(name, project)| {
+            let log = read_log(&fixtures().join("logs"), &name);
+            let workspace = workspace(&project);
+            let parsed = kubeheal::parse::parse(&log, &workspace);
+            GoldenCase {
+                name,
+                log,
+                workspace,
+                alone: places(&parsed),
+                left_out: parsed.left_out,
+            }
+        })
+        .collect()
+}
+
 /// The workspace a golden log was made in: regenerate.sh copies each project to this folder.
 pub fn workspace(project: &str) -> Workspace {
     Workspace::new(format!("/tmp/kubeheal-fixtures/{project}"))
