@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::lint::mypy_type;
-use super::rust::lint_finding_type;
+use super::rust::{lint_finding_type, split_lint_code};
 use super::{Finding, Rank, Sink, split_location};
 use crate::api::shared::ErrorType;
 
@@ -53,11 +53,19 @@ fn github(line: &str, sink: &mut Sink<'_>) -> bool {
     // linter finding whatever its level, `parse` a syntax error.
     let title = property("title");
     let category = title.as_deref().and_then(|t| {
-        super::biome::category_type(t).or_else(|| {
-            // ty titles its annotations `ty (rule)`.
-            let rule = t.strip_prefix("ty (")?.strip_suffix(')')?;
-            Some(super::ty::rule_type(rule, command == "error").0)
-        })
+        super::biome::category_type(t)
+            .or_else(|| {
+                // ty titles its annotations `ty (rule)`.
+                let rule = t.strip_prefix("ty (")?.strip_suffix(')')?;
+                Some(super::ty::rule_type(rule, command == "error").0)
+            })
+            .or_else(|| {
+                // A lint code as the title, bare or after its tool's name: flake8's `--format`
+                // for Actions (`title=%(code)s`), ruff's `Ruff (F401)`.
+                let code = t.rsplit_once(" (").map_or(t, |(_, c)| c.strip_suffix(')').unwrap_or(c));
+                let (code, rest) = split_lint_code(code)?;
+                rest.is_empty().then(|| lint_finding_type(code, &message))
+            })
     });
     report(sink, &file, n, command == "error", &message, category);
     true

@@ -53,6 +53,9 @@ impl Lint {
         if self.grouped_file.is_some() || self.syntax.is_some() {
             return true;
         }
+        if !look.indented() && look.may_hold(Needle::PyPipe) && piped_path(look.line) {
+            return true;
+        }
         let Some(colon) = look.colon else {
             return false;
         };
@@ -65,7 +68,12 @@ impl Lint {
         // Rust file's and a line number follows it; a `grouped` file's line ends in a colon;
         // pylint `msvs` puts `(line)` after the path.
         let path = &look.line[..colon];
-        let numbered = look.line.as_bytes().get(colon + 1).is_some_and(u8::is_ascii_digit);
+        // (`::` too: a flake8 `--format` of the user's own, `path::line::col::code::text`.)
+        let numbered = look
+            .line
+            .as_bytes()
+            .get(colon + 1)
+            .is_some_and(|&b| b.is_ascii_digit() || b == b':');
         colon == 1
             || numbered && [".py", ".pyi", ".rs"].iter().any(|e| path.ends_with(e))
             || look.last == b':'
@@ -101,6 +109,11 @@ impl Lint {
             }
             return;
         }
+        if first != b'\t' && sink.may_hold(Needle::PyPipe) && piped_path(line) {
+            self.grouped_file = None;
+            custom_row(line, sink);
+            return;
+        }
         if first == b'\t' || !has_byte(line, b':') {
             return;
         }
@@ -114,10 +127,13 @@ impl Lint {
                 let error_type = pylint_type(id, symbol, message);
                 let message = Cow::Owned(format!("{id}: {message} ({symbol})"));
                 report(sink, file, n, error_type, Rank::of(error_type), message);
+            } else {
+                custom_row(line, sink);
             }
             return;
         }
         let Some((file, n, rest)) = split_location(line) else {
+            custom_row(line, sink);
             return;
         };
         if file.ends_with(".rs") {
@@ -174,6 +190,8 @@ impl Lint {
             let error_type = lint_finding_type(code, message);
             let rank = Rank::of(error_type);
             report(sink, file, n, error_type, rank, Cow::Borrowed(rest));
+        } else if code && custom_row(line, sink) {
+            // A flake8 `--format` of its own that puts the code right after the place.
         } else if is_pyflakes_warning(rest) {
             // pyflakes prints no code: its warnings are known by their words. A name that
             // resolves to nothing is IMPORT, as flake8's F821 and Python's NameError are.
@@ -227,6 +245,95 @@ impl Lint {
         );
         true
     }
+}
+
+/// A Python linter's finding in a layout of the user's own (flake8's `--format` takes any
+/// template of `%(path)s`, `%(row)d`, `%(col)d`, `%(code)s` and `%(text)s`): the path, its line
+/// (and column) in any separators, and the code before the path or after the place, such as
+/// `pkg/a.py::3::1::F401::msg`, `pkg/a.py:3:1:F821:msg`, `pkg/a.py(3): F401 msg`, `[F401]
+/// pkg/a.py:3:1 msg` or `F401 pkg/a.py:3: msg`. Read only when no known layout read the line,
+/// and only with a code, which tells a linter's row from a message that names a place. Reports it
+/// and returns whether it did.
+fn custom_row(line: &str, sink: &mut Sink<'_>) -> bool {
+    let Some((file, n, code, message)) = coded_place(line) else {
+        return false;
+    };
+    let error_type = lint_finding_type(code, message);
+    let message = Cow::Owned(format!("{code} {message}"));
+    report(sink, file, n, error_type, Rank::of(error_type), message);
+    true
+}
+
+/// Whether the line's first field, up to its first `|`, is a Python file's path: a flake8
+/// `--format` of the user's own that separates its fields with pipes (`path|row|col|code|text`).
+fn piped_path(line: &str) -> bool {
+    memchr::memchr(b'|', line.as_bytes()).is_some_and(|bar| {
+        let path = &line[..bar];
+        (path.ends_with(".py") || path.ends_with(".pyi")) && !has_byte(path, b' ')
+    })
+}
+
+/// [`custom_row`]'s reading: the path, line, code and message.
+fn coded_place(line: &str) -> Option<(&str, u32, &str, &str)> {
+    /// What stands between a template's fields.
+    fn separated(s: &str) -> (usize, &str) {
+        let rest = s.trim_start_matches([':', '|', '(', ')', ',', ' ', '[', ']', '-']);
+        (s.len() - rest.len(), rest)
+    }
+    fn number(s: &str) -> Option<(u32, &str)> {
+        let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+        Some((s[..digits].parse().ok()?, &s[digits..]))
+    }
+    let bracket = line.strip_prefix('[');
+    let (leading, rest) = match split_lint_code(bracket.unwrap_or(line)) {
+        Some((code, after)) => {
+            let after = if bracket.is_some() {
+                after.strip_prefix(']')?
+            } else {
+                after
+            };
+            let (n, after) = separated(after);
+            if n == 0 {
+                return None;
+            }
+            (Some(code), after)
+        }
+        None => (None, line),
+    };
+    let end = rest.find([' ', ':', '|', '(', ','])?;
+    let file = &rest[..end];
+    if !(file.ends_with(".py") || file.ends_with(".pyi")) {
+        return None;
+    }
+    let (sep, after) = separated(&rest[end..]);
+    if sep == 0 || sep > 3 {
+        return None;
+    }
+    let (n, mut after) = number(after)?;
+    // The column, when the template has one: digits after the line's separator.
+    let (sep, after_sep) = separated(after);
+    if sep > 0
+        && let Some((_, after_col)) = number(after_sep)
+    {
+        after = after_col;
+    }
+    let (sep, after) = separated(after);
+    if sep == 0 {
+        return None;
+    }
+    let (code, message) = match leading {
+        Some(code) => (code, after),
+        None => {
+            let (code, after) = split_lint_code(after)?;
+            let (sep, message) = separated(after);
+            if sep == 0 {
+                return None;
+            }
+            (code, message)
+        }
+    };
+    let message = message.trim_end();
+    (!message.is_empty()).then_some((file, n, code, message))
 }
 
 /// Whether `line`, whose path is `file`, gives a column after its line number

@@ -837,6 +837,12 @@ pub(crate) struct Sink<'w> {
     pub(crate) warnings_bound: Option<usize>,
     /// Findings left out past the bounds ([`ParseOutput::left_out`]).
     left_out: usize,
+    /// The reports made for a finding that named its test, by index: what
+    /// [`Sink::withdraw_test`] may take back (a report another finding made, which a test's
+    /// finding merged into, stays).
+    named_by_test: BTreeSet<usize>,
+    /// The reports taken back ([`Sink::withdraw_test`]), left out when the output is made.
+    withdrawn: BTreeSet<usize>,
     /// The needles the text the formats now read may hold.
     marks: Marks,
     /// Paths already made repository-relative, and what they became: a log names the same few
@@ -863,6 +869,8 @@ impl<'w> Sink<'w> {
             test_lines: HashMap::default(),
             warnings_bound: None,
             left_out: 0,
+            named_by_test: BTreeSet::new(),
+            withdrawn: BTreeSet::new(),
             marks: Marks::ALL,
             resolved: RefCell::default(),
             package: String::new(),
@@ -1070,8 +1078,27 @@ impl<'w> Sink<'w> {
             confidence_score: Some(f.confidence),
         };
         self.index.entry(key).or_default().push(self.reports.len());
+        if f.test.is_some() {
+            self.named_by_test.insert(self.reports.len());
+        }
         self.reports.push((f.rank, report));
         Some(self.reports.len() - 1)
+    }
+
+    /// Takes back what a test's failure reported, when the runner says afterwards that the test
+    /// passed: a `#[should_panic]` test's panic, printed under `cargo test -- --nocapture`
+    /// before its `... ok`. Its outcome is recorded as passed.
+    pub fn withdraw_test(&mut self, name: &str) {
+        for &i in &self.named_by_test {
+            if self.reports[i].1.test_name.as_deref() == Some(name) {
+                self.withdrawn.insert(i);
+            }
+        }
+        if let Some(outcome) = self.tests.get_mut(name) {
+            *outcome = TestOutcome::Passed;
+        } else if self.tests.len() < MAX_TESTS {
+            self.tests.insert(name.to_owned(), TestOutcome::Passed);
+        }
     }
 
     /// Counts findings a document's bound left out unread ([`ParseOutput::left_out`]).
@@ -1129,6 +1156,14 @@ impl<'w> Sink<'w> {
     }
 
     fn finish(mut self) -> ParseOutput {
+        if !self.withdrawn.is_empty() {
+            let withdrawn = std::mem::take(&mut self.withdrawn);
+            let mut i = 0;
+            self.reports.retain(|_| {
+                i += 1;
+                !withdrawn.contains(&(i - 1))
+            });
+        }
         // Stable: equal ranks keep log order.
         self.reports.sort_by_key(|(rank, _)| *rank);
         self.infra.sort();

@@ -20,6 +20,8 @@ pub(crate) enum Needle {
     GoFile,
     /// `.py(` (pylint `msvs`).
     PyParen,
+    /// `.py|`, `.pyi|` (a flake8 `--format` of the user's own, `path|row|col|code|text`).
+    PyPipe,
     /// `error TS`, `warning TS` (tsc's diagnostics).
     TsCode,
     /// `Error`.
@@ -35,9 +37,11 @@ pub(crate) enum Needle {
 /// The needles that are not infrastructure words, with their text. None is shorter than four
 /// bytes, nor starts with a space: the scan's prefilter looks at a needle's first bytes, and short
 /// or common ones would stop it on most lines.
-const NAMED: [(Needle, &str); 7] = [
+const NAMED: [(Needle, &str); 9] = [
     (Needle::GoFile, ".go:"),
     (Needle::PyParen, ".py("),
+    (Needle::PyPipe, ".py|"),
+    (Needle::PyPipe, ".pyi|"),
     (Needle::TsCode, "error TS"),
     (Needle::TsCode, "warning TS"),
     (Needle::Error, "Error"),

@@ -74,6 +74,8 @@ struct Doctest {
     name: String,
     file: String,
     line: u32,
+    /// Marked `should_panic`: its program's panic is what it expects.
+    should_panic: bool,
 }
 
 #[derive(Default)]
@@ -94,7 +96,25 @@ pub(crate) struct Rust {
     /// until its `test result:`: each example's file and the line it starts at, which bound the
     /// length of the example before it (at most [`MAX_DOCTESTS_LISTED`]).
     doctests: std::collections::BTreeSet<(Box<str>, u32)>,
+    /// A doctest program's output began with no doctest named (`Test executable failed` alone
+    /// on its line): under `-- --nocapture` with doctests run in parallel, its listing line
+    /// (`test src/lib.rs - f (line 3) ... FAILED`) comes after it.
+    unlisted_doctest_output: bool,
+    /// The panics of such output (or of a merged doctests program with no doctest open), each
+    /// the file, line and message, in log order, until a doctest's `FAILED` listing line
+    /// places the first: most [`MAX_UNLISTED_PANICS`], until the binary's `test result:`.
+    unlisted_panics: std::collections::VecDeque<(String, u32, String)>,
+    /// A `#[should_panic]` test running (`test tests::overflows - should panic ... `, its
+    /// outcome to come after its output under `-- --nocapture --test-threads=1`): its panic is
+    /// expected.
+    expected_panic: Option<String>,
 }
+
+/// Most panics of doctest programs remembered until their listing lines place them.
+const MAX_UNLISTED_PANICS: usize = 64;
+
+/// What `cargo test` prints when a doctest's program fails, before the program's output.
+const EXECUTABLE_FAILED: &str = "Test executable failed";
 
 /// Most doctests of one crate remembered for where their examples start.
 const MAX_DOCTESTS_LISTED: usize = 10_000;
@@ -120,7 +140,7 @@ impl Rust {
         let line = look.line;
         match first {
             b'e' | b'w' => line.starts_with("error") || line.starts_with("warning"),
-            b'A'..=b'Z' | b'i' => ruff_code_prefix(line),
+            b'A'..=b'Z' | b'i' => ruff_code_prefix(line) || line.starts_with(EXECUTABLE_FAILED),
             b't' => line.starts_with("test ") || line.starts_with("thread '"),
             b'-' => line.starts_with("---- "),
             b'n' => line.starts_with(NOT_PANICKED),
@@ -154,17 +174,24 @@ impl Rust {
         }
         if let Some((mut test, mut file, mut n)) = self.panic.take() {
             let message = format!("panicked: {}", line.trim());
+            if self.expected_panic.as_ref() == Some(&test) {
+                self.expected_panic = None;
+                return;
+            }
+            if self.doctest.is_none() && test == "main" && (self.unlisted_doctest_output || is_merged_doctests(&file)) {
+                // A doctest's, named by a listing line still to come.
+                if self.unlisted_panics.len() < MAX_UNLISTED_PANICS {
+                    self.unlisted_panics.push_back((file, n, message));
+                }
+                self.unlisted_doctest_output = false;
+                return;
+            }
             if let Some(doctest) = self.doctest.as_ref() {
+                if doctest.should_panic {
+                    return;
+                }
+                self.place_in_doctest(doctest, &mut file, &mut n);
                 if doctest.file == file {
-                    if n >= doctest.line || self.is_example_line(doctest, n) {
-                        n = n.max(doctest.line);
-                    }
-                    test.clone_from(&doctest.name);
-                } else if is_merged_doctests(&file) {
-                    // The 2024 edition's merged doctests: the program's line says nothing of the
-                    // example's, which is the place.
-                    file.clone_from(&doctest.file);
-                    n = doctest.line;
                     test.clone_from(&doctest.name);
                 }
             }
@@ -285,8 +312,14 @@ impl Rust {
                 // its doctests another binary's.
                 self.package_folder = None;
                 self.doctests.clear();
+                self.unlisted_panics.clear();
+                self.unlisted_doctest_output = false;
+            }
+            b'T' if line.starts_with(EXECUTABLE_FAILED) => {
+                self.unlisted_doctest_output = self.doctest.is_none();
             }
             b't' if line.starts_with("test ") => {
+                self.expected_panic = should_panic_running(line).map(str::to_owned);
                 let listed = test_line(line).or_else(|| {
                     let (name, word, (file, n)) = doctest_line(line)?;
                     if self.doctests.len() < MAX_DOCTESTS_LISTED {
@@ -295,12 +328,34 @@ impl Rust {
                     Some((name, word))
                 });
                 if let Some((name, word)) = listed {
+                    if !self.unlisted_panics.is_empty()
+                        && let Some(doctest) = Doctest::named(name)
+                    {
+                        if word == "FAILED" {
+                            self.place_unlisted_panic(&doctest, sink);
+                        } else if doctest.should_panic {
+                            // Its program's panic was expected.
+                            self.unlisted_panics.pop_front();
+                        }
+                    }
                     let outcome = match word {
                         "ok" => TestOutcome::Passed,
                         "FAILED" => TestOutcome::Failed,
                         _ => TestOutcome::Skipped,
                     };
                     sink.test(name, outcome);
+                } else if let Some(name) = should_panic_passed(line) {
+                    // Its panic was printed before (`-- --nocapture`): it was expected.
+                    sink.withdraw_test(name);
+                } else if let Some(doctest) = failed_doctest_line(line) {
+                    // `-- --nocapture`: the doctest's output follows its listing line, with no
+                    // `---- name stdout ----` header; the listing line opens it instead. A
+                    // `should_panic` doctest's program fails as it should: `ok` follows.
+                    if !doctest.should_panic {
+                        sink.test(&doctest.name, TestOutcome::Failed);
+                        self.failing_test = Some(doctest.name.clone());
+                    }
+                    self.doctest = Some(doctest);
                 }
             }
             b't' if line.starts_with("thread '") => {
@@ -326,6 +381,42 @@ impl Rust {
     }
 
     pub fn finish(&mut self, _sink: &mut Sink<'_>) {}
+
+    /// Moves a panic's place (`file:n`, as its program printed it) to where it is in the
+    /// doctest's file: a line of the program rustdoc made of the example is the example's
+    /// place; a line after the example's header is the library's own. The 2024 edition's merged
+    /// doctests' program says nothing of the example's line, which is the place.
+    fn place_in_doctest(&self, doctest: &Doctest, file: &mut String, n: &mut u32) {
+        if doctest.file == *file {
+            if *n >= doctest.line || self.is_example_line(doctest, *n) {
+                *n = (*n).max(doctest.line);
+            }
+        } else if is_merged_doctests(file) {
+            file.clone_from(&doctest.file);
+            *n = doctest.line;
+        }
+    }
+
+    /// A doctest listed as failed after its program's output (`-- --nocapture`, in parallel):
+    /// the first panic that output held is placed in it.
+    fn place_unlisted_panic(&mut self, doctest: &Doctest, sink: &mut Sink<'_>) {
+        let Some((mut file, mut n, message)) = self.unlisted_panics.pop_front() else {
+            return;
+        };
+        self.place_in_doctest(doctest, &mut file, &mut n);
+        if sink.is_project_file(&file) {
+            sink.report(Finding {
+                file: &file,
+                line: n,
+                error_type: ErrorType::Logic,
+                message: Cow::Owned(message),
+                test: Some(&doctest.name),
+                confidence: 0.9,
+                rank: Rank::Error,
+                diagnostic: false,
+            });
+        }
+    }
 
     /// Whether a panic at line `n` of the doctest's file, before its example, can be a line of the
     /// program rustdoc made of the example (which it names after the file): not when the example
@@ -572,6 +663,33 @@ fn doctest_line(line: &str) -> Option<(&str, &str, (&str, u32))> {
     Some((name, outcome_word(rest)?, place))
 }
 
+/// A `#[should_panic]` test that passed, `test tests::overflows - should panic ... ok`: its name.
+fn should_panic_passed(line: &str) -> Option<&str> {
+    let (name, rest) = split_word(line.strip_prefix("test ")?);
+    // `--report-time` adds ` <0.001s>`.
+    let after = rest.strip_prefix(" - should panic ... ok")?;
+    ((after.is_empty() || after.starts_with(' ')) && !name.is_empty()).then_some(name)
+}
+
+/// A `#[should_panic]` test whose output follows, `test tests::overflows - should panic ...`
+/// (one thread, `-- --nocapture`: the outcome comes after the output): its name.
+fn should_panic_running(line: &str) -> Option<&str> {
+    let (name, rest) = split_word(line.strip_prefix("test ")?);
+    (rest.trim_end() == " - should panic ..." && !name.is_empty()).then_some(name)
+}
+
+/// A doctest's listing line under `cargo test -- --nocapture`, whose program's output follows
+/// it: `test src/lib.rs - f (line 7) ... Test executable failed (exit status: 101).`
+fn failed_doctest_line(line: &str) -> Option<Doctest> {
+    let body = line.strip_prefix("test ")?;
+    let end = super::find_short(body, " ... ")?;
+    let (name, rest) = (&body[..end], &body[end + " ... ".len()..]);
+    if !rest.starts_with("Test executable failed") {
+        return None;
+    }
+    Doctest::named(name)
+}
+
 /// The outcome word `cargo test` prints after a test's name and ` ... `.
 fn outcome_word(rest: &str) -> Option<&'static str> {
     ["ok", "FAILED", "ignored"].into_iter().find(|w| rest.starts_with(w))
@@ -602,13 +720,20 @@ fn is_merged_doctests(file: &str) -> bool {
 
 /// The doctest a `---- name stdout ----` header of `cargo test`'s failures opens, if it is one.
 fn doctest_header(line: &str) -> Option<Doctest> {
-    let name = line.strip_prefix("---- ")?.strip_suffix(" stdout ----")?;
-    let (file, line) = doctest_name(name)?;
-    Some(Doctest {
-        name: name.to_owned(),
-        file: file.to_owned(),
-        line,
-    })
+    Doctest::named(line.strip_prefix("---- ")?.strip_suffix(" stdout ----")?)
+}
+
+impl Doctest {
+    /// The doctest `cargo test` names `name` (`src/lib.rs - hamming (line 77)`), if it is one.
+    fn named(name: &str) -> Option<Doctest> {
+        let (file, line) = doctest_name(name)?;
+        Some(Doctest {
+            name: name.to_owned(),
+            file: file.to_owned(),
+            line,
+            should_panic: name.ends_with(" - should panic"),
+        })
+    }
 }
 
 /// rustc's message, `error[E0308]: msg` or `warning: msg` (a header, or what follows the place
