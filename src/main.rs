@@ -995,24 +995,47 @@ fn parse(file: Option<PathBuf>, workspace: Option<String>, format: ParseFormat) 
     let files = workspace_files(std::path::Path::new(&root));
     // The packages' manifests name them as monorepo runners do (read inside the folder only).
     let tree = kubeheal::confined::ConfinedDir::open(std::path::Path::new(&root)).ok();
-    let workspace = Workspace::new(root)
+    let workspace = Workspace::new(root.clone())
         .with_files(files)
         .with_package_manifests(|path| tree.as_ref()?.read(path, parse::MAX_PACKAGE_MANIFEST_BYTES).ok());
     // Streamed, so a log of gigabytes is parsed in constant memory. Read a MiB at a time, as the
     // parser bench does: with std's 8 KiB, thousands of lines of a large log fall across buffer
     // edges and take the parser's slower piece-by-piece path, and the reads cost as much again.
     const READ_BUFFER: usize = 1 << 20;
-    let parsed = match file.as_deref() {
+    // Whether the input held nothing at all: worth a word, as `[]` alone would not say why.
+    fn parse_input(
+        mut reader: impl std::io::BufRead,
+        workspace: &Workspace,
+    ) -> std::io::Result<(parse::ParseOutput, bool)> {
+        let empty = reader.fill_buf()?.is_empty();
+        Ok((parse::parse_reader(reader, workspace)?, empty))
+    }
+    let (parsed, empty) = match file.as_deref() {
         Some(p) if p.as_os_str() != "-" => std::fs::File::open(p)
             .map(|f| std::io::BufReader::with_capacity(READ_BUFFER, f))
-            .and_then(|r| parse::parse_reader(r, &workspace))
+            .and_then(|r| parse_input(r, &workspace))
             .map_err(|e| format!("cannot read {}: {e}", p.display()))?,
-        _ => parse::parse_reader(
+        _ => parse_input(
             std::io::BufReader::with_capacity(READ_BUFFER, std::io::stdin()),
             &workspace,
         )
         .map_err(|e| format!("cannot read standard input: {e}"))?,
     };
+    let input = file
+        .as_deref()
+        .filter(|p| p.as_os_str() != "-")
+        .map_or_else(|| "standard input".to_owned(), |p| p.display().to_string());
+    // On standard error, as the notes below: standard output stays seed 001's array.
+    if empty {
+        eprintln!("kubeheal: {input} is empty: there is no log to read");
+    } else if parsed.reports.is_empty()
+        && let Some(path) = &parsed.outside_workspace
+    {
+        eprintln!(
+            "kubeheal: no report, and the log names files outside the workspace {} (such as {path}): if the build ran in another folder, give that folder, as the log names it, with --workspace",
+            root
+        );
+    }
     match format {
         ParseFormat::Json => {
             let wire: Vec<BugReportWire<'_>> = parsed

@@ -102,6 +102,10 @@ pub struct ParseOutput {
     /// bound, unread (an eslint file's element may hold several findings, or none; a jest test
     /// result's failure counts as one).
     pub left_out: usize,
+    /// The first absolute path the log named that is neither in the workspace nor a
+    /// dependency's or the toolchain's code (site-packages, a registry, ...). With no reports,
+    /// it hints that the workspace given is not the folder the build ran in.
+    pub outside_workspace: Option<String>,
 }
 
 impl ParseOutput {
@@ -843,6 +847,8 @@ pub(crate) struct Sink<'w> {
     named_by_test: BTreeSet<usize>,
     /// The reports taken back ([`Sink::withdraw_test`]), left out when the output is made.
     withdrawn: BTreeSet<usize>,
+    /// [`ParseOutput::outside_workspace`], noted as paths are resolved.
+    outside_workspace: RefCell<Option<String>>,
     /// The needles the text the formats now read may hold.
     marks: Marks,
     /// Paths already made repository-relative, and what they became: a log names the same few
@@ -871,6 +877,7 @@ impl<'w> Sink<'w> {
             left_out: 0,
             named_by_test: BTreeSet::new(),
             withdrawn: BTreeSet::new(),
+            outside_workspace: RefCell::default(),
             marks: Marks::ALL,
             resolved: RefCell::default(),
             package: String::new(),
@@ -915,6 +922,12 @@ impl<'w> Sink<'w> {
             return f(known.as_ref());
         }
         let relative = self.workspace.relative(path);
+        if relative.is_none() && Workspace::is_absolute_project_path(path) {
+            let mut outside = self.outside_workspace.borrow_mut();
+            if outside.is_none() {
+                *outside = Some(truncate(path.trim(), MAX_MESSAGE));
+            }
+        }
         let answer = f(relative.as_ref());
         let mut resolved = self.resolved.borrow_mut();
         if resolved.len() < MAX_RESOLVED && path.len() <= MAX_RESOLVED_PATH {
@@ -1180,6 +1193,7 @@ impl<'w> Sink<'w> {
             summary: self.summary,
             infra: self.infra,
             left_out: self.left_out,
+            outside_workspace: self.outside_workspace.into_inner(),
         }
     }
 }

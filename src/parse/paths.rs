@@ -111,6 +111,15 @@ impl Workspace {
     }
 
     /// The repository-relative form of `path`, or `None` when it is not the project's code.
+    /// Whether `path` is absolute and names no code but the project's (no site-packages,
+    /// registry, toolchain, ...): a file of the project's, when it is not under [`Workspace::root`],
+    /// says the build ran elsewhere.
+    pub fn is_absolute_project_path(path: &str) -> bool {
+        let path = path.trim().trim_matches(|c| c == '"' || c == '\'');
+        let absolute = path.starts_with('/') || path.as_bytes().get(1) == Some(&b':');
+        absolute && !FOREIGN_SCAN.is_match(&path.replace('\\', "/"))
+    }
+
     pub fn relative(&self, path: &str) -> Option<String> {
         let path = path.trim().trim_matches(|c| c == '"' || c == '\'');
         if path.is_empty() || path.starts_with('<') || path.starts_with("node:") || path.contains('\0') {
