@@ -161,6 +161,13 @@ async fn a_state_folder_that_is_a_link_is_refused_and_nothing_is_written_where_i
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success());
         assert!(stderr.contains(".kubeheal"), "{stderr}");
+        // Tracked, the repository is told to stop tracking it first; else, what to do.
+        let fix = if tracked {
+            "git rm -r --cached"
+        } else {
+            "remove or rename the link"
+        };
+        assert!(stderr.contains(fix), "tracked={tracked}: {stderr}");
         assert_eq!(
             std::fs::read_to_string(elsewhere.join("repo/precious.txt")).unwrap(),
             "keep me"

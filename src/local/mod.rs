@@ -62,6 +62,8 @@ pub enum HealError {
     Open { path: PathBuf, source: std::io::Error },
     #[error("{} tracks {STATE_DIR}/; kubeheal keeps its state in a folder of its own there — remove it from the repository (git rm -r --cached {STATE_DIR})", dir.display())]
     StateTracked { dir: PathBuf },
+    #[error("{}/{STATE_DIR} is a symbolic link; kubeheal keeps its state in a folder of its own there and does not follow links — remove or rename the link and run again", dir.display())]
+    StateLinked { dir: PathBuf },
     #[error("another kubeheal heal is running on {}; wait for it to end (or stop it) and try again", dir.display())]
     Busy { dir: PathBuf },
     #[error("cannot lock {}: {source}", path.display())]
@@ -130,7 +132,10 @@ pub async fn heal(
     {
         return Err(HealError::StateTracked { dir });
     }
-    let state = ConfinedDir::state_dir(&dir, STATE_DIR)?;
+    let state = ConfinedDir::state_dir(&dir, STATE_DIR).map_err(|e| match e {
+        ConfinedError::Symlink { .. } => HealError::StateLinked { dir: dir.clone() },
+        e => e.into(),
+    })?;
     // Git ignores the whole folder, this file included.
     state.write(".gitignore", b"*\n")?;
     let _lock = lock(&state)?;
