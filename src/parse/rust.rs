@@ -360,7 +360,10 @@ impl Rust {
             }
             b't' if line.starts_with("thread '") => {
                 if let Some(c) = PANIC_NEW.captures(line) {
-                    self.panic = Some((c[1].to_owned(), c[2].to_owned(), c[3].parse().unwrap_or(1)));
+                    // Windows prints the place with backslashes; the backtrace's frames are
+                    // compared with it.
+                    let file = c[2].replace('\\', "/");
+                    self.panic = Some((c[1].to_owned(), file, c[3].parse().unwrap_or(1)));
                 } else if let Some(c) = PANIC_OLD.captures(line) {
                     let test = c[1].to_owned();
                     sink.report(Finding {
@@ -526,6 +529,12 @@ impl Backtrace {
         let Some((printed, n, _)) = split_location(at) else {
             return false;
         };
+        // Windows prints the package's files as `.\src\lib.rs`.
+        let printed = match printed.strip_prefix(".\\") {
+            Some(in_package) => Cow::Owned(format!("./{}", in_package.replace('\\', "/"))),
+            None => Cow::Borrowed(printed),
+        };
+        let printed = printed.as_ref();
         if let (Some(in_package), Some(name)) = (printed.strip_prefix("./"), &self.frame_crate)
             && let Some(folder) = sink
                 .workspace
@@ -1289,16 +1298,23 @@ note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose bac
             "crates/bytesize/src/lib.rs".to_owned(),
             "crates/glob/src/lib.rs".to_owned(),
         ]);
-        let parsed = crate::parse::parse(log, &workspace);
-        let places: Vec<(&str, u32)> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number))
-            .collect();
-        assert_eq!(
-            places,
-            [("crates/bytesize/src/lib.rs", 417), ("crates/bytesize/src/lib.rs", 423)]
-        );
+        // On Windows the same run prints its paths with backslashes, the frames' as `.\src\lib.rs`.
+        let windows = log
+            .replace("at ./src/lib.rs", "at .\\src\\lib.rs")
+            .replace("crates/bytesize/src/lib.rs", "crates\\bytesize\\src\\lib.rs");
+        for log in [log, windows.as_str()] {
+            let parsed = crate::parse::parse(log, &workspace);
+            let places: Vec<(&str, u32)> = parsed
+                .reports
+                .iter()
+                .map(|r| (r.file_path.as_str(), r.line_number))
+                .collect();
+            assert_eq!(
+                places,
+                [("crates/bytesize/src/lib.rs", 417), ("crates/bytesize/src/lib.rs", 423)],
+                "{log}"
+            );
+        }
     }
 
     /// A backtrace's frame is the test's when its function is the test's, or the test's closure
