@@ -693,7 +693,7 @@ fn failed_doctest_line(line: &str) -> Option<Doctest> {
     let body = line.strip_prefix("test ")?;
     let end = super::find_short(body, " ... ")?;
     let (name, rest) = (&body[..end], &body[end + " ... ".len()..]);
-    if !rest.starts_with("Test executable failed") {
+    if !rest.starts_with(EXECUTABLE_FAILED) {
         return None;
     }
     Doctest::named(name)
