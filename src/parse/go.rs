@@ -51,6 +51,50 @@ struct Panic {
     in_stack: bool,
     /// Lines read before the stack: a `panic:` line with no stack after it is given up.
     lines_before_stack: u32,
+    /// `panic: test timed out after 2s`: the tests still running, which its `running tests:`
+    /// lines name; then the stacks of every goroutine follow, and the place is in the one
+    /// running a test (where it is blocked), not in the alarm's that panicked.
+    timeout: Option<Timeout>,
+}
+
+/// What a test timeout's stacks are read for ([`Panic::timeout`]).
+#[derive(Default)]
+struct Timeout {
+    /// The tests running when the time ran out (at most [`MAX_RUNNING_TESTS`]).
+    running: Vec<String>,
+    /// The goroutine whose stack is being read runs one of them: a function line named it.
+    runs_test: bool,
+    /// That goroutine's first project frame and its outermost frame in a test file.
+    site: Option<(String, u32)>,
+    test_frame: Option<(String, u32)>,
+}
+
+/// Most running tests a timeout's list is read for.
+const MAX_RUNNING_TESTS: usize = 16;
+
+impl Timeout {
+    /// A goroutine's stack ends: when it ran a test, its places are the panic's (the first
+    /// such goroutine's).
+    fn end_goroutine(&mut self, panic_site: &mut Option<(String, u32)>, test_frame: &mut Option<(String, u32)>) {
+        if self.runs_test && panic_site.is_none() {
+            *panic_site = self.site.take();
+            *test_frame = self.test_frame.take();
+        }
+        self.runs_test = false;
+        self.site = None;
+        self.test_frame = None;
+    }
+
+    /// Whether a goroutine's function line (`pkg_test.TestX(0x...)`, `pkg.TestX.func1()` for a
+    /// subtest) is a running test's.
+    fn names_running_test(&self, function: &str) -> bool {
+        let name = function.split('(').next().unwrap_or("");
+        let name = name.rsplit('/').next().unwrap_or(name);
+        self.running.iter().any(|test| {
+            let top = test.split('/').next().unwrap_or(test);
+            name.split('.').any(|part| part == top)
+        })
+    }
 }
 
 /// A report of the race detector (`go test -race`), until its closing rule: two goroutines'
@@ -440,18 +484,44 @@ impl Go {
                 creator_next: false,
                 in_stack: false,
                 lines_before_stack: 0,
+                timeout: message.starts_with("test timed out after ").then(Timeout::default),
             });
             return;
         }
         if let Some(panic) = self.panic.as_mut() {
+            if first == b'\t'
+                && !panic.in_stack
+                && let Some(timeout) = panic.timeout.as_mut()
+            {
+                // `\trunning tests:`, then `\t\tTestX (2s)` for each.
+                if let Some((test, _)) = line.trim().split_once(" (")
+                    && timeout.running.len() < MAX_RUNNING_TESTS
+                    && !has_byte(test, b' ')
+                {
+                    if timeout.running.is_empty() {
+                        self.current_test = Some(test.to_owned());
+                    }
+                    timeout.running.push(test.to_owned());
+                }
+                return;
+            }
             if first == b'\t' {
                 // A goroutine frame: `\t/abs/path/file.go:15 +0x1d`.
                 let location = line.trim().split(' ').next().unwrap_or("");
                 if let Some((file, n, _)) = split_location(location)
                     && file.ends_with(".go")
+                    // The test binary's generated `main` (`_testmain.go:68`), in no folder.
+                    && file != "_testmain.go"
                     && sink.is_project_file(file)
                 {
-                    if panic.site.is_none() || panic.under_panic_call {
+                    if let Some(timeout) = panic.timeout.as_mut() {
+                        if timeout.site.is_none() {
+                            timeout.site = Some((file.to_owned(), n));
+                        }
+                        if sink.is_test_file(file) && !panic.creator_next {
+                            timeout.test_frame = Some((file.to_owned(), n));
+                        }
+                    } else if panic.site.is_none() || panic.under_panic_call {
                         panic.site = Some((file.to_owned(), n));
                     }
                     if sink.is_test_file(file) && !panic.creator_next {
@@ -468,6 +538,9 @@ impl Go {
             }
             if line.starts_with("goroutine ") {
                 panic.in_stack = true;
+                if let Some(timeout) = panic.timeout.as_mut() {
+                    timeout.end_goroutine(&mut panic.site, &mut panic.test_frame);
+                }
                 return;
             }
             if !panic.in_stack {
@@ -480,6 +553,12 @@ impl Go {
                 }
             } else if line.starts_with("created by ") || is_function_line(line) {
                 panic.creator_next = line.starts_with("created by ");
+                if let Some(timeout) = panic.timeout.as_mut()
+                    && !panic.creator_next
+                    && timeout.names_running_test(line)
+                {
+                    timeout.runs_test = true;
+                }
                 return;
             } else {
                 // The stack is over: this line is read as any other.
@@ -795,6 +874,11 @@ impl Go {
 
     /// Reports the panic whose stack has ended, at the frame it was raised at.
     fn end_panic(&mut self, sink: &mut Sink<'_>) {
+        if let Some(panic) = self.panic.as_mut()
+            && let Some(timeout) = panic.timeout.as_mut()
+        {
+            timeout.end_goroutine(&mut panic.site, &mut panic.test_frame);
+        }
         let Some(Panic {
             message,
             site: Some(site),
@@ -990,6 +1074,65 @@ pub(crate) fn go_type(message: &str) -> (ErrorType, Rank) {
 #[cfg(test)]
 mod tests {
     use crate::parse::{Workspace, parse};
+
+    /// `go test -run TestDistancesConcurrently -timeout 2s -v` on a test blocked in a
+    /// `WaitGroup` (agnivade/levenshtein with a batch function written for the twenty-fifth
+    /// outsider trial, captured by running it): the alarm's goroutine panics, and every
+    /// goroutine's stack follows. The place is where the running test's goroutine is blocked,
+    /// with the test's own line; not the test binary's generated `_testmain.go`.
+    #[test]
+    fn a_test_timeout_is_placed_where_the_running_test_is_blocked() {
+        let log = r#"=== RUN   TestDistancesConcurrently
+panic: test timed out after 2s
+	running tests:
+		TestDistancesConcurrently (2s)
+
+goroutine 11 [running]:
+testing.(*M).startAlarm.func1()
+	/usr/local/go/src/testing/testing.go:2802 +0x354
+created by time.goFunc
+	/usr/local/go/src/time/sleep.go:215 +0x2d
+
+goroutine 1 [chan receive]:
+testing.(*T).Run(0x354bf3526488, {0x6fac95?, 0x0?}, 0x70d6b8)
+	/usr/local/go/src/testing/testing.go:2109 +0x4e5
+testing.runTests.func1(0x354bf3526488)
+	/usr/local/go/src/testing/testing.go:2585 +0x3e
+testing.tRunner(0x354bf3526488, 0x354bf3511c58)
+	/usr/local/go/src/testing/testing.go:2036 +0xea
+testing.runTests({0x6fd5ff, 0x1f}, {0x6fd5ff, 0x1f}, 0x354bf34743d8, {0x960840, 0x7, 0x7}, {0xc2ba7fb81c4646b5, 0x773de5ce, ...})
+	/usr/local/go/src/testing/testing.go:2583 +0x505
+testing.(*M).Run(0x354bf34d5040)
+	/usr/local/go/src/testing/testing.go:2443 +0x6ac
+main.main()
+	_testmain.go:68 +0x9b
+
+goroutine 7 [sync.WaitGroup.Wait]:
+sync.runtime_SemacquireWaitGroup(0x354bf34bed00?, 0x0?)
+	/usr/local/go/src/runtime/sema.go:114 +0x2e
+sync.(*WaitGroup).Wait(0x354bf3476920)
+	/usr/local/go/src/sync/waitgroup.go:206 +0x85
+github.com/agnivade/levenshtein.Distances({0x354bf349ef00, 0x3, 0x51a7ed?})
+	/work/heldout25/projects/golev/batch.go:16 +0x1c5
+github.com/agnivade/levenshtein_test.TestDistancesConcurrently(0x354bf35266c8)
+	/work/heldout25/projects/golev/zz_batch_test.go:10 +0xb7
+testing.tRunner(0x354bf35266c8, 0x70d6b8)
+	/usr/local/go/src/testing/testing.go:2036 +0xea
+created by testing.(*T).Run in goroutine 1
+	/usr/local/go/src/testing/testing.go:2101 +0x4c5
+FAIL	github.com/agnivade/levenshtein	2.011s
+FAIL
+"#;
+        let workspace = Workspace::new("/work/heldout25/projects/golev");
+        let parsed = parse(log, &workspace);
+        let got: Vec<_> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.test_name.as_deref()))
+            .collect();
+        let test = Some("TestDistancesConcurrently");
+        assert_eq!(got, [("batch.go", 16, test), ("zz_batch_test.go", 10, test)]);
+    }
 
     /// errcheck 1.9 on a package that does not compile (the fourteenth outsider trial's,
     /// captured by running it): the compiler's errors one a line, then all of them joined on the

@@ -407,6 +407,15 @@ impl Js {
         }
 
         if !self.in_jest_block {
+            // vitest shows the source around a frame's place between its `❯` frames
+            // (`179|   return x;`, then `   |   ^`): they do not end the stack.
+            if self.failure.as_ref().is_some_and(|f| f.frames > 0)
+                && trimmed
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .starts_with('|')
+            {
+                return;
+            }
             // vite's error for a file one of its plugins could not transform (vitest's suite
             // that failed to run on a syntax error): `Plugin: vite:import-analysis`, then `File:
             // /abs/colors.js:18:4` under the error, and only vite's own frames after it.
@@ -1716,6 +1725,37 @@ Randomized with seed 06892 (jasmine --random=true --seed=06892)
             [
                 ("src/math.js", 4, Some("math divides")),
                 ("test/math.test.js", 10, Some("math divides"))
+            ],
+            "{:#?}",
+            parsed.reports
+        );
+    }
+
+    /// vitest 3.2 on pluralize 8.0.0 (the twenty-fifth outsider trial's, captured by running it):
+    /// the source around the library's frame, shown between the `❯` frames, does not end the
+    /// stack before the test's own frame.
+    #[test]
+    fn vitest_s_code_frame_does_not_end_the_stack() {
+        let workspace = super::super::Workspace::new("/w")
+            .with_files(vec!["lib/pluralize.js".into(), "test/vitest/plural.test.js".into()]);
+        let log = r#" FAIL  test/vitest/plural.test.js > counts > prefixes the count when inclusive
+TypeError: count.toLocalString is not a function
+ ❯ pluralize lib/pluralize.js:179:31
+    177|       ? pluralize.singular(word) : pluralize.plural(word);
+    178| 
+    179|     return (inclusive ? count.toLocalString() + ' ' : '') + pluralized;
+       |                               ^
+    180|   }
+    181| 
+ ❯ test/vitest/plural.test.js:16:21
+"#;
+        let parsed = super::super::parse(log, &workspace);
+        let test = Some("counts prefixes the count when inclusive");
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [
+                ("lib/pluralize.js", 179, test),
+                ("test/vitest/plural.test.js", 16, test)
             ],
             "{:#?}",
             parsed.reports
