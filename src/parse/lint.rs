@@ -68,12 +68,14 @@ impl Lint {
         // Rust file's and a line number follows it; a `grouped` file's line ends in a colon;
         // pylint `msvs` puts `(line)` after the path.
         let path = &look.line[..colon];
-        // (`::` too: a flake8 `--format` of the user's own, `path::line::col::code::text`.)
-        let numbered = look
-            .line
-            .as_bytes()
-            .get(colon + 1)
-            .is_some_and(|&b| b.is_ascii_digit() || b == b':');
+        // (`::` too: a flake8 `--format` of the user's own, `path::line::col::code::text`; not
+        // a pytest node id, `path.py::test`, on most lines of a pytest log.)
+        let after = look.line.as_bytes().get(colon + 1..).unwrap_or_default();
+        let numbered = match after {
+            [b':', b, ..] => b.is_ascii_digit(),
+            [b, ..] => b.is_ascii_digit(),
+            [] => false,
+        };
         colon == 1
             || numbered && [".py", ".pyi", ".rs"].iter().any(|e| path.ends_with(e))
             || look.last == b':'

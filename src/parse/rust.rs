@@ -108,7 +108,21 @@ pub(crate) struct Rust {
     /// outcome to come after its output under `-- --nocapture --test-threads=1`): its panic is
     /// expected.
     expected_panic: Option<String>,
+    /// proptest's failure, read from its panic (`Test failed: ...`): its message ends with
+    /// the place of the assertion that failed (`... at tests/props.rs:11.`), a few lines on,
+    /// where the panic names the `proptest!` macro's line.
+    proptest: Option<Proptest>,
 }
+
+/// A proptest failure waiting for its assertion's place ([`Rust::proptest`]).
+struct Proptest {
+    test: String,
+    message: String,
+    /// Lines read since: a message longer than [`PROPTEST_MESSAGE_LINES`] names no place.
+    lines: u8,
+}
+
+const PROPTEST_MESSAGE_LINES: u8 = 16;
 
 /// Most panics of doctest programs remembered until their listing lines place them.
 const MAX_UNLISTED_PANICS: usize = 64;
@@ -134,7 +148,7 @@ impl Rust {
             return false;
         };
         // A diagnostic's header waits for its location on the next line, whatever that line is.
-        if self.backtrace.is_some() || self.panic.is_some() || self.header.is_some() {
+        if self.backtrace.is_some() || self.panic.is_some() || self.header.is_some() || self.proptest.is_some() {
             return true;
         }
         let line = look.line;
@@ -170,6 +184,26 @@ impl Rust {
                 self.backtrace = None;
             } else {
                 return;
+            }
+        }
+        if let Some(proptest) = self.proptest.as_mut() {
+            proptest.lines += 1;
+            if let Some((file, n)) = proptest_place(line) {
+                let proptest = self.proptest.take().expect("a proptest failure");
+                sink.report(Finding {
+                    file,
+                    line: n,
+                    error_type: ErrorType::Logic,
+                    message: Cow::Owned(proptest.message),
+                    test: Some(&proptest.test),
+                    confidence: 0.95,
+                    rank: Rank::Error,
+                    diagnostic: false,
+                });
+                return;
+            }
+            if line.trim().is_empty() || proptest.lines > PROPTEST_MESSAGE_LINES {
+                self.proptest = None;
             }
         }
         if let Some((mut test, mut file, mut n)) = self.panic.take() {
@@ -211,6 +245,13 @@ impl Rust {
                 diagnostic: false,
             });
             record_panicked(sink, &test);
+            if line.starts_with("Test failed: ") && test != "main" {
+                self.proptest = Some(Proptest {
+                    test: test.clone(),
+                    message: message.clone(),
+                    lines: 0,
+                });
+            }
             // A backtrace may follow, with the test's own frame further out: a place to look at
             // even when the panic's place is past its bound ([`Sink::report_test_line`]).
             if test != "main" && !sink.is_test_file(&file) {
@@ -670,6 +711,13 @@ fn doctest_line(line: &str) -> Option<(&str, &str, (&str, u32))> {
     let (name, rest) = (&body[..end], &body[end + " ... ".len()..]);
     let place = doctest_name(name)?;
     Some((name, outcome_word(rest)?, place))
+}
+
+/// The place at the end of proptest's failure message, `... right: `"AAa"` at tests/props.rs:11.`.
+fn proptest_place(line: &str) -> Option<(&str, u32)> {
+    let (_, place) = line.trim_end().strip_suffix('.')?.rsplit_once(" at ")?;
+    let (file, n, rest) = split_location(place)?;
+    (rest.is_empty() && file.ends_with(".rs")).then_some((file, n))
 }
 
 /// A `#[should_panic]` test that passed, `test tests::overflows - should panic ... ok`: its name.
@@ -1315,6 +1363,39 @@ note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose bac
                 "{log}"
             );
         }
+    }
+
+    /// proptest 1 on ident_case 1.0.1 (the twenty-fifth outsider trial's, captured by running it):
+    /// the panic names the `proptest!` macro's line; the message ends with the failed
+    /// assertion's, which is reported too.
+    #[test]
+    fn proptest_s_failed_assertion_is_placed_at_its_line() {
+        let log = r#"     Running tests/props.rs (target/debug/deps/props-48757b7e1018b824)
+
+running 1 test
+test snake_then_pascal_round_trips ... FAILED
+
+failures:
+
+---- snake_then_pascal_round_trips stdout ----
+
+thread 'snake_then_pascal_round_trips' (20322) panicked at tests/props.rs:4:1:
+Test failed: assertion failed: `(left == right)` 
+  left: `"Aaa"`,
+ right: `"AAa"` at tests/props.rs:11.
+minimal failing input: s = "AAa"
+	successes: 4
+	local rejects: 0
+	global rejects: 0
+
+"#;
+        let workspace = crate::parse::Workspace::new("/w").with_files(vec!["tests/props.rs".to_owned()]);
+        let parsed = crate::parse::parse(log, &workspace);
+        let test = Some("snake_then_pascal_round_trips");
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("tests/props.rs", 4, test), ("tests/props.rs", 11, test)]
+        );
     }
 
     /// A backtrace's frame is the test's when its function is the test's, or the test's closure
