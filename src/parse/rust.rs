@@ -1398,6 +1398,49 @@ minimal failing input: s = "AAa"
         );
     }
 
+    /// `cargo test -- --nocapture` prints a `#[should_panic]` test's expected panic before its
+    /// `ok`: no report. A panic at the same place afterwards (the crate's example run next, a
+    /// crate written for this test, captured by running it) is one.
+    #[test]
+    fn a_should_panic_test_s_expected_panic_is_no_report_but_a_later_one_there_is() {
+        let log = r#"    Finished `test` profile [unoptimized + debuginfo] target(s) in 0.01s
+     Running unittests src/lib.rs (target/debug/deps/mdt-d6fbdaaffaf4c597)
+
+running 2 tests
+
+thread 'tests::sub_underflows' (27889) panicked at src/lib.rs:16:5:
+attempt to subtract with overflow
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+test tests::sub_underflows - should panic ... ok
+
+thread 'tests::adds' (27888) panicked at src/lib.rs:29:9:
+assertion `left == right` failed
+  left: 4
+ right: 5
+test tests::adds ... FAILED
+
+failures:
+
+failures:
+    tests::adds
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+error: test failed, to rerun pass `--lib`
+
+thread 'main' (27628) panicked at src/lib.rs:16:5:
+attempt to subtract with overflow
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+"#;
+        let workspace = crate::parse::Workspace::new("/tmp/mdt").with_files(vec!["src/lib.rs".to_owned()]);
+        let parsed = crate::parse::parse(log, &workspace);
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("src/lib.rs", 29, Some("tests::adds")), ("src/lib.rs", 16, None)]
+        );
+        assert_eq!(parsed.failing_tests(), ["tests::adds"]);
+    }
+
     /// A backtrace's frame is the test's when its function is the test's, or the test's closure
     /// as either edition names it; a function that merely ends with the test's name is not.
     #[test]
