@@ -46,6 +46,16 @@ pub fn is_test_file(path: &str) -> bool {
         || name.contains(".spec.")
 }
 
+/// A path as a tool printed it, without the spaces and quotes around it.
+fn unquoted(path: &str) -> &str {
+    path.trim().trim_matches(|c| c == '"' || c == '\'')
+}
+
+/// Whether a path is absolute, on Unix (`/w/a.py`) or Windows (`C:\w\a.py`).
+fn is_absolute(path: &str) -> bool {
+    path.starts_with('/') || path.as_bytes().get(1) == Some(&b':')
+}
+
 /// Path fragments that mark code that is not the project's own.
 const FOREIGN: &[&str] = &[
     "/site-packages/",
@@ -115,13 +125,12 @@ impl Workspace {
     /// registry, toolchain, ...): a file of the project's, when it is not under [`Workspace::root`],
     /// says the build ran elsewhere.
     pub fn is_absolute_project_path(path: &str) -> bool {
-        let path = path.trim().trim_matches(|c| c == '"' || c == '\'');
-        let absolute = path.starts_with('/') || path.as_bytes().get(1) == Some(&b':');
-        absolute && !FOREIGN_SCAN.is_match(&path.replace('\\', "/"))
+        let path = unquoted(path);
+        is_absolute(path) && !FOREIGN_SCAN.is_match(&path.replace('\\', "/"))
     }
 
     pub fn relative(&self, path: &str) -> Option<String> {
-        let path = path.trim().trim_matches(|c| c == '"' || c == '\'');
+        let path = unquoted(path);
         if path.is_empty() || path.starts_with('<') || path.starts_with("node:") || path.contains('\0') {
             return None;
         }
@@ -139,8 +148,7 @@ impl Workspace {
         if FOREIGN_SCAN.is_match(&path) {
             return None;
         }
-        let absolute = path.starts_with('/') || path.as_bytes().get(1) == Some(&b':');
-        let relative = if absolute {
+        let relative = if is_absolute(&path) {
             match path.strip_prefix(&self.root).and_then(|rest| rest.strip_prefix('/')) {
                 Some(rest) if !self.root.is_empty() && self.root != "/" => rest.to_owned(),
                 _ => return self.by_suffix(&path),

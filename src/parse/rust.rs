@@ -360,7 +360,9 @@ impl Rust {
                 self.unlisted_doctest_output = self.doctest.is_none();
             }
             b't' if line.starts_with("test ") => {
-                self.expected_panic = should_panic_running(line).map(str::to_owned);
+                self.expected_panic = should_panic_line(line)
+                    .filter(|(_, word)| word.is_empty())
+                    .map(|(name, _)| name.to_owned());
                 let listed = test_line(line).or_else(|| {
                     let (name, word, (file, n)) = doctest_line(line)?;
                     if self.doctests.len() < MAX_DOCTESTS_LISTED {
@@ -385,7 +387,7 @@ impl Rust {
                         _ => TestOutcome::Skipped,
                     };
                     sink.test(name, outcome);
-                } else if let Some(name) = should_panic_passed(line) {
+                } else if let Some((name, "ok")) = should_panic_line(line) {
                     // Its panic was printed before (`-- --nocapture`): it was expected.
                     sink.withdraw_test(name);
                 } else if let Some(doctest) = failed_doctest_line(line) {
@@ -706,11 +708,17 @@ pub(crate) fn test_line(line: &str) -> Option<(&str, &str)> {
 /// and may end in a mode: `- compile fail`, `- should panic`): the name, the outcome word, and
 /// the file and line the example starts at.
 fn doctest_line(line: &str) -> Option<(&str, &str, (&str, u32))> {
-    let body = line.strip_prefix("test ")?;
-    let end = super::find_short(body, " ... ")?;
-    let (name, rest) = (&body[..end], &body[end + " ... ".len()..]);
+    let (name, rest) = listing(line)?;
     let place = doctest_name(name)?;
     Some((name, outcome_word(rest)?, place))
+}
+
+/// A listing line, `test NAME ... REST`, split at its first ` ... ` (a doctest's name holds
+/// spaces): the name and what follows.
+fn listing(line: &str) -> Option<(&str, &str)> {
+    let body = line.strip_prefix("test ")?;
+    let end = super::find_short(body, " ... ")?;
+    Some((&body[..end], &body[end + " ... ".len()..]))
 }
 
 /// The place at the end of proptest's failure message, `... right: `"AAa"` at tests/props.rs:11.`.
@@ -720,31 +728,23 @@ fn proptest_place(line: &str) -> Option<(&str, u32)> {
     (rest.is_empty() && file.ends_with(".rs")).then_some((file, n))
 }
 
-/// A `#[should_panic]` test that passed, `test tests::overflows - should panic ... ok`: its name.
-fn should_panic_passed(line: &str) -> Option<&str> {
+/// A `#[should_panic]` test's listing line, `test tests::overflows - should panic ... ok`: its
+/// name and its outcome word, empty while its output follows (one thread, `-- --nocapture`:
+/// the outcome comes after the output); `--report-time` adds ` <0.001s>` after it.
+fn should_panic_line(line: &str) -> Option<(&str, &str)> {
     let (name, rest) = split_word(line.strip_prefix("test ")?);
-    // `--report-time` adds ` <0.001s>`.
-    let after = rest.strip_prefix(" - should panic ... ok")?;
-    ((after.is_empty() || after.starts_with(' ')) && !name.is_empty()).then_some(name)
-}
-
-/// A `#[should_panic]` test whose output follows, `test tests::overflows - should panic ...`
-/// (one thread, `-- --nocapture`: the outcome comes after the output): its name.
-fn should_panic_running(line: &str) -> Option<&str> {
-    let (name, rest) = split_word(line.strip_prefix("test ")?);
-    (rest.trim_end() == " - should panic ..." && !name.is_empty()).then_some(name)
+    let outcome = rest.strip_prefix(" - should panic ...")?.trim();
+    let word = outcome.split(' ').next().unwrap_or("");
+    (!name.is_empty()).then_some((name, word))
 }
 
 /// A doctest's listing line under `cargo test -- --nocapture`, whose program's output follows
 /// it: `test src/lib.rs - f (line 7) ... Test executable failed (exit status: 101).`
 fn failed_doctest_line(line: &str) -> Option<Doctest> {
-    let body = line.strip_prefix("test ")?;
-    let end = super::find_short(body, " ... ")?;
-    let (name, rest) = (&body[..end], &body[end + " ... ".len()..]);
-    if !rest.starts_with(EXECUTABLE_FAILED) {
-        return None;
-    }
-    Doctest::named(name)
+    let (name, rest) = listing(line)?;
+    rest.starts_with(EXECUTABLE_FAILED)
+        .then(|| Doctest::named(name))
+        .flatten()
 }
 
 /// The outcome word `cargo test` prints after a test's name and ` ... `.
