@@ -82,10 +82,13 @@ fn streaming_a_log_gives_what_parsing_it_whole_gives() {
         let bytes = std::fs::read(fixtures().join("logs").join(format!("{case}.log"))).expect("the log exists");
         let ws = workspace(&project);
         let whole = parse::parse(&String::from_utf8_lossy(&bytes), &ws);
-        // A small buffer makes lines cross buffer boundaries.
-        let reader = std::io::BufReader::with_capacity(7, &bytes[..]);
-        let streamed = parse::parse_reader(reader, &ws).expect("reading from memory cannot fail");
-        assert_eq!(whole, streamed, "{case}");
+        // A small buffer makes every line cross buffer boundaries; a larger one has lines end in
+        // it and long lines (GitLab's broken 32 KiB lines) go on past it.
+        for capacity in [7, 5000] {
+            let reader = std::io::BufReader::with_capacity(capacity, &bytes[..]);
+            let streamed = parse::parse_reader(reader, &ws).expect("reading from memory cannot fail");
+            assert_eq!(whole, streamed, "{case}, read {capacity} bytes at a time");
+        }
     }
 }
 

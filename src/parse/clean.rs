@@ -55,7 +55,11 @@ pub(crate) fn clean_line_noting_escapes(raw: &str, escapes_or_returns: bool) -> 
             line = cut_front(line, pos + 1);
         }
     }
-    let start = teamcity_prefix(&line).or_else(|| strip_timestamp(&line)).unwrap_or(0);
+    let start = trace_header(&line)
+        .map(|_| TRACE_HEADER_LEN)
+        .or_else(|| teamcity_prefix(&line))
+        .or_else(|| strip_timestamp(&line))
+        .unwrap_or(0);
     let start = start + ci_marker(&line[start..]);
     if start == 0 {
         return (line, joined);
@@ -192,6 +196,49 @@ fn push_joining(out: &mut String, piece: &str, joined: &mut bool) {
         *joined |= super::needles::adjacent_in_a_needle(a, b);
     }
     out.push_str(piece);
+}
+
+/// The header GitLab Runner writes before each line of a job log when it timestamps the log
+/// (`FF_TIMESTAMPS`, runner 17.0 and later): `2024-06-04T10:00:00.123456Z 01O ` is the time (always
+/// six digits of microseconds), the stream's number in two hex digits (`00` the runner's own
+/// lines, `01` the job's script, `0f` and up its services), `O` or `E` (stdout or stderr) and a
+/// space, or `+` for a line that goes on with the last one of its stream: the runner ends a line
+/// where a write ended in a `\r`, or without a newline past 8 KiB (a long JSON line comes in 32 KiB
+/// lines).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TraceHeader {
+    /// The stream's number and `O` or `E`.
+    pub stream: [u8; 3],
+    /// `+`: the line goes on with the last one of its stream.
+    pub goes_on: bool,
+}
+
+/// The length of a [`TraceHeader`]; the tool's text starts after it.
+pub(crate) const TRACE_HEADER_LEN: usize = 32;
+
+/// The GitLab Runner header `line` starts with, if it starts with one.
+pub(crate) fn trace_header(line: &str) -> Option<TraceHeader> {
+    let b = line.as_bytes().get(..TRACE_HEADER_LEN)?;
+    let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
+    let clock = digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10)
+        && b[10] == b'T'
+        && digits(11..13)
+        && b[13] == b':'
+        && digits(14..16)
+        && b[16] == b':'
+        && digits(17..19)
+        && b[19] == b'.'
+        && digits(20..26)
+        && &b[26..28] == b"Z ";
+    let stream = b[28..30].iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) && matches!(b[30], b'O' | b'E');
+    (clock && stream && matches!(b[31], b' ' | b'+')).then(|| TraceHeader {
+        stream: [b[28], b[29], b[30]],
+        goes_on: b[31] == b'+',
+    })
 }
 
 /// Where the tool's text starts in a line of TeamCity's build log: the time, a status letter
@@ -371,6 +418,38 @@ mod tests {
             ("[17:40:46] :\t no block", ":\t no block"),
             ("[17:40:46] a.py:3: error", "a.py:3: error"),
         ]);
+    }
+
+    /// As GitLab Runner's own build logger writes a job log with `FF_TIMESTAMPS` (captured by
+    /// running it: `tests/fixtures/logs/gitlab_trace_*`).
+    #[test]
+    fn gitlab_runner_s_line_headers_come_off() {
+        assert_cleaned(&[
+            (
+                "2026-11-27T15:19:43.655396Z 01O tests/a.py:3: error",
+                "tests/a.py:3: error",
+            ),
+            ("2026-11-27T15:19:43.756627Z 01E E   assert 1 == 2", "E   assert 1 == 2"),
+            ("2026-11-27T15:19:43.756652Z 01O+def", "def"),
+            ("2026-11-27T15:19:43.756652Z 0fO   indented", "  indented"),
+            (
+                "2026-11-27T15:19:43.654439Z 00O \x1b[0KRunning with gitlab-runner\x1b[0;m",
+                "Running with gitlab-runner",
+            ),
+            ("2026-11-27T15:19:43.655396Z 01O abc\r", "abc"),
+            ("2026-11-27T15:19:43.655396Z 01O ", ""),
+            // The timestamp of another CI, then text that only looks like a stream.
+            ("2026-11-27T15:19:43.6553961Z 01O x", "01O x"),
+            ("2026-11-27T15:19:43.655396Z 01X x", "01X x"),
+        ]);
+        assert_eq!(
+            super::trace_header("2026-11-27T15:19:43.756652Z 01O+def"),
+            Some(super::TraceHeader {
+                stream: *b"01O",
+                goes_on: true
+            })
+        );
+        assert_eq!(super::trace_header("2026-11-27T15:19:43.756652Z 01O"), None);
     }
 
     #[test]

@@ -138,10 +138,7 @@ impl FormatCheck {
         }
         let line = look.line;
         match look.first {
-            // A diff's header; Go's test results (`--- PASS: TestX (0.00s)`) are not.
-            Some(b'-') => {
-                line.starts_with("--- ") && !matches!(line.as_bytes().get(4..9), Some(b"PASS:" | b"FAIL:" | b"SKIP:"))
-            }
+            Some(b'-') => old_file_header(line).is_some(),
             Some(b'D') => line.starts_with("Diff in "),
             Some(b'w' | b'W') => line.starts_with("would reformat ") || line.starts_with("Would reformat: "),
             Some(b'[') => line.starts_with("[warn] ") || line.starts_with("[error] "),
@@ -192,7 +189,7 @@ impl FormatCheck {
             }
             self.diff = None;
         }
-        if let Some(path) = line.strip_prefix("--- ") {
+        if let Some(path) = old_file_header(line) {
             // git's `a/` and `b/`; a file the change creates is `/dev/null` before it.
             let old = header_path(path);
             self.minus = Some(old.starts_with("a/") || old == "/dev/null");
@@ -235,6 +232,13 @@ impl FormatCheck {
             report(sink, &file, hunk.line(), message);
         }
     }
+}
+
+/// The path of a diff's `--- PATH` header. Go's test results (`--- PASS: TestX (0.00s)`) are no
+/// header.
+fn old_file_header(line: &str) -> Option<&str> {
+    let path = line.strip_prefix("--- ")?;
+    (!matches!(path.as_bytes().get(..5), Some(b"PASS:" | b"FAIL:" | b"SKIP:"))).then_some(path)
 }
 
 /// A line inside a diff; whether it was one (any other, or a `--- ` header after a hunk that

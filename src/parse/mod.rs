@@ -294,6 +294,11 @@ impl Utf8Pieces {
     }
 }
 
+/// A piece of a line without the `\r` of a CRLF line end.
+fn without_cr(piece: &str) -> &str {
+    piece.strip_suffix('\r').unwrap_or(piece)
+}
+
 /// The line as text: borrowed when it is valid UTF-8 (the fast, common case), otherwise with
 /// U+FFFD for each invalid sequence.
 fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
@@ -347,6 +352,13 @@ pub struct Parser<'w> {
     in_rest: bool,
     /// A `\r` at the end of the last piece of the rest: the line's own `\r` if the line ends next.
     pending_cr: bool,
+    /// A long line of a GitLab job log ([`clean::TraceHeader`]) that the next lines may go on
+    /// with (the runner breaks a long line every 32 KiB): its stream. The line is not ended
+    /// until a line that does not go on with it comes, so that a JSON document on one line
+    /// reaches its document whole.
+    open_trace_line: Option<[u8; 3]>,
+    /// The stream of the GitLab job log's line now arriving in pieces, if it has a header.
+    trace_pieces: Option<[u8; 3]>,
     /// Every format is offered every line, as before lines were routed: a test compares the two.
     #[cfg(test)]
     offer_all: bool,
@@ -364,6 +376,8 @@ impl<'w> Parser<'w> {
             partial: String::new(),
             in_rest: false,
             pending_cr: false,
+            open_trace_line: None,
+            trace_pieces: None,
             #[cfg(test)]
             offer_all: false,
         }
@@ -418,6 +432,9 @@ impl<'w> Parser<'w> {
     /// needle (which can make one), so such a line is searched again once cleaned (or, when its
     /// rest goes on to a document, may hold any).
     fn line_with(&mut self, raw: &str, marks: Marks, escapes_or_returns: bool) {
+        if self.open_trace_line.is_some() && self.goes_on_with_trace_line(raw) {
+            return;
+        }
         let (line, joined) = clean::clean_line_noting_escapes(raw, escapes_or_returns);
         // Marks of the line before a runner's prefix comes off: what the prefix held too, a
         // bound on what the rest holds.
@@ -495,12 +512,44 @@ impl<'w> Parser<'w> {
             return;
         }
         self.begin(line);
+        if let Some(header) = clean::trace_header(raw)
+            && raw.len() > clean::MAX_LINE
+        {
+            // The runner may have broken the line: what goes on in the next lines is its rest.
+            // A `\r` before the break is the line end's (CRLF), as at the end of any line.
+            self.rest_piece(without_cr(&raw[clean::cut(raw)..]));
+            self.open_trace_line = Some(header.stream);
+            return;
+        }
         if let Some(rest) = clean::rest_of_long_line(raw)
             && self.structured.wants_rest()
         {
             self.rest(rest);
         }
         self.end();
+    }
+
+    /// Whether the raw line goes on with the open long line of a GitLab job log (a `+` header of
+    /// the same stream): then its text is the open line's rest. Any other line ends the open
+    /// line first.
+    fn goes_on_with_trace_line(&mut self, raw: &str) -> bool {
+        let Some(stream) = self.open_trace_line else {
+            return false;
+        };
+        if clean::trace_header(raw).is_some_and(|h| h.goes_on && h.stream == stream) {
+            self.rest_piece(without_cr(&raw[clean::TRACE_HEADER_LEN..]));
+            return true;
+        }
+        self.end_trace_line();
+        false
+    }
+
+    /// Ends the open long line of a GitLab job log.
+    fn end_trace_line(&mut self) {
+        if self.open_trace_line.take().is_some() {
+            self.pending_cr = false;
+            self.end();
+        }
     }
 
     /// Feeds part of a raw line: the line is the pieces up to [`Parser::end_pieces`]. What the
@@ -522,6 +571,15 @@ impl<'w> Parser<'w> {
         }
         self.partial.push_str(&s[..k]);
         let first = std::mem::take(&mut self.partial);
+        let stream = clean::trace_header(&first).map(|h| h.stream);
+        if self.open_trace_line.is_some() && self.goes_on_with_trace_line(&first) {
+            // The open line's rest goes on in this line's pieces, and may go on after them.
+            self.trace_pieces = self.open_trace_line.take();
+            self.in_rest = true;
+            self.rest_piece(&s[k..]);
+            return;
+        }
+        self.trace_pieces = stream;
         let line = clean::clean_line(&first);
         let script_start = has_byte(&line, b'$');
         let line = self.without_runners_text(line, script_start, &first);
@@ -552,6 +610,13 @@ impl<'w> Parser<'w> {
     /// Ends the line fed by [`Parser::piece`].
     fn end_pieces(&mut self) {
         if std::mem::take(&mut self.in_rest) {
+            if let Some(stream) = self.trace_pieces.take() {
+                // A long line of a GitLab job log: the next lines may go on with it. A `\r`
+                // before the break is the line end's.
+                self.pending_cr = false;
+                self.open_trace_line = Some(stream);
+                return;
+            }
             self.pending_cr = false;
             self.end();
         } else {
@@ -663,6 +728,7 @@ impl<'w> Parser<'w> {
     }
 
     pub fn finish(mut self) -> ParseOutput {
+        self.end_trace_line();
         if let Some(held) = self.structured.finish(&mut self.sink) {
             self.replay(&held);
         }
@@ -1586,6 +1652,18 @@ mod tests {
             let workspace = Workspace::new("/w");
             prop_assert_eq!(parse(&log, &workspace), parse_offering_all(&log, &workspace));
         }
+    }
+
+    /// Found by the routing property test: Go's `--- FAIL: TestX (0.00s)` is no diff header,
+    /// which the diff reader's `wants` knew and its reading of a line offered anyway did not (a
+    /// `+++` line after it began a diff).
+    #[test]
+    fn a_go_result_is_no_diff_header_however_it_is_read() {
+        let workspace = Workspace::new("/w");
+        let log = "--- FAIL: TestTable (0.00s)\n+++ fx.py\n@@ -1,4 +1,5 @@\n \"\"\"Currency.\"\"\"\n+\n";
+        let routed = parse(log, &workspace);
+        assert_eq!(routed, parse_offering_all(log, &workspace));
+        assert!(routed.reports.is_empty(), "{:?}", routed.reports);
     }
 
     /// Found by the `parse` fuzz target: a numbered line at column 0 (`5) x:`) started a mocha
