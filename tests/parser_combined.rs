@@ -133,3 +133,67 @@ fn a_bug_at_the_end_of_a_100_mb_combined_log_is_found() {
     let lost: Vec<_> = expected.difference(&together).collect();
     assert!(lost.is_empty(), "after {i} sections, lost {lost:?}");
 }
+
+/// Two containers' output interleaved line by line as a log collector prints it (docker
+/// compose, `kubectl logs --prefix`, Tekton's `tkn`), each line after its container's prefix:
+/// each log's reports are found, read apart from the other's lines.
+#[test]
+fn two_containers_interleaved_under_a_collector_s_prefixes_keep_their_reports() {
+    let cases = &*CASES;
+    let case = |name: &str| cases.iter().find(|c| c.name == name).expect("a golden case");
+    let pairs = [
+        ("py_logic_tb_short", "go_test_v"),
+        ("jest_default", "cargo_test"),
+        ("py_logic_default", "jest_verbose"),
+        ("rs_backtrace", "py_logic_tb_long"),
+    ];
+    let prefixes = [
+        // compose pads each name to the longest's width and one: `%-9s | `.
+        ("api-1     | ", "worker-1  | "),
+        (
+            "[pod/heal-7d9f8-x2x4k/tests] 2026-11-27T15:19:43.655396123Z ",
+            "[pod/heal-7d9f8-x2x4k/lint] 2026-11-27T15:19:43.655396124Z ",
+        ),
+        ("[unit-tests : pytest] ", "[unit-tests : go] "),
+    ];
+    let mut failures = Vec::new();
+    for (a, b) in pairs {
+        let (a, b) = (case(a), case(b));
+        assert!(
+            !a.alone.is_empty() && !b.alone.is_empty(),
+            "{} and {} give reports",
+            a.name,
+            b.name
+        );
+        for (pa, pb) in prefixes {
+            let mut lines_a = a.log.lines();
+            let mut lines_b = b.log.lines();
+            let mut log = String::new();
+            loop {
+                let (la, lb) = (lines_a.next(), lines_b.next());
+                if la.is_none() && lb.is_none() {
+                    break;
+                }
+                for (prefix, line) in [(pa, la), (pb, lb)] {
+                    if let Some(line) = line {
+                        log.push_str(prefix);
+                        log.push_str(line);
+                        log.push('\n');
+                    }
+                }
+            }
+            for case in [a, b] {
+                let together = places(&parse(&log, &case.workspace));
+                let missing: Vec<_> = case.alone.difference(&together).collect();
+                if !missing.is_empty() {
+                    failures.push(format!(
+                        "{} beside {} under {pa:?}: lost {missing:?}",
+                        case.name,
+                        if case.name == a.name { &b.name } else { &a.name }
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

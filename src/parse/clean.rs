@@ -274,7 +274,7 @@ fn teamcity_prefix(line: &str) -> Option<usize> {
 /// (`2024-01-02T03:04:05.1234567Z `), Jenkins timestamper (`[2024-01-02T03:04:05.123Z] ` in a
 /// Pipeline, and its console's clock, `21:51:15  `, with two spaces) and clock prefixes with
 /// seconds (`[03:04:05] `, `03:04:05 `).
-fn strip_timestamp(line: &str) -> Option<usize> {
+pub(crate) fn strip_timestamp(line: &str) -> Option<usize> {
     let b = line.as_bytes();
     let digit = |i: usize| b.get(i).is_some_and(u8::is_ascii_digit);
     let (offset, bracket) = if b.first() == Some(&b'[') {

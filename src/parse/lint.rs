@@ -225,11 +225,13 @@ impl Lint {
         if pending.after == 1 {
             // The source line; another diagnostic instead ends the wait, whichever tool's (a log
             // cut after a message, then cargo's short diagnostics), or ruff's `grouped` file.
+            // Either way the line is read as any other: what is only known to be the source
+            // line once a caret follows may be a row of a linter's own layout (`[E501]
+            // ./a.py:23:80 ...`, after a log cut in a message).
             if split_location(line).is_some_and(|(path, ..)| path.contains('.')) || grouped_file_line(line).is_some() {
                 self.syntax = None;
-                return false;
             }
-            return true;
+            return false;
         }
         let pending = self.syntax.take().expect("a pending syntax error");
         let caret = line.trim_end();
@@ -711,6 +713,17 @@ mod tests {
 
     /// dmypy 2.x (the fifteenth outsider trial's): mypy's parser names the indentation error in
     /// words under the `syntax` code.
+    /// Found by the cut-log property test: a pylint line cut after its place, then flake8's
+    /// code-first `--format`: the row that stood where the source line would is read.
+    #[test]
+    fn a_code_first_row_after_a_cut_line_is_read() {
+        let log = "calc.py:1:14: E\n[E501] ./ledger/accounts.py:23:80 line too long (87 > 79 characters)\n";
+        assert_eq!(
+            crate::parse::report_types(&parse(log, &Workspace::new("/w"))),
+            [("ledger/accounts.py".to_owned(), 23, "Linting".to_owned())]
+        );
+    }
+
     #[test]
     fn mypy_s_indentation_error_is_indentation() {
         let log = "Daemon started\nsrc/cachetools/func.py:31: error: Unexpected indentation  [syntax]\n";

@@ -451,8 +451,8 @@ impl<'w> Parser<'w> {
         };
         // pnpm's script start holds a `$`, which the buffer's scan looks for.
         let script_start = escapes_or_returns && has_byte(&line, b'$');
-        let line = self.without_runners_text(line, script_start, raw);
         self.sink.marks = marks;
+        let line = self.without_runners_text(line, script_start, raw);
         self.line_body(raw, &line);
         self.sink.marks = Marks::ALL;
     }
@@ -469,9 +469,10 @@ impl<'w> Parser<'w> {
         raw: &str,
     ) -> std::borrow::Cow<'a, str> {
         let bytes = line.as_bytes();
+        let pipe = self.sink.marks.may_hold(Needle::Pipe);
         if !script_start
             && self.runners.idle()
-            && !runners::may_show_a_prefix(bytes)
+            && !runners::may_show_a_prefix(bytes, pipe)
             && !runners::may_be_nextest_heading(bytes)
         {
             self.package = None;
@@ -486,7 +487,7 @@ impl<'w> Parser<'w> {
         script_start: bool,
         raw: &str,
     ) -> std::borrow::Cow<'a, str> {
-        if script_start || runners::may_show_a_prefix(line.as_bytes()) {
+        if script_start || runners::may_show_a_prefix(line.as_bytes(), self.sink.marks.may_hold(Needle::Pipe)) {
             self.runners.note(&line, script_start, self.sink.workspace);
         }
         let (line, package) = self.runners.strip(line, raw);
@@ -639,6 +640,9 @@ impl<'w> Parser<'w> {
                 self.text(&tail);
                 break;
             }
+            // A runner's or a collector's prefix may start the line of its own (a JUnit
+            // document that ended without a newline, then `[lint : ruff] a.py:2:8: F401 ...`).
+            let tail = self.without_runners_text(std::borrow::Cow::Borrowed(&tail), has_byte(&tail, b'$'), &tail);
             self.begin_one(&tail);
         }
     }

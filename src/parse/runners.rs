@@ -10,6 +10,18 @@
 //! | yarn `workspaces foreach -p`        | `[calc]: ` and a package folder `calc/`  | `[calc]: `      |
 //! | npm `--workspaces` / `-w`           | `> calc@1.0.0 test` (npm's header), no prefix: one package after another | none |
 //!
+//! Log collectors name the container or the step before each line of its output, and several
+//! containers' lines interleave as well: their prefixes are taken off the same way, from the
+//! first line that shows one (the shapes below are the collectors' own, and tell themselves),
+//! and a timestamp after one (`--timestamps`) with it.
+//!
+//! | collector                                | prefix                                   |
+//! |------------------------------------------|------------------------------------------|
+//! | `kubectl logs --prefix`                  | `[pod/api-7d9f8-x2x4k/test] `            |
+//! | Tekton's `tkn pipelinerun logs`, `tkn taskrun logs` | `[unit-tests : pytest] `      |
+//! | `docker compose up`, `docker compose logs` | `web-1    \| ` (the name padded to the longest name's width and one) |
+//! | Google Cloud Build                       | `Step #1: `, `Step #1 - "pytest": `      |
+//!
 //! A prefix is taken off only once the log showed it for what it is (a script starting, the
 //! package manager's header naming the same package, turbo's cache line, or, for yarn, which
 //! prints neither, a package of that name in the repository): a line that merely looks like one
@@ -30,7 +42,7 @@
 
 use std::borrow::Cow;
 
-use super::clean::cut_front;
+use super::clean::{cut_front, strip_timestamp};
 use super::paths::Workspace;
 
 /// Most workspace packages' prefixes kept: a monorepo's recursive run names each package once.
@@ -46,6 +58,8 @@ struct Prefix {
     /// The package is named by npm's header before its script's output, not by a prefix on each
     /// line (`text` is its header): its lines are those up to the next header.
     headed: bool,
+    /// A log collector's prefix: a timestamp may follow it.
+    collector: bool,
 }
 
 #[derive(Default)]
@@ -70,6 +84,18 @@ impl Runners {
         if self.prefixes.len() >= MAX_RUNNER_PREFIXES {
             return;
         }
+        if let Some(len) = collector_prefix(line) {
+            let text = &line[..len];
+            if !self.prefixes.iter().any(|p| p.text == text) {
+                self.prefixes.push(Prefix {
+                    text: text.to_owned(),
+                    folder: String::new(),
+                    headed: false,
+                    collector: true,
+                });
+            }
+            return;
+        }
         let pnpm = if script_start { pnpm_script_start(line) } else { None };
         let learnt = pnpm.or_else(|| match line.as_bytes().first() {
             Some(b'[') => yarn_prefix(line, workspace),
@@ -83,6 +109,7 @@ impl Runners {
                 text,
                 folder,
                 headed: false,
+                collector: false,
             });
         }
     }
@@ -109,6 +136,7 @@ impl Runners {
                     text: line.to_owned(),
                     folder,
                     headed: true,
+                    collector: false,
                 });
                 self.prefixes.len() - 1
             })
@@ -135,7 +163,11 @@ impl Runners {
             .position(|p| !p.headed && line.starts_with(p.text.as_str()));
         let line = match prefixed {
             Some(i) => {
-                let start = self.prefixes[i].text.len();
+                let prefix = &self.prefixes[i];
+                let mut start = prefix.text.len();
+                if prefix.collector {
+                    start += strip_timestamp(&line[start..]).unwrap_or(0);
+                }
                 cut_front(line, start)
             }
             None => line,
@@ -180,14 +212,18 @@ pub(crate) fn may_be_nextest_heading(line: &[u8]) -> bool {
     (12..=24).contains(&line.len()) && line.starts_with(b"  ") && matches!(line.last(), Some(0x80 | b'-'))
 }
 
-/// Whether `line` may show a prefix other than pnpm's: yarn's starts with `[`; turbo's, lerna's
-/// and nx's with a package's name and a colon, then a space (`calc: > calc@1.0.0 test`) or a
-/// task's name (`calc:test: `). One look at the first byte rules out most lines; a pytest id
-/// (`tests/a.py::t`) or libtest's line (`test a::b ... ok`) is ruled out at its first colon.
+/// Whether `line` may show a prefix other than pnpm's: yarn's, kubectl's and Tekton's start with
+/// `[`; turbo's, lerna's and nx's with a package's name and a colon, then a space (`calc: >
+/// calc@1.0.0 test`) or a task's name (`calc:test: `); docker compose's with a name, spaces and
+/// `| ` (`pipe`: the line may hold a `|`, as the buffer's scan tells); Cloud Build's with `Step #`.
+/// One look at the first byte rules out most lines; a pytest id (`tests/a.py::t`) or libtest's
+/// line (`test a::b ... ok`) is ruled out at its first colon.
 #[inline]
-pub(crate) fn may_show_a_prefix(line: &[u8]) -> bool {
+pub(crate) fn may_show_a_prefix(line: &[u8], pipe: bool) -> bool {
     match line.first() {
         Some(b'[') => true,
+        Some(b'S') => line.starts_with(b"Step #"),
+        Some(b'a'..=b'z' | b'0'..=b'9') if pipe && compose_prefix(line).is_some() => true,
         // npm's header of a script: `> calc@1.0.0 test`.
         Some(b'>') => line.get(1) == Some(&b' ') && line.get(2).is_some_and(|&b| is_name_byte(b)),
         Some(b'a'..=b'z' | b'0'..=b'9' | b'@' | b'.') => memchr::memchr(b':', line).is_some_and(|c| {
@@ -196,6 +232,66 @@ pub(crate) fn may_show_a_prefix(line: &[u8]) -> bool {
         }),
         _ => false,
     }
+}
+
+/// A log collector's prefix at the start of `line` (the table in the module's documentation):
+/// its length.
+fn collector_prefix(line: &str) -> Option<usize> {
+    let b = line.as_bytes();
+    match b.first()? {
+        b'[' => {
+            let close = memchr::memchr(b']', b)?;
+            if b.get(close + 1) != Some(&b' ') {
+                return None;
+            }
+            let inside = &line[1..close];
+            let shown = if let Some(pod) = inside.strip_prefix("pod/") {
+                // kubectl: `pod/NAME/CONTAINER`.
+                pod.split_once('/')
+                    .is_some_and(|(pod, container)| is_k8s_name(pod) && is_k8s_name(container))
+            } else {
+                // tkn: `TASK : STEP`.
+                inside
+                    .split_once(" : ")
+                    .is_some_and(|(task, step)| is_k8s_name(task) && is_k8s_name(step))
+            };
+            shown.then_some(close + 2)
+        }
+        b'S' => {
+            // Cloud Build: `Step #1: `, `Step #1 - "pytest": `.
+            let rest = line.strip_prefix("Step #")?;
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let after = &rest[digits..];
+            let end = if after.starts_with(": ") {
+                2
+            } else {
+                let id = after.strip_prefix(" - \"")?;
+                id.find("\": ")? + 4 + 3
+            };
+            (digits > 0).then_some("Step #".len() + digits + end)
+        }
+        _ => compose_prefix(b),
+    }
+}
+
+/// docker compose's prefix, `NAME` padded with spaces to the longest name's width and one, then
+/// ` | `: its length. At least two spaces stand before the bar.
+fn compose_prefix(line: &[u8]) -> Option<usize> {
+    let name = line
+        .iter()
+        .take_while(|&&b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        .count();
+    let spaces = line[name..].iter().take_while(|&&b| b == b' ').count();
+    let bar = name + spaces;
+    (name > 0 && spaces >= 2 && line.get(bar..bar + 2) == Some(b"| ")).then_some(bar + 2)
+}
+
+/// A Kubernetes object's name as kubectl and tkn print it (a DNS label or subdomain).
+fn is_k8s_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.'))
 }
 
 /// nextest's heading of a test's captured output: `  stdout ───`, `  stderr ───`, `  output ───`.
