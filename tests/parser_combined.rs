@@ -155,6 +155,11 @@ fn two_containers_interleaved_under_a_collector_s_prefixes_keep_their_reports() 
             "[pod/heal-7d9f8-x2x4k/lint] 2026-11-27T15:19:43.655396124Z ",
         ),
         ("[unit-tests : pytest] ", "[unit-tests : go] "),
+        ("[CI/test]   | ", "[CI/lint]   | "),
+        (
+            "\u{1b}[32mapi-7d9f8c6b5-x2x4k\u{1b}[0m \u{1b}[33mtest\u{1b}[0m ",
+            "\u{1b}[32mapi-7d9f8c6b5-x2x4k\u{1b}[0m \u{1b}[33mlint\u{1b}[0m ",
+        ),
     ];
     let mut failures = Vec::new();
     for (a, b) in pairs {

@@ -1028,8 +1028,7 @@ impl<'w> Sink<'w> {
         raised: Finding<'a>,
         called_at: Option<(&'a str, u32)>,
     ) -> (Option<usize>, Option<usize>) {
-        let called_at =
-            called_at.filter(|&place| place != (raised.file, raised.line) && !self.is_test_file(raised.file));
+        let called_at = called_at.filter(|&place| place != (raised.file, raised.line));
         let second = called_at.map(|(file, line)| Finding {
             file,
             line,

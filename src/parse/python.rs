@@ -1616,6 +1616,39 @@ impl Python {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    /// From the twenty-fourth trial (parse 1.20.2's `test_datetimes`): an assertion in a helper
+    /// the test defines fails for one of the test's calls; the call (which input failed) is the
+    /// test's own line, reported beside the helper's assertion.
+    #[test]
+    fn a_test_s_call_of_its_own_failing_helper_is_its_second_place() {
+        let log = "=================================== FAILURES ===================================
+________________________________ test_datetimes ________________________________
+
+    def test_datetimes():
+        def y(fmt, s, e):
+            assert parse.parse(fmt, s).fixed[0] == e
+    
+>       y(\"a {:ti} b\", \"a 1997-07-16T19:20+0100 b\", datetime(1997, 7, 16, 19, 20))
+
+tests/test_parse.py:474: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
+
+    def y(fmt, s, e):
+>       assert parse.parse(fmt, s).fixed[0] == e
+E       ValueError: offset must be a timedelta
+
+tests/test_parse.py:454: ValueError
+=========================== short test summary info ============================
+FAILED tests/test_parse.py::test_datetimes - ValueError: offset must be a timedelta
+";
+        let parsed = super::super::parse(log, &super::super::Workspace::new("/w"));
+        let test = Some("tests/test_parse.py::test_datetimes");
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("tests/test_parse.py", 454, test), ("tests/test_parse.py", 474, test)]
+        );
+    }
+
     /// From the thirteenth trial's logs, broken for a while by behave's indented tracebacks: a
     /// pytest long traceback lists a function's source, whose docstring holds a doctest's
     /// `Traceback (most recent call last):` indented; that is source, not a traceback, and the

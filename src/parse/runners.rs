@@ -21,6 +21,8 @@
 //! | Tekton's `tkn pipelinerun logs`, `tkn taskrun logs` | `[unit-tests : pytest] `      |
 //! | `docker compose up`, `docker compose logs` | `web-1    \| ` (the name padded to the longest name's width and one) |
 //! | Google Cloud Build                       | `Step #1: `, `Step #1 - "pytest": `      |
+//! | nektos/act (a GitHub Actions job run locally) | `[CI/test]   \| `                     |
+//! | stern (its default template)             | `api-7d9f8c6b5-x2x4k test ` (the pod's name ends in its 5-character hash) |
 //!
 //! A prefix is taken off only once the log showed it for what it is (a script starting, the
 //! package manager's header naming the same package, turbo's cache line, or, for yarn, which
@@ -223,7 +225,9 @@ pub(crate) fn may_show_a_prefix(line: &[u8], pipe: bool) -> bool {
     match line.first() {
         Some(b'[') => true,
         Some(b'S') => line.starts_with(b"Step #"),
-        Some(b'a'..=b'z' | b'0'..=b'9') if pipe && compose_prefix(line).is_some() => true,
+        Some(b'a'..=b'z' | b'0'..=b'9') if pipe && compose_prefix(line).is_some() || stern_prefix(line).is_some() => {
+            true
+        }
         // npm's header of a script: `> calc@1.0.0 test`.
         Some(b'>') => line.get(1) == Some(&b' ') && line.get(2).is_some_and(|&b| is_name_byte(b)),
         Some(b'a'..=b'z' | b'0'..=b'9' | b'@' | b'.') => memchr::memchr(b':', line).is_some_and(|c| {
@@ -245,6 +249,10 @@ fn collector_prefix(line: &str) -> Option<usize> {
                 return None;
             }
             let inside = &line[1..close];
+            if line[close + 1..].starts_with("   | ") {
+                // act: `[WORKFLOW/JOB]   | `, the job's raw output.
+                return Some(close + 6);
+            }
             let shown = if let Some(pod) = inside.strip_prefix("pod/") {
                 // kubectl: `pod/NAME/CONTAINER`.
                 pod.split_once('/')
@@ -270,8 +278,26 @@ fn collector_prefix(line: &str) -> Option<usize> {
             };
             (digits > 0).then_some("Step #".len() + digits + end)
         }
-        _ => compose_prefix(b),
+        _ => compose_prefix(b).or_else(|| stern_prefix(b)),
     }
+}
+
+/// stern's default prefix, `POD CONTAINER `, when the pod's name ends in the hash Kubernetes gives
+/// a Job's or a ReplicaSet's pods (`-` and five of `bcdfghjklmnpqrstvwxz2456789`): its length.
+/// Without that hash two words at a line's start are the tool's own text.
+fn stern_prefix(line: &[u8]) -> Option<usize> {
+    let k8s = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.');
+    let pod = line.iter().take_while(|b| k8s(b)).count();
+    let hash = line[..pod].rsplit(|&b| b == b'-').next()?;
+    let hashed = pod > 6
+        && line[pod - 6] == b'-'
+        && hash.len() == 5
+        && hash.iter().all(|b| b"bcdfghjklmnpqrstvwxz2456789".contains(b));
+    if !hashed || line.get(pod) != Some(&b' ') {
+        return None;
+    }
+    let container = line[pod + 1..].iter().take_while(|b| k8s(b)).count();
+    (container > 0 && line.get(pod + 1 + container) == Some(&b' ')).then_some(pod + container + 2)
 }
 
 /// docker compose's prefix, `NAME` padded with spaces to the longest name's width and one, then
