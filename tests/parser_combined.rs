@@ -156,6 +156,7 @@ fn two_containers_interleaved_under_a_collector_s_prefixes_keep_their_reports() 
         ),
         ("[unit-tests : pytest] ", "[unit-tests : go] "),
         ("[CI/test]   | ", "[CI/lint]   | "),
+        ("ci-x7k2p-test-1200007919: ", "ci-x7k2p-lint-3944188612: "),
         (
             "\u{1b}[32mapi-7d9f8c6b5-x2x4k\u{1b}[0m \u{1b}[33mtest\u{1b}[0m ",
             "\u{1b}[32mapi-7d9f8c6b5-x2x4k\u{1b}[0m \u{1b}[33mlint\u{1b}[0m ",

@@ -22,6 +22,7 @@
 //! | `docker compose up`, `docker compose logs` | `web-1    \| ` (the name padded to the longest name's width and one) |
 //! | Google Cloud Build                       | `Step #1: `, `Step #1 - "pytest": `      |
 //! | nektos/act (a GitHub Actions job run locally) | `[CI/test]   \| `                     |
+//! | Argo Workflows' `argo logs`              | `ci-x7k2p-test-1200007919: ` (a workflow pod's name ends in a decimal hash) |
 //! | stern (its default template)             | `api-7d9f8c6b5-x2x4k test ` (the pod's name ends in its 5-character hash) |
 //!
 //! A prefix is taken off only once the log showed it for what it is (a script starting, the
@@ -278,8 +279,20 @@ fn collector_prefix(line: &str) -> Option<usize> {
             };
             (digits > 0).then_some("Step #".len() + digits + end)
         }
-        _ => compose_prefix(b).or_else(|| stern_prefix(b)),
+        _ => compose_prefix(b).or_else(|| stern_prefix(b)).or_else(|| argo_prefix(b)),
     }
+}
+
+/// `argo logs`' prefix, `POD: ` (`fmt.Sprintf("%s: %s", pod, line)`), when the pod's name ends
+/// in the decimal hash Argo gives a workflow's pods (`-1200007919`): its length.
+fn argo_prefix(line: &[u8]) -> Option<usize> {
+    let pod = line
+        .iter()
+        .take_while(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.'))
+        .count();
+    let hash = line[..pod].rsplit(|&b| b == b'-').next()?;
+    let hashed = pod > hash.len() + 1 && (8..=10).contains(&hash.len()) && hash.iter().all(u8::is_ascii_digit);
+    (hashed && line.get(pod..pod + 2) == Some(b": ")).then_some(pod + 2)
 }
 
 /// stern's default prefix, `POD CONTAINER `, when the pod's name ends in the hash Kubernetes gives
@@ -1195,6 +1208,42 @@ b:test: ok
                 (text.as_ref(), package.map(|i| runners.folder(i))),
                 (stripped, Some(want))
             );
+        }
+    }
+
+    /// Each collector's prefix as the collector prints it, and lines that only look like one.
+    #[test]
+    fn collector_prefixes_are_known_by_their_shapes() {
+        for (line, prefix) in [
+            (
+                "[pod/heal-7d9f8-x2x4k/tests] E   assert 1 == 2",
+                Some("[pod/heal-7d9f8-x2x4k/tests] "),
+            ),
+            (
+                "[unit-tests : pytest] E   assert 1 == 2",
+                Some("[unit-tests : pytest] "),
+            ),
+            ("web-1     | E   assert 1 == 2", Some("web-1     | ")),
+            ("Step #1 - \"pytest\": E   assert", Some("Step #1 - \"pytest\": ")),
+            ("Step #0: ok", Some("Step #0: ")),
+            ("[CI/test (3.11)]   | --- FAIL: TestA", Some("[CI/test (3.11)]   | ")),
+            ("api-7d9f8c6b5-x2x4k test E   assert", Some("api-7d9f8c6b5-x2x4k test ")),
+            (
+                "ci-x7k2p-jest-1200000000: FAIL test/a.test.js",
+                Some("ci-x7k2p-jest-1200000000: "),
+            ),
+            ("ci-x7k2p-1200000000: ok", Some("ci-x7k2p-1200000000: ")),
+            // Not a collector's.
+            ("web-1 | one space before the bar", None),
+            ("pre-commit-hooks check passed", None),
+            ("heal-run-7 tests no pod hash", None),
+            ("[calc]: yarn's prefix", None),
+            ("[pod/x] no container", None),
+            ("Step #: no number", None),
+            ("build-2024: a year is no hash", None),
+            ("12345678: no name", None),
+        ] {
+            assert_eq!(collector_prefix(line).map(|n| &line[..n]), prefix, "{line:?}");
         }
     }
 }
