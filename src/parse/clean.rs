@@ -219,6 +219,11 @@ pub(crate) const TRACE_HEADER_LEN: usize = 32;
 /// The GitLab Runner header `line` starts with, if it starts with one.
 pub(crate) fn trace_header(line: &str) -> Option<TraceHeader> {
     let b = line.as_bytes().get(..TRACE_HEADER_LEN)?;
+    // The bytes after the time first: most lines with a timestamp have another (GitHub's seven
+    // digits of the second put a digit where the `Z` would be).
+    if &b[26..28] != b"Z " || !matches!(b[30], b'O' | b'E') || !matches!(b[31], b' ' | b'+') {
+        return None;
+    }
     let digits = |range: std::ops::Range<usize>| b[range].iter().all(u8::is_ascii_digit);
     let clock = digits(0..4)
         && b[4] == b'-'

@@ -471,11 +471,12 @@ impl<'w> Parser<'w> {
         let bytes = line.as_bytes();
         let pipe = self.sink.marks.may_hold(Needle::Pipe);
         if !script_start
-            && self.runners.idle()
+            && self.runners.passes_over(bytes.first().copied())
             && !runners::may_show_a_prefix(bytes, pipe)
             && !runners::may_be_nextest_heading(bytes)
         {
             self.package = None;
+            self.sink.package.clear();
             return line;
         }
         self.without_any_runners_text(line, script_start, raw)
@@ -1018,8 +1019,9 @@ impl<'w> Sink<'w> {
     }
 
     /// Records a test's failure raised at `raised`'s place and, when that is in the code the test
-    /// calls (not a test file), the test's own frame that led there (`called_at`) as a second
-    /// place at [`TEST_FRAME_CONFIDENCE`]. Each failing test's line is a place to look at, past
+    /// calls (the project's, or a helper of the test file's), the test's own frame that led there
+    /// (`called_at`, which says which call failed) as a second place at
+    /// [`TEST_FRAME_CONFIDENCE`]. Each failing test's line is a place to look at, past
     /// the raise site's own bound too, up to [`MAX_TEST_LINES_PER_RAISE_SITE`]: a bug that fails
     /// hundreds of tests leaves room for the next bug. Returns the index of each report
     /// ([`Sink::report`]).

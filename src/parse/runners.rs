@@ -68,6 +68,10 @@ struct Prefix {
 #[derive(Default)]
 pub(crate) struct Runners {
     prefixes: Vec<Prefix>,
+    /// The first bytes of the prefixes learnt (not npm's headers), a bit each: a line that starts
+    /// with none of them is compared with no prefix. Once a log showed a prefix, every line after
+    /// it is asked, and most start with another byte.
+    first_bytes: [u64; 4],
     /// The package whose script npm runs now (`npm test --workspaces`), by its header.
     headed: Option<usize>,
     /// Inside a test's output that cargo-nextest captured and indents.
@@ -90,6 +94,7 @@ impl Runners {
         if let Some(len) = collector_prefix(line) {
             let text = &line[..len];
             if !self.prefixes.iter().any(|p| p.text == text) {
+                self.first_bytes.note(text);
                 self.prefixes.push(Prefix {
                     text: text.to_owned(),
                     folder: String::new(),
@@ -108,6 +113,7 @@ impl Runners {
             && text.len() <= MAX_PREFIX
             && !self.prefixes.iter().any(|p| p.text == text)
         {
+            self.first_bytes.note(&text);
             self.prefixes.push(Prefix {
                 text,
                 folder,
@@ -146,11 +152,14 @@ impl Runners {
         });
     }
 
-    /// Whether no prefix was learnt and no captured output of nextest's is being read: then a
-    /// line has nothing to take off unless it shows a prefix or starts nextest's output.
+    /// Whether a line that starts with `first` has nothing of a runner's to take off unless it
+    /// shows a prefix or starts nextest's output: no learnt prefix starts with that byte, no
+    /// npm-headed package owns the lines, and no captured output of nextest's is being read.
+    /// A log that showed a collector's prefix early (a kubectl section) keeps the lines of its
+    /// other sections on the quick path.
     #[inline]
-    pub(crate) fn idle(&self) -> bool {
-        self.prefixes.is_empty() && !self.nextest_output
+    pub(crate) fn passes_over(&self, first: Option<u8>) -> bool {
+        !first.is_some_and(|b| self.first_bytes.holds(b)) && self.headed.is_none() && !self.nextest_output
     }
 
     /// `line` without a package's prefix and without nextest's indentation of a captured output,
@@ -160,10 +169,15 @@ impl Runners {
         if self.headed.is_some() && (line.starts_with("npm error ") || line.starts_with("npm ERR! ")) {
             self.headed = None;
         }
-        let prefixed = self
-            .prefixes
-            .iter()
-            .position(|p| !p.headed && line.starts_with(p.text.as_str()));
+        let prefixed = line
+            .as_bytes()
+            .first()
+            .filter(|&&b| self.first_bytes.holds(b))
+            .and_then(|_| {
+                self.prefixes
+                    .iter()
+                    .position(|p| !p.headed && line.starts_with(p.text.as_str()))
+            });
         let line = match prefixed {
             Some(i) => {
                 let prefix = &self.prefixes[i];
@@ -205,6 +219,26 @@ impl Runners {
             self.nextest_output = true;
         }
         line
+    }
+}
+
+/// A set of bytes, a bit each.
+trait ByteSet {
+    /// Adds the first byte of `text`.
+    fn note(&mut self, text: &str);
+    fn holds(&self, b: u8) -> bool;
+}
+
+impl ByteSet for [u64; 4] {
+    fn note(&mut self, text: &str) {
+        if let Some(&b) = text.as_bytes().first() {
+            self[usize::from(b) / 64] |= 1 << (b % 64);
+        }
+    }
+
+    #[inline]
+    fn holds(&self, b: u8) -> bool {
+        self[usize::from(b) / 64] & (1 << (b % 64)) != 0
     }
 }
 
@@ -300,6 +334,10 @@ fn argo_prefix(line: &[u8]) -> Option<usize> {
 /// Without that hash two words at a line's start are the tool's own text.
 fn stern_prefix(line: &[u8]) -> Option<usize> {
     let k8s = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.');
+    // A pod's name is at least `x-` and its hash: a line whose seventh byte ends a word is none.
+    if !line.get(..7)?.iter().all(k8s) {
+        return None;
+    }
     let pod = line.iter().take_while(|b| k8s(b)).count();
     let hash = line[..pod].rsplit(|&b| b == b'-').next()?;
     let hashed = pod > 6
