@@ -71,7 +71,7 @@ pub(crate) struct Runners {
     /// The first bytes of the prefixes learnt (not npm's headers), a bit each: a line that starts
     /// with none of them is compared with no prefix. Once a log showed a prefix, every line after
     /// it is asked, and most start with another byte.
-    first_bytes: [u64; 4],
+    first_bytes: FirstBytes,
     /// The package whose script npm runs now (`npm test --workspaces`), by its header.
     headed: Option<usize>,
     /// Inside a test's output that cargo-nextest captured and indents.
@@ -92,16 +92,7 @@ impl Runners {
             return;
         }
         if let Some(len) = collector_prefix(line) {
-            let text = &line[..len];
-            if !self.prefixes.iter().any(|p| p.text == text) {
-                self.first_bytes.note(text);
-                self.prefixes.push(Prefix {
-                    text: text.to_owned(),
-                    folder: String::new(),
-                    headed: false,
-                    collector: true,
-                });
-            }
+            self.learn(&line[..len], String::new(), true);
             return;
         }
         let pnpm = if script_start { pnpm_script_start(line) } else { None };
@@ -109,16 +100,20 @@ impl Runners {
             Some(b'[') => yarn_prefix(line, workspace),
             _ => named_prefix(line).map(|(text, name)| (text, package_folder(workspace, name))),
         });
-        if let Some((text, folder)) = learnt
-            && text.len() <= MAX_PREFIX
-            && !self.prefixes.iter().any(|p| p.text == text)
-        {
-            self.first_bytes.note(&text);
+        if let Some((text, folder)) = learnt {
+            self.learn(&text, folder, false);
+        }
+    }
+
+    /// Keeps a prefix a line showed, unless it is kept already or longer than [`MAX_PREFIX`].
+    fn learn(&mut self, text: &str, folder: String, collector: bool) {
+        if text.len() <= MAX_PREFIX && !self.prefixes.iter().any(|p| p.text == text) {
+            self.first_bytes.add(text);
             self.prefixes.push(Prefix {
-                text,
+                text: text.to_owned(),
                 folder,
                 headed: false,
-                collector: false,
+                collector,
             });
         }
     }
@@ -222,23 +217,20 @@ impl Runners {
     }
 }
 
-/// A set of bytes, a bit each.
-trait ByteSet {
-    /// Adds the first byte of `text`.
-    fn note(&mut self, text: &str);
-    fn holds(&self, b: u8) -> bool;
-}
+/// The first bytes of some texts, a bit each.
+#[derive(Default)]
+struct FirstBytes([u64; 4]);
 
-impl ByteSet for [u64; 4] {
-    fn note(&mut self, text: &str) {
+impl FirstBytes {
+    fn add(&mut self, text: &str) {
         if let Some(&b) = text.as_bytes().first() {
-            self[usize::from(b) / 64] |= 1 << (b % 64);
+            self.0[usize::from(b) / 64] |= 1 << (b % 64);
         }
     }
 
     #[inline]
     fn holds(&self, b: u8) -> bool {
-        self[usize::from(b) / 64] & (1 << (b % 64)) != 0
+        self.0[usize::from(b) / 64] & (1 << (b % 64)) != 0
     }
 }
 
@@ -320,35 +312,37 @@ fn collector_prefix(line: &str) -> Option<usize> {
 /// `argo logs`' prefix, `POD: ` (`fmt.Sprintf("%s: %s", pod, line)`), when the pod's name ends
 /// in the decimal hash Argo gives a workflow's pods (`-1200007919`): its length.
 fn argo_prefix(line: &[u8]) -> Option<usize> {
-    let pod = line
-        .iter()
-        .take_while(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.'))
-        .count();
-    let hash = line[..pod].rsplit(|&b| b == b'-').next()?;
-    let hashed = pod > hash.len() + 1 && (8..=10).contains(&hash.len()) && hash.iter().all(u8::is_ascii_digit);
-    (hashed && line.get(pod..pod + 2) == Some(b": ")).then_some(pod + 2)
+    let pod = hashed_pod_name(line, |hash| {
+        (8..=10).contains(&hash.len()) && hash.iter().all(u8::is_ascii_digit)
+    })?;
+    (line.get(pod..pod + 2) == Some(b": ")).then_some(pod + 2)
 }
 
 /// stern's default prefix, `POD CONTAINER `, when the pod's name ends in the hash Kubernetes gives
 /// a Job's or a ReplicaSet's pods (`-` and five of `bcdfghjklmnpqrstvwxz2456789`): its length.
 /// Without that hash two words at a line's start are the tool's own text.
 fn stern_prefix(line: &[u8]) -> Option<usize> {
-    let k8s = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.');
     // A pod's name is at least `x-` and its hash: a line whose seventh byte ends a word is none.
-    if !line.get(..7)?.iter().all(k8s) {
+    if !line.get(..7)?.iter().copied().all(is_k8s_name_byte) {
         return None;
     }
-    let pod = line.iter().take_while(|b| k8s(b)).count();
-    let hash = line[..pod].rsplit(|&b| b == b'-').next()?;
-    let hashed = pod > 6
-        && line[pod - 6] == b'-'
-        && hash.len() == 5
-        && hash.iter().all(|b| b"bcdfghjklmnpqrstvwxz2456789".contains(b));
-    if !hashed || line.get(pod) != Some(&b' ') {
+    let pod = hashed_pod_name(line, |hash| {
+        hash.len() == 5 && hash.iter().all(|b| b"bcdfghjklmnpqrstvwxz2456789".contains(b))
+    })?;
+    if line.get(pod) != Some(&b' ') {
         return None;
     }
-    let container = line[pod + 1..].iter().take_while(|b| k8s(b)).count();
+    let container = line[pod + 1..].iter().take_while(|&&b| is_k8s_name_byte(b)).count();
     (container > 0 && line.get(pod + 1 + container) == Some(&b' ')).then_some(pod + container + 2)
+}
+
+/// The length of the Kubernetes name `line` starts with, when it has a `-` and what follows its
+/// last one is a hash `is_hash` takes (a controller's pods are named so).
+#[inline]
+fn hashed_pod_name(line: &[u8], is_hash: impl Fn(&[u8]) -> bool) -> Option<usize> {
+    let pod = line.iter().take_while(|&&b| is_k8s_name_byte(b)).count();
+    let dash = line[..pod].iter().rposition(|&b| b == b'-')?;
+    (dash > 0 && is_hash(&line[dash + 1..pod])).then_some(pod)
 }
 
 /// docker compose's prefix, `NAME` padded with spaces to the longest name's width and one, then
@@ -365,10 +359,13 @@ fn compose_prefix(line: &[u8]) -> Option<usize> {
 
 /// A Kubernetes object's name as kubectl and tkn print it (a DNS label or subdomain).
 fn is_k8s_name(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.'))
+    !name.is_empty() && name.bytes().all(is_k8s_name_byte)
+}
+
+/// A byte of a Kubernetes object's name.
+#[inline]
+fn is_k8s_name_byte(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.')
 }
 
 /// nextest's heading of a test's captured output: `  stdout ───`, `  stderr ───`, `  output ───`.
