@@ -47,6 +47,31 @@ pub fn type_name(t: ErrorType) -> &'static str {
 }
 
 /// A short, actionable description of the fix, by sub-type.
+/// The kind of item rustc's dead-code lint names first (`` function `rounding` is never used ``).
+fn unused_item_kind(lower: &str) -> Option<&'static str> {
+    const KINDS: [&str; 12] = [
+        "function",
+        "method",
+        "associated function",
+        "struct",
+        "enum",
+        "constant",
+        "static",
+        "type alias",
+        "field",
+        "variant",
+        "trait",
+        "macro",
+    ];
+    let rest = lower
+        .strip_prefix("error: ")
+        .or(lower.strip_prefix("warning: "))
+        .unwrap_or(lower);
+    KINDS
+        .into_iter()
+        .find(|kind| rest.strip_prefix(kind).is_some_and(|after| after.starts_with(" `")))
+}
+
 pub fn fix_description(report: &BugReport) -> String {
     let m = report.message.as_str();
     let lower = m.to_ascii_lowercase();
@@ -58,6 +83,8 @@ pub fn fix_description(report: &BugReport) -> String {
                 || lower.contains("imported and not used")
             {
                 "remove the unused import".into()
+            } else if let Some(kind) = lower.contains("never used").then(|| unused_item_kind(&lower)).flatten() {
+                format!("remove the unused {kind}")
             } else if lower.contains("never used")
                 || lower.contains("declared and not used")
                 || lower.contains("unused variable")

@@ -112,7 +112,31 @@ pub(crate) struct Rust {
     /// the place of the assertion that failed (`... at tests/props.rs:11.`), a few lines on,
     /// where the panic names the `proptest!` macro's line.
     proptest: Option<Proptest>,
+    /// A rustc error without a code, read at its place and held until its block ends: in the
+    /// human format clippy's lints, and rustc's own lints that `-D warnings` or `#[deny]` made
+    /// errors, print no code in their header, only a note below it saying they are lints.
+    held: Option<HeldError>,
+    /// The messages of the held errors whose blocks said they are lints, their quoted names
+    /// taken out ([`lint_shape`]): rustc notes a lint's level once, at its first diagnostic, so
+    /// the second `unused variable` has no note (clippy's link is on each of its own).
+    lint_shapes: std::collections::BTreeSet<String>,
 }
+
+/// Most lint messages remembered ([`Rust::lint_shapes`]).
+const MAX_LINT_SHAPES: usize = 256;
+
+/// A code-less rustc error waiting for the end of its block ([`Rust::held`]).
+struct HeldError {
+    file: String,
+    line: u32,
+    message: String,
+    /// Its block said it is a lint.
+    lint: bool,
+    /// Lines read since: a block longer than [`MAX_HELD_ERROR_LINES`] has ended unseen.
+    lines: u16,
+}
+
+const MAX_HELD_ERROR_LINES: u16 = 200;
 
 /// A proptest failure waiting for its assertion's place ([`Rust::proptest`]).
 struct Proptest {
@@ -148,7 +172,12 @@ impl Rust {
             return false;
         };
         // A diagnostic's header waits for its location on the next line, whatever that line is.
-        if self.backtrace.is_some() || self.panic.is_some() || self.header.is_some() || self.proptest.is_some() {
+        if self.backtrace.is_some()
+            || self.panic.is_some()
+            || self.header.is_some()
+            || self.proptest.is_some()
+            || self.held.is_some()
+        {
             return true;
         }
         let line = look.line;
@@ -173,6 +202,14 @@ impl Rust {
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
+        if let Some(held) = self.held.as_mut() {
+            held.lines += 1;
+            if in_diagnostic_block(line) && held.lines <= MAX_HELD_ERROR_LINES {
+                held.lint |= names_a_lint(line);
+                return;
+            }
+            self.report_held(sink);
+        }
         if let Some(backtrace) = self.backtrace.as_mut() {
             if backtrace.frame(line, sink) {
                 self.backtrace = None;
@@ -308,7 +345,25 @@ impl Rust {
                 if let Some(location) = trimmed.strip_prefix("--> ").or_else(|| trimmed.strip_prefix("::: "))
                     && let (Some(header), Some((file, n, _))) = (self.header.take(), split_location(location))
                 {
-                    emit_header(&header, file, n, sink);
+                    if let Header::Rustc {
+                        level,
+                        code: None,
+                        message,
+                    } = &header
+                        && level == "error"
+                        && rustc_type(level, None, message).0 == ErrorType::TypeError
+                    {
+                        self.report_held(sink);
+                        self.held = Some(HeldError {
+                            file: file.to_owned(),
+                            line: n,
+                            message: message.clone(),
+                            lint: false,
+                            lines: 0,
+                        });
+                    } else {
+                        emit_header(&header, file, n, sink);
+                    }
                 }
             }
             b'-' => {
@@ -426,7 +481,33 @@ impl Rust {
         }
     }
 
-    pub fn finish(&mut self, _sink: &mut Sink<'_>) {}
+    pub fn finish(&mut self, sink: &mut Sink<'_>) {
+        self.report_held(sink);
+    }
+
+    /// Reports the held code-less error: a lint when its block said so, else a type error as
+    /// [`rustc_type`] calls a code-less error that is no syntax error.
+    fn report_held(&mut self, sink: &mut Sink<'_>) {
+        let Some(held) = self.held.take() else {
+            return;
+        };
+        let shape = lint_shape(&held.message);
+        let lint = held.lint || self.lint_shapes.contains(&shape);
+        if held.lint && self.lint_shapes.len() < MAX_LINT_SHAPES {
+            self.lint_shapes.insert(shape);
+        }
+        let error_type = if lint { ErrorType::Linting } else { ErrorType::TypeError };
+        sink.report(Finding {
+            file: &held.file,
+            line: held.line,
+            error_type,
+            message: Cow::Owned(format!("error: {}", held.message)),
+            test: None,
+            confidence: 0.95,
+            rank: Rank::of(error_type),
+            diagnostic: true,
+        });
+    }
 
     /// Moves a panic's place (`file:n`, as its program printed it) to where it is in the
     /// doctest's file: a line of the program rustdoc made of the example is the example's
@@ -490,6 +571,44 @@ fn is_location(line: &str) -> bool {
         let trimmed = line.trim_start();
         trimmed.starts_with("--> ") || trimmed.starts_with("::: ")
     }
+}
+
+/// Whether a line goes on with a rustc diagnostic's block: its source lines (indented, or a
+/// two-digit line number's gutter, `59 |`), notes, helps and suggestions. A blank line, which
+/// ends the block, never reaches a format; the next header or any other text does.
+fn in_diagnostic_block(line: &str) -> bool {
+    match line.as_bytes().first() {
+        Some(b' ' | b'0'..=b'9' | b'|' | b'=') => true,
+        Some(b'.') => line.starts_with("..."),
+        Some(b'h' | b'n') => line.starts_with("help: ") || line.starts_with("note: "),
+        _ => false,
+    }
+}
+
+/// Whether a line of a diagnostic's block says the diagnostic is a lint: a lint level's note
+/// (`` = note: `-D clippy::write-literal` implied by `-D warnings` ``, `` `#[deny(unused_variables)]`
+/// implied by `#[deny(warnings)]` ``, `note: the lint level is defined here`) or clippy's link to
+/// the lint's page.
+fn names_a_lint(line: &str) -> bool {
+    let trimmed = line.trim_start();
+    let note = trimmed.strip_prefix("= ").unwrap_or(trimmed);
+    note.starts_with("note: the lint level is defined here")
+        || (note.starts_with("note: `") && (note.contains("implied by `") || note.contains(")]` on by default")))
+        || (note.starts_with("help: for further information visit ") && note.contains("rust-clippy"))
+}
+
+/// A diagnostic's message with each `quoted` name in it taken out: `` unused variable: `a` ``
+/// and `` unused variable: `b` `` are one lint's.
+fn lint_shape(message: &str) -> String {
+    let mut shape = String::with_capacity(message.len());
+    for (i, part) in message.split('`').enumerate() {
+        // The even parts are outside the quotes.
+        if i % 2 == 0 {
+            shape.push_str(part);
+        }
+        shape.push('`');
+    }
+    shape
 }
 
 /// libtest's note on a `#[should_panic]` test that returned, before the test's place.
@@ -902,7 +1021,9 @@ pub(crate) fn rustc_type(level: &str, code: Option<&str>, message: &str) -> (Err
         Some("E0432" | "E0433" | "E0412" | "E0425" | "E0422" | "E0423" | "E0583" | "E0463" | "E0405" | "E0531") => {
             ErrorType::Import
         }
-        Some(c) if c.starts_with("clippy::") => ErrorType::Linting,
+        // Not an `E0308` but a lint's name (`clippy::write_literal`, `unused_variables` in
+        // cargo's JSON): a lint `-D warnings` or `#[deny]` made an error.
+        Some(c) if !is_error_code(c) => ErrorType::Linting,
         Some(_) => ErrorType::TypeError,
         None if message.starts_with("expected ")
             || message.starts_with("unexpected ")
@@ -916,6 +1037,12 @@ pub(crate) fn rustc_type(level: &str, code: Option<&str>, message: &str) -> (Err
         None => ErrorType::TypeError,
     };
     (error_type, Rank::Error)
+}
+
+/// Whether a diagnostic's code is one of rustc's error codes (`E0308`), not a lint's name.
+fn is_error_code(code: &str) -> bool {
+    code.strip_prefix('E')
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// The bug type of a linter's finding by its code or rule: ruff, flake8 and pylint report parse
@@ -1113,6 +1240,68 @@ Caused by:
             .map(|(file, line, _)| (file, line))
             .collect();
         assert_eq!(places, [("crates/beta/src/lib.rs", 12), ("crates/beta/src/lib.rs", 30)]);
+    }
+
+    #[test]
+    fn a_code_less_error_is_a_lint_when_its_block_says_so() {
+        // rustc 1.95 under `-D warnings`: the lint's level is noted at its first diagnostic
+        // only; a code-less error that is no lint (a macro not found) stays a type error; the
+        // log is cut inside clippy's last block.
+        let log = "\
+error: cannot find macro `vecc` in this scope
+ --> src/lib.rs:2:13
+  |
+2 |     let v = vecc![1];
+  |             ^^^^ help: a macro with a similar name exists: `vec`
+
+error: unused variable: `a`
+ --> src/lib.rs:5:9
+  |
+5 |     let a = 1;
+  |         ^ help: if this is intentional, prefix it with an underscore: `_a`
+  |
+  = note: `-D unused-variables` implied by `-D warnings`
+  = help: to override `-D warnings` add `#[allow(unused_variables)]`
+
+error: unused variable: `b`
+  --> src/lib.rs:12:9
+   |
+12 |     let b = 2;
+   |         ^ help: if this is intentional, prefix it with an underscore: `_b`
+
+error: unused variable: `c`
+  --> src/lib.rs:14:9
+   |
+14 |     let c = 3;
+note: the lint level is defined here
+ --> src/lib.rs:1:9
+  |
+1 | #![deny(unused)]
+  |         ^^^^^^
+  = note: `#[deny(unused_variables)]` implied by `#[deny(unused)]`
+
+error: literal with an empty format string
+  --> src/lib.rs:20:27
+   |
+20 |     write!(f, \"{}\", \"\")?;
+   |                       ^^
+   |
+   = help: for further information visit https://rust-lang.github.io/rust-clippy/rust-1.95.0/index.html#write_literal
+";
+        let ws = Workspace::new("/w").with_files(vec!["src/lib.rs".to_owned()]);
+        let parsed = parse(log, &ws);
+        let types: Vec<(u32, String)> = super::super::report_findings(&parsed)
+            .into_iter()
+            .map(|(_, line, error_type, _)| (line, error_type))
+            .collect();
+        let expected = [
+            (2, "TypeError"),
+            (5, "Linting"),
+            (12, "Linting"),
+            (14, "Linting"),
+            (20, "Linting"),
+        ];
+        assert_eq!(types, expected.map(|(line, t)| (line, t.to_owned())));
     }
 
     #[test]
