@@ -287,6 +287,24 @@ mod tests {
             "{}",
             render(&r)
         );
+        // rustc's dead code names the item's kind; Go's unused variable is a variable.
+        let r = report(
+            ErrorType::Linting,
+            "src/lib.rs",
+            17,
+            "error: function `rounding` is never used",
+        );
+        assert!(
+            render(&r).ends_with("→ Fix: remove the unused function"),
+            "{}",
+            render(&r)
+        );
+        let r = report(ErrorType::Linting, "main.go", 4, "declared and not used: x");
+        assert!(
+            render(&r).ends_with("→ Fix: remove the unused variable"),
+            "{}",
+            render(&r)
+        );
         let r = report(ErrorType::Syntax, "src/money.ts", 2, "error TS1005: ')' expected.");
         assert_eq!(
             render(&r),

@@ -335,6 +335,12 @@ pub(crate) struct Item<'a> {
     #[serde(borrow)]
     pub issue_text: Str<'a>,
     pub line_number: Count,
+    /// mocha's `--reporter json`: a test (under `tests` or `failures`), failed when its `err`
+    /// has a stack.
+    #[serde(borrow, rename = "fullTitle")]
+    pub full_title: Field<Str<'a>>,
+    #[serde(borrow)]
+    pub err: Object<MochaError<'a>>,
     /// golangci-lint: told by the field's presence.
     #[serde(borrow, rename = "FromLinter")]
     pub from_linter: Field<Str<'a>>,
@@ -342,6 +348,14 @@ pub(crate) struct Item<'a> {
     pub text: Str<'a>,
     #[serde(borrow, rename = "Pos")]
     pub pos: Field<Object<GoPosition<'a>>>,
+}
+
+/// The error of a mocha test (`{}` when it passed): Node's stack, its message on its first line.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct MochaError<'a> {
+    #[serde(borrow)]
+    pub stack: Str<'a>,
 }
 
 /// A scenario of a Cucumber feature: its name and its steps.

@@ -226,8 +226,9 @@ impl JsonStream {
             (Shape::Report, Some(Role::Report)) => match key {
                 // eslint's `json-with-metadata` keeps its file list under `results`; pyright's
                 // `--outputjson` its findings under `generalDiagnostics`, golangci-lint's `json` under
-                // `Issues`.
-                "diagnostics" | "messages" | "results" | "generalDiagnostics" | "Issues" => {
+                // `Issues`; mocha's `--reporter json` its tests under `tests` (before a cut log's
+                // end) and the failed ones again under `failures`.
+                "diagnostics" | "messages" | "results" | "generalDiagnostics" | "Issues" | "tests" | "failures" => {
                     Action::Descend(Role::Items)
                 }
                 "runs" => Action::Descend(Role::Results),

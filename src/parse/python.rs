@@ -146,7 +146,24 @@ pub(crate) struct Python {
     /// Inside `python -m doctest`'s `Expected:` block, up to its `Got:`: a traceback there is what
     /// the example should have raised, not one that happened.
     in_doctest_expected: bool,
+    /// Inside pytest-timeout's dump of the threads' stacks ([`TimeoutDump`]).
+    timeout: Option<TimeoutDump>,
 }
+
+/// pytest-timeout's `--timeout-method=thread` dump: a `+++ Timeout +++` banner (after the
+/// progress dots of the test that hung, on their line), each thread's stack under its
+/// `~~~ Stack of MainThread (1398…) ~~~` header, the banner again, and the run dies. The test
+/// ran in the main thread: where its stack ends in the project is where the test hung.
+#[derive(Default)]
+struct TimeoutDump {
+    /// The main thread's stack, once read.
+    main: Option<Block>,
+    /// The stack being read is the main thread's (its frames go to [`Python::block`]).
+    reading_main: bool,
+}
+
+/// What the timed-out test is reported with: pytest-timeout's banner says no more.
+const TIMEOUT_MESSAGE: &str = "the test ran past pytest-timeout's limit (its stack when it was stopped)";
 
 /// What an exception group's sub-exceptions start from.
 struct GroupStart {
@@ -188,7 +205,11 @@ impl Python {
     /// one, names a test's outcome, or places a syntax error does.
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
-        if self.block.is_some() || self.section != Section::None || self.exception_group.is_some() {
+        if self.block.is_some()
+            || self.section != Section::None
+            || self.exception_group.is_some()
+            || self.timeout.is_some()
+        {
             return true;
         }
         let Some(first) = look.first else {
@@ -219,6 +240,7 @@ impl Python {
         };
         starts_something
             || look.last == b')' && look.may_hold(Needle::LineComma)
+            || look.last == b'+' && is_timeout_banner(line)
             || is_ascii_space(first) && {
                 let trimmed = look.trimmed();
                 trimmed.starts_with("File \"")
@@ -350,6 +372,26 @@ impl Python {
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
+        if line.ends_with('+') && is_timeout_banner(line) {
+            self.timeout_banner(sink);
+            return;
+        }
+        if let Some(dump) = self.timeout.as_mut() {
+            if first == b'~'
+                && let Some(thread) = stack_of(line)
+            {
+                if dump.reading_main {
+                    dump.main = self.block.take();
+                }
+                dump.reading_main = thread == "MainThread";
+                self.block = dump.reading_main.then(Block::default);
+                return;
+            }
+            if !dump.reading_main {
+                // Another thread's stack: not the test's.
+                return;
+            }
+        }
 
         if first == b'=' && line.len() > 10 && line.ends_with('=') {
             self.flush(sink);
@@ -650,6 +692,30 @@ impl Python {
             }
             block.awaiting_source = rest.starts_with("in ");
         }
+    }
+
+    /// pytest-timeout's banner: it opens the dump of the threads' stacks, or closes it, when
+    /// the main thread's stack is reported as the test's failure.
+    fn timeout_banner(&mut self, sink: &mut Sink<'_>) {
+        let Some(dump) = self.timeout.take() else {
+            self.flush(sink);
+            self.timeout = Some(TimeoutDump::default());
+            return;
+        };
+        let main = if dump.reading_main {
+            self.block.take()
+        } else {
+            dump.main
+        };
+        self.block = main.map(|mut block| {
+            block.exception = Some(("Timeout".to_owned(), TIMEOUT_MESSAGE.to_owned()));
+            // The stack starts in pytest: its first frame in a test file is the test's own.
+            if let Some(test) = block.frames.iter_mut().find(|f| sink.is_test_file(&f.file)) {
+                test.is_test = true;
+            }
+            block
+        });
+        self.flush(sink);
     }
 
     /// A traceback begins: a block that already has its exception is finished (a unittest
@@ -1341,6 +1407,22 @@ fn starts_with_word_and_paren(line: &str) -> bool {
 }
 
 /// The report for a Python exception at `file:line`.
+/// pytest-timeout's banner, `+++…+++ Timeout +++…+++`, alone on its line or after the progress
+/// dots it interrupted.
+fn is_timeout_banner(line: &str) -> bool {
+    line.ends_with("+++")
+        && line
+            .trim_end_matches('+')
+            .strip_suffix(" Timeout ")
+            .is_some_and(|before| before.ends_with("+++"))
+}
+
+/// The thread a pytest-timeout dump's header names: `~~~ Stack of MainThread (1398…) ~~~`.
+fn stack_of(line: &str) -> Option<&str> {
+    let rest = line.trim_matches('~').trim().strip_prefix("Stack of ")?;
+    Some(rest.rsplit_once(" (").map_or(rest, |(name, _)| name))
+}
+
 pub(crate) fn python_finding<'a>(
     file: &'a str,
     line: u32,

@@ -442,7 +442,13 @@ fn array_item(item: &Item<'_>, start: usize, sink: &mut Sink<'_>) {
         None => item.message_id_json2.0.as_ref().and_then(|id| id.0.as_deref()),
     };
     let location = item.location.0.as_ref().and_then(|l| l.0.as_ref());
-    if let Some(messages) = &item.messages.0 {
+    if let (Some(title), Some(err)) = (item.full_title.0.as_ref().and_then(|t| t.0.as_deref()), &item.err.0) {
+        // mocha: a test that failed has its error's stack, read as the log Node printed.
+        let stack = err.stack.text();
+        if !stack.is_empty() {
+            failed_test(title, stack, sink);
+        }
+    } else if let Some(messages) = &item.messages.0 {
         // eslint: one element per file, with its messages.
         let file = item.file_path.text();
         let no_fields = EslintMessage::default();
@@ -1507,7 +1513,14 @@ mod tests {
 
     /// [`array_item`] as it was, on a whole `serde_json::Value`: what the typed reading must match.
     fn array_item_by_value(item: &Value, start: usize, sink: &mut Sink<'_>) {
-        if let Some(messages) = item.get("messages").and_then(Value::as_array) {
+        if let (Some(Value::String(title)), Some(err)) =
+            (item.get("fullTitle"), item.get("err").filter(|e| e.is_object()))
+        {
+            let stack = str_of(err, "stack");
+            if !stack.is_empty() {
+                failed_test(title, stack, sink);
+            }
+        } else if let Some(messages) = item.get("messages").and_then(Value::as_array) {
             // eslint: one element per file, with its messages.
             let file = str_of(item, "filePath");
             for (i, m) in messages.iter().enumerate() {
@@ -1790,6 +1803,7 @@ mod tests {
             ]),
         )]);
         prop_oneof![
+            object(vec![("fullTitle", text()), ("err", object(vec![("stack", text())]))]),
             object(vec![(
                 "elements",
                 list(object(vec![("name", text()), ("steps", list(step))]))
@@ -2515,5 +2529,142 @@ tests/test_a.py:4: AssertionError
             "{:#?}",
             parsed.reports
         );
+    }
+    /// mocha 12 `--reporter json` (an outside trial's fraction.js 5.3.4, two of its 314 tests):
+    /// a failed test's `err.stack` is read as the log Node printed, under `tests` and again under
+    /// `failures`; a log cut inside `failures` still has them under `tests`.
+    #[test]
+    fn mocha_s_json_report_places_each_failed_test_s_stack() {
+        const REPORT: &str = r##"{
+  "stats": {
+    "suites": 9,
+    "tests": 314,
+    "passes": 291,
+    "pending": 0,
+    "failures": 23,
+    "start": "2026-11-27T18:48:06.317Z",
+    "end": "2026-11-27T18:48:06.404Z",
+    "duration": 87
+  },
+  "tests": [
+    {
+      "title": "",
+      "fullTitle": "Fraction ",
+      "file": "/w/tests/fraction.test.js",
+      "duration": 0,
+      "currentRetry": 0,
+      "speed": "fast",
+      "err": {}
+    },
+    {
+      "title": "1 - (-1)",
+      "fullTitle": "Fraction 1 - (-1)",
+      "file": "/w/tests/fraction.test.js",
+      "duration": 1,
+      "currentRetry": 0,
+      "err": {
+        "stack": "AssertionError [ERR_ASSERTION]: '0' == '2'\n    at Context.<anonymous> (tests/fraction.test.js:1583:18)\n    at process.processImmediate (node:internal/timers:483:21)",
+        "message": "'0' == '2'",
+        "generatedMessage": true,
+        "name": "AssertionError",
+        "code": "ERR_ASSERTION",
+        "actual": "0",
+        "expected": "2",
+        "operator": "=="
+      }
+    },
+    {
+      "title": "-222/3",
+      "fullTitle": "Fraction -222/3",
+      "file": "/w/tests/fraction.test.js",
+      "duration": 0,
+      "currentRetry": 0,
+      "err": {
+        "stack": "TypeError: this.n is not a function\n    at Object.inverse (dist/fraction.js:569:52)\n    at action (tests/fraction.test.js:1567:69)\n    at Context.<anonymous> (tests/fraction.test.js:1583:24)\n    at process.processImmediate (node:internal/timers:483:21)",
+        "message": "this.n is not a function"
+      }
+    }
+  ],
+  "pending": [],
+  "failures": [
+    {
+      "title": "1 - (-1)",
+      "fullTitle": "Fraction 1 - (-1)",
+      "file": "/w/tests/fraction.test.js",
+      "duration": 1,
+      "currentRetry": 0,
+      "err": {
+        "stack": "AssertionError [ERR_ASSERTION]: '0' == '2'\n    at Context.<anonymous> (tests/fraction.test.js:1583:18)\n    at process.processImmediate (node:internal/timers:483:21)",
+        "message": "'0' == '2'",
+        "generatedMessage": true,
+        "name": "AssertionError",
+        "code": "ERR_ASSERTION",
+        "actual": "0",
+        "expected": "2",
+        "operator": "=="
+      }
+    },
+    {
+      "title": "-222/3",
+      "fullTitle": "Fraction -222/3",
+      "file": "/w/tests/fraction.test.js",
+      "duration": 0,
+      "currentRetry": 0,
+      "err": {
+        "stack": "TypeError: this.n is not a function\n    at Object.inverse (dist/fraction.js:569:52)\n    at action (tests/fraction.test.js:1567:69)\n    at Context.<anonymous> (tests/fraction.test.js:1583:24)\n    at process.processImmediate (node:internal/timers:483:21)",
+        "message": "this.n is not a function"
+      }
+    }
+  ],
+  "passes": [
+    {
+      "title": "",
+      "fullTitle": "Fraction ",
+      "file": "/w/tests/fraction.test.js",
+      "duration": 0,
+      "currentRetry": 0,
+      "speed": "fast",
+      "err": {}
+    }
+  ]
+}"##;
+        let workspace = crate::parse::Workspace::new("/w")
+            .with_files(vec!["tests/fraction.test.js".to_owned(), "dist/fraction.js".to_owned()]);
+        // Cut inside the first element of `failures` (the last `"failures"`: `stats` counts them).
+        let cut = &REPORT[..REPORT.rfind("\"failures\"").expect("failures") + 40];
+        for log in [REPORT, cut] {
+            let parsed = crate::parse::parse(log, &workspace);
+            let got: Vec<(&str, u32, String, Option<&str>)> = parsed
+                .reports
+                .iter()
+                .map(|r| {
+                    (
+                        r.file_path.as_str(),
+                        r.line_number,
+                        format!("{:?}", r.error_type),
+                        r.test_name.as_deref(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    (
+                        "tests/fraction.test.js",
+                        1583,
+                        "Logic".to_owned(),
+                        Some("Fraction 1 - (-1)")
+                    ),
+                    ("dist/fraction.js", 569, "TypeError".to_owned(), Some("Fraction -222/3")),
+                    (
+                        "tests/fraction.test.js",
+                        1583,
+                        "TypeError".to_owned(),
+                        Some("Fraction -222/3")
+                    ),
+                ],
+                "{log}"
+            );
+        }
     }
 }

@@ -215,24 +215,29 @@ impl Tap {
             return;
         }
         if let Some(at) = trimmed.strip_prefix("at: ") {
-            failure.at = frame(at.trim_matches('\''), sink);
+            failure.at = frame(unquoted(at), sink);
         } else if let Some(location) = trimmed.strip_prefix("location: ") {
-            failure.location = frame(location.trim_matches('\''), sink);
+            failure.location = frame(unquoted(location), sink);
         } else if let Some(operator) = trimmed.strip_prefix("operator: ") {
-            failure.operator = Some(operator.trim_matches('\'').to_owned());
+            failure.operator = Some(unquoted(operator).to_owned());
         } else if let Some(expected) = trimmed.strip_prefix("expected: ") {
             failure.expected = one_line_value(expected);
         } else if let Some(actual) = trimmed.strip_prefix("actual: ") {
             failure.actual = one_line_value(actual);
         } else if let Some(kind) = trimmed.strip_prefix("failureType: ") {
-            failure.subtests_failed = kind.trim_matches('\'') == "subtestsFailed";
+            failure.subtests_failed = unquoted(kind) == "subtestsFailed";
         } else if let Some(name) = trimmed.strip_prefix("name: ") {
-            failure.name = Some(name.trim_matches('\'').to_owned());
+            failure.name = Some(unquoted(name).to_owned());
         } else if let Some(error) = trimmed.strip_prefix("error: ") {
-            let error = error.trim_matches(|c| c == '\'' || c == '"');
+            let error = unquoted(error);
             if !error.starts_with('|') && !error.starts_with('>') {
                 failure.error = Some(error.to_owned());
             }
+        } else if let Some(message) = trimmed.strip_prefix("message: ")
+            && failure.error.is_none()
+        {
+            // vitest's `error:` is a map: its `name:` and `message:` under it.
+            failure.error = Some(unquoted(message).to_owned());
         } else if let Some(place) = frame(trimmed.strip_prefix("at ").unwrap_or(trimmed), sink) {
             // A line of `stack: |-`: tape's `at fn (path:12:5)`, node's `fn (file:///path:12:5)`.
             if sink.is_test_file(&place.0) {
@@ -343,6 +348,11 @@ fn is_summary(comment: &str) -> bool {
 fn one_line_value(value: &str) -> Option<String> {
     let value = value.trim();
     (!value.starts_with('|') && !value.starts_with('>')).then(|| value.to_owned())
+}
+
+/// A YAML scalar without its quotes: node and tape quote with `'`, vitest with `"`.
+fn unquoted(value: &str) -> &str {
+    value.trim_matches(|c| c == '\'' || c == '"')
 }
 
 /// A place in the project from a frame's text: `fn (/abs/a.js:12:5)`, `/abs/a.js:12:5`,
@@ -723,5 +733,51 @@ not ok 3 - formats short minutes
                 "ReferenceError: mn is not defined"
             )]
         );
+    }
+    /// vitest 4.1 `--reporter=tap` (an outside trial's fraction.js 5.3.4): TAP 14's nested
+    /// subtests, indented four spaces a level, and a YAML map of the error with double-quoted
+    /// values; `at:` is where it was thrown.
+    #[test]
+    fn vitest_s_tap_places_each_failure_at_its_at() {
+        let log = r#"TAP version 13
+1..1
+not ok 1 - tests/fraction.test.js # time=193.80ms {
+    1..9
+    not ok 1 - Fraction # time=165.81ms {
+        1..289
+        ok 67 - 1 + 1 # time=0.20ms
+        not ok 68 - 1 - (-1) # time=26.89ms
+            ---
+            error:
+                name: "AssertionError"
+                message: "'0' == '2'"
+            at: "/w/tests/fraction.test.js:1583:18"
+            ...
+        not ok 94 - -222/3 # time=0.53ms
+            ---
+            error:
+                name: "TypeError"
+                message: "this.n is not a function"
+            at: "/w/dist/fraction.js:569:52"
+            ...
+    }
+}
+"#;
+        let workspace = crate::parse::Workspace::new("/w")
+            .with_files(vec!["tests/fraction.test.js".to_owned(), "dist/fraction.js".to_owned()]);
+        let parsed = crate::parse::parse(log, &workspace);
+        let got: Vec<(&str, u32, String)> = crate::parse::report_findings(&parsed)
+            .into_iter()
+            .map(|(file, line, error_type, _)| (file, line, error_type))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("tests/fraction.test.js", 1583, "Logic".to_owned()),
+                ("dist/fraction.js", 569, "TypeError".to_owned())
+            ]
+        );
+        let messages: Vec<&str> = parsed.reports.iter().map(|r| r.message.as_str()).collect();
+        assert!(messages[1].contains("this.n is not a function"), "{messages:?}");
     }
 }
