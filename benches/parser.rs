@@ -29,6 +29,11 @@
 //!     KUBEHEAL_BENCH_JSON_MIB=100 cargo bench --bench parser   # the JSON array's size
 //!     KUBEHEAL_BENCH_JSON_ONLY=1 cargo bench --bench parser    # only the JSON array figure
 //!
+//! `KUBEHEAL_BENCH_BIN=path` times a built `kubeheal` binary too (`image/pgo.sh bench` passes the
+//! image's, built with profile-guided optimisation: its profile names this build's functions,
+//! not the bench's own copy of the library), `kubeheal parse` of the same file as a child
+//! process, in turns with grep, against grep and the peer.
+//!
 //! Redaction is timed on an 8 MiB pytest log (the pytest golden logs among passing pytest and pip
 //! noise) with four secrets in it.
 
@@ -166,6 +171,7 @@ fn mixed_log(root: &Path) {
         "kubeheal parse of the log in memory, {rounds} rounds: CPU best {in_memory:.3} s ({:.0} MB/s), median {in_memory_median:.3} s",
         mb / in_memory
     );
+    let binary = std::env::var_os("KUBEHEAL_BENCH_BIN").map(|bin| binary_in_turns(Path::new(&bin), &large, rounds));
     if std::env::var_os("KUBEHEAL_BENCH_NO_PEER").is_some() {
         println!("swebench parse_log_pytest: skipped (KUBEHEAL_BENCH_NO_PEER is set)");
     } else {
@@ -184,8 +190,48 @@ fn mixed_log(root: &Path) {
             None => println!("swebench parse_log_pytest: not available (pip install swebench to compare)"),
         }
     }
+    if let Some((best, median)) = binary {
+        println!(
+            "the binary, streaming the file: CPU best {best:.3} s ({:.0} MB/s), median {median:.3} s",
+            mb / best
+        );
+    }
     redaction(&root.join("tests/fixtures/logs"));
     path_resolution();
+}
+
+/// `kubeheal parse` of `log` by the binary `bin`, as a child process, in turns with grep for
+/// `rounds` rounds; prints its ratio to grep's CPU time and returns its (best, median) CPU
+/// seconds.
+fn binary_in_turns(bin: &Path, log: &Path, rounds: usize) -> (f64, f64) {
+    let (mut ours, mut ratios) = (vec![], vec![]);
+    for _ in 0..rounds {
+        let cpu = children_cpu_seconds();
+        let status = Command::new(bin)
+            .args(["parse", "--workspace", "/tmp/kubeheal-fixtures/py_logic"])
+            .arg(log)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("KUBEHEAL_BENCH_BIN runs");
+        assert!(status.success(), "{} parse failed: {status}", bin.display());
+        let used = children_cpu_seconds() - cpu;
+        ours.push(used);
+        if let Some((_, grep_cpu, _)) = grep_once(log) {
+            ratios.push(used / grep_cpu);
+        }
+    }
+    println!(
+        "the binary {} (kubeheal parse as a child process), {rounds} rounds: CPU best {:.3} s, median {:.3} s; \
+         it takes {:.2}x grep's CPU time (the median of the rounds' ratios; they ranged {:.2}x-{:.2}x)",
+        bin.display(),
+        min(&ours),
+        median(&ours),
+        median(&ratios),
+        min(&ratios),
+        ratios.iter().copied().fold(0.0, f64::max)
+    );
+    (min(&ours), median(&ours))
 }
 
 /// Paths a tool printed from a subfolder, or under another checkout's root, resolved against a
