@@ -376,6 +376,11 @@ impl Python {
             self.timeout_banner(sink);
             return;
         }
+        if self.timeout.is_some() && !matches!(first, b' ' | b'~') {
+            // Text that is none of the dump's (its headers, frames and source lines): the dump
+            // ended without its closing banner (another step's output after a cut one).
+            self.timeout_banner(sink);
+        }
         if let Some(dump) = self.timeout.as_mut() {
             if first == b'~'
                 && let Some(thread) = stack_of(line)
@@ -1406,7 +1411,6 @@ fn starts_with_word_and_paren(line: &str) -> bool {
     }
 }
 
-/// The report for a Python exception at `file:line`.
 /// pytest-timeout's banner, `+++…+++ Timeout +++…+++`, alone on its line or after the progress
 /// dots it interrupted.
 fn is_timeout_banner(line: &str) -> bool {
@@ -1423,6 +1427,7 @@ fn stack_of(line: &str) -> Option<&str> {
     Some(rest.rsplit_once(" (").map_or(rest, |(name, _)| name))
 }
 
+/// The report for a Python exception at `file:line`.
 pub(crate) fn python_finding<'a>(
     file: &'a str,
     line: u32,
@@ -2591,5 +2596,42 @@ E   NameError: name 'KeyErorr' is not defined
             .find(|r| r.file_path == "docs/usage.txt" && r.line_number == 9)
             .expect("the doctest's report");
         assert_eq!(report.message, "DocTestFailure: expected 9.5, got 8.25");
+    }
+
+    /// pytest-timeout 2.4's thread dump (the golden `pytest_timeout_thread`), its closing banner
+    /// cut off and another step's output after it: the dump ends at that output, which is read.
+    #[test]
+    fn a_timeout_dump_without_its_closing_banner_ends_at_the_next_step_s_output() {
+        let log = "\
+tests/test_retry.py .+++++++++++++++++++++++++++++++++++ Timeout ++++++++++++++++++++++++++++++++++++
+~~~~~~~~~~~~~~~~~~~~ Stack of MainThread (140632396446592) ~~~~~~~~~~~~~~~~~~~~~
+  File \"/w/tests/test_retry.py\", line 9, in test_never_waits_longer_than_the_cap
+    assert backoff_delays(1, 5, 5) == [1, 2, 4, 5, 5]
+  File \"/w/retry.py\", line 10, in backoff_delays
+    continue
+~~~~~~~~~~~~~~~~~~~~ Stack of Thread-1 (140632300000000) ~~~~~~~~~~~~~~~~~~~~~
+  File \"/w/app/worker.py\", line 3, in run
+    time.sleep(1)
+Traceback (most recent call last):
+  File \"/w/app/cli.py\", line 4, in <module>
+    main()
+KeyError: 'port'
+";
+        let ws = crate::parse::Workspace::new("/w").with_files(
+            ["tests/test_retry.py", "retry.py", "app/worker.py", "app/cli.py"]
+                .map(str::to_owned)
+                .to_vec(),
+        );
+        let parsed = crate::parse::parse(log, &ws);
+        let places: Vec<(&str, u32)> = crate::parse::report_places(&parsed)
+            .into_iter()
+            .map(|(f, l, _)| (f, l))
+            .collect();
+        assert_eq!(
+            places,
+            [("retry.py", 10), ("tests/test_retry.py", 9), ("app/cli.py", 4)]
+        );
+        assert!(is_timeout_banner("+++++ Timeout +++++") && !is_timeout_banner("a + Timeout +"));
+        assert_eq!(stack_of("~~~~ Stack of Thread-1 (1406) ~~~~"), Some("Thread-1"));
     }
 }
