@@ -160,6 +160,8 @@ struct TimeoutDump {
     main: Option<Block>,
     /// The stack being read is the main thread's (its frames go to [`Python::block`]).
     reading_main: bool,
+    /// A thread's header has been read (right after the banner, nothing else is the dump's).
+    headed: bool,
 }
 
 /// What the timed-out test is reported with: pytest-timeout's banner says no more.
@@ -376,9 +378,11 @@ impl Python {
             self.timeout_banner(sink);
             return;
         }
-        if self.timeout.is_some() && !matches!(first, b' ' | b'~') {
-            // Text that is none of the dump's (its headers, frames and source lines): the dump
-            // ended without its closing banner (another step's output after a cut one).
+        if let Some(dump) = &self.timeout
+            && !is_timeout_dump_line(line, dump.headed)
+        {
+            // Text that is none of the dump's: the dump ended without its closing banner (a cut
+            // log, then another step's output, which is read as any other).
             self.timeout_banner(sink);
         }
         if let Some(dump) = self.timeout.as_mut() {
@@ -388,6 +392,7 @@ impl Python {
                 if dump.reading_main {
                     dump.main = self.block.take();
                 }
+                dump.headed = true;
                 dump.reading_main = thread == "MainThread";
                 self.block = dump.reading_main.then(Block::default);
                 return;
@@ -1419,6 +1424,19 @@ fn is_timeout_banner(line: &str) -> bool {
             .trim_end_matches('+')
             .strip_suffix(" Timeout ")
             .is_some_and(|before| before.ends_with("+++"))
+}
+
+/// Whether a line is one a pytest-timeout dump prints: a thread's header, and under one (once
+/// `headed`) a frame, which always names its function, or the frame's source line, four spaces
+/// in. A traceback's place of a syntax error (`  File "app.py", line 5`, no function) is not.
+fn is_timeout_dump_line(line: &str, headed: bool) -> bool {
+    match line.as_bytes().first() {
+        Some(b'~') => stack_of(line).is_some(),
+        Some(b' ') if headed => {
+            line.starts_with("    ") || file_frame(line).is_some_and(|(_, _, function)| function.is_some())
+        }
+        _ => false,
+    }
 }
 
 /// The thread a pytest-timeout dump's header names: `~~~ Stack of MainThread (1398…) ~~~`.
@@ -2631,6 +2649,22 @@ KeyError: 'port'
             places,
             [("retry.py", 10), ("tests/test_retry.py", 9), ("app/cli.py", 4)]
         );
+        // Cut right after the banner, or inside another thread's stack, then Python's report of
+        // a syntax error, whose place is indented as a frame is but names no function.
+        for cut in [
+            "tests/test_retry.py .+++++++++++ Timeout +++",
+            "+++++ Timeout +++++\n~~~~ Stack of Thread-1 (1406) ~~~~\n  File \"/w/app/worker.py\", line 3, in run",
+        ] {
+            let log = format!(
+                "{cut}\n  File \"/w/app/cli.py\", line 5\n    return result\nTabError: inconsistent use of tabs and spaces in indentation\n"
+            );
+            let parsed = crate::parse::parse(&log, &ws);
+            let found: Vec<(&str, u32, String)> = crate::parse::report_findings(&parsed)
+                .into_iter()
+                .map(|(file, line, kind, _)| (file, line, kind))
+                .collect();
+            assert_eq!(found, [("app/cli.py", 5, "Indentation".to_owned())], "{cut}");
+        }
         assert!(is_timeout_banner("+++++ Timeout +++++") && !is_timeout_banner("a + Timeout +"));
         assert_eq!(stack_of("~~~~ Stack of Thread-1 (1406) ~~~~"), Some("Thread-1"));
     }

@@ -157,6 +157,16 @@ const EXECUTABLE_FAILED: &str = "Test executable failed";
 /// Most doctests of one crate remembered for where their examples start.
 const MAX_DOCTESTS_LISTED: usize = 10_000;
 
+/// A line that is cargo's or libtest's own output and never a panic's message: a coded rustc
+/// error, another panic, a test's captured output's header, a test binary's `running N tests`.
+fn begins_other_rust_output(line: &str) -> bool {
+    line.strip_prefix("error[E")
+        .is_some_and(|rest| rest.as_bytes().first().is_some_and(u8::is_ascii_digit))
+        || line.starts_with("thread '") && line.contains("' panicked at ")
+        || line.starts_with("---- ") && line.ends_with(" stdout ----")
+        || line.starts_with("running ") && (line.ends_with(" tests") || line.ends_with(" test"))
+}
+
 /// The lines rustdoc puts before a doctest's example in the program it makes of it
 /// (`#![allow(unused)]`, `extern crate`, `fn main() {`): a panic in the example's third line is
 /// at the program's seventh; a margin over the four seen.
@@ -193,6 +203,73 @@ impl Rust {
         }
     }
 
+    /// A panic's message line has come (`panicked at src/lib.rs:4:5:` then the message): the
+    /// panic is reported, or kept until a backtrace or a doctest's name places it. Whether the
+    /// line is read on as any other.
+    fn panicked(
+        &mut self,
+        (mut test, mut file, mut n): (String, String, u32),
+        message: String,
+        line: &str,
+        sink: &mut Sink<'_>,
+    ) -> bool {
+        if self.expected_panic.as_ref() == Some(&test) {
+            self.expected_panic = None;
+            return false;
+        }
+        if self.doctest.is_none() && test == "main" && (self.unlisted_doctest_output || is_merged_doctests(&file)) {
+            // A doctest's, named by a listing line still to come.
+            if self.unlisted_panics.len() < MAX_UNLISTED_PANICS {
+                self.unlisted_panics.push_back((file, n, message));
+            }
+            self.unlisted_doctest_output = false;
+            return false;
+        }
+        if let Some(doctest) = self.doctest.as_ref() {
+            if doctest.should_panic {
+                return false;
+            }
+            self.place_in_doctest(doctest, &mut file, &mut n);
+            if doctest.file == file {
+                test.clone_from(&doctest.name);
+            }
+        }
+        if !sink.is_project_file(&file) {
+            record_panicked(sink, &test);
+            self.backtrace = Some(Backtrace::new(test, message, None, self.package_folder.clone()));
+            return false;
+        }
+        sink.report(Finding {
+            file: &file,
+            line: n,
+            error_type: ErrorType::Logic,
+            message: Cow::Borrowed(&message),
+            test: (test != "main").then_some(test.as_str()),
+            confidence: 0.95,
+            rank: Rank::Error,
+            diagnostic: false,
+        });
+        record_panicked(sink, &test);
+        if line.starts_with("Test failed: ") && test != "main" {
+            self.proptest = Some(Proptest {
+                test: test.clone(),
+                message: message.clone(),
+                lines: 0,
+            });
+        }
+        // A backtrace may follow, with the test's own frame further out: a place to look at
+        // even when the panic's place is past its bound ([`Sink::report_test_line`]).
+        if test != "main" && !sink.is_test_file(&file) {
+            self.backtrace = Some(Backtrace::new(
+                test,
+                message,
+                Some((file, n)),
+                self.package_folder.clone(),
+            ));
+        }
+        true
+    }
+
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
         // rustc and ruff put a diagnostic's location on the line after its header: after any
         // other line, the header has none (a `-->` further on is another diagnostic's).
@@ -216,7 +293,8 @@ impl Rust {
                 return;
             }
             backtrace.lines += 1;
-            let in_backtrace = line.starts_with(' ') || line == "stack backtrace:";
+            let in_backtrace =
+                line.starts_with(' ') && !(self.header.is_some() && is_location(line)) || line == "stack backtrace:";
             if !in_backtrace || backtrace.lines > MAX_BACKTRACE_LINES {
                 self.backtrace = None;
             } else {
@@ -243,61 +321,24 @@ impl Rust {
                 self.proptest = None;
             }
         }
-        if let Some((mut test, mut file, mut n)) = self.panic.take() {
-            let message = format!("panicked: {}", line.trim());
-            if self.expected_panic.as_ref() == Some(&test) {
-                self.expected_panic = None;
+        if let Some(panic) = self.panic.take() {
+            // A log cut after `panicked at …:`, before its message, and then more of cargo's
+            // output: the panic is reported without a message and the line is read as any other.
+            let cut = begins_other_rust_output(line);
+            let message = if cut {
+                "panicked".to_owned()
+            } else {
+                format!("panicked: {}", line.trim())
+            };
+            let read_on = self.panicked(panic, message, line, sink);
+            if cut {
+                // Its backtrace would have come before that output.
+                self.backtrace = None;
+            }
+            // A message that reads as a diagnostic's header may be one (the same cut): it is
+            // read as one too, and a backtrace ends at the diagnostic's location.
+            if !(read_on || cut || rustc_message(line).is_some() || ruff_code_prefix(line)) {
                 return;
-            }
-            if self.doctest.is_none() && test == "main" && (self.unlisted_doctest_output || is_merged_doctests(&file)) {
-                // A doctest's, named by a listing line still to come.
-                if self.unlisted_panics.len() < MAX_UNLISTED_PANICS {
-                    self.unlisted_panics.push_back((file, n, message));
-                }
-                self.unlisted_doctest_output = false;
-                return;
-            }
-            if let Some(doctest) = self.doctest.as_ref() {
-                if doctest.should_panic {
-                    return;
-                }
-                self.place_in_doctest(doctest, &mut file, &mut n);
-                if doctest.file == file {
-                    test.clone_from(&doctest.name);
-                }
-            }
-            if !sink.is_project_file(&file) {
-                record_panicked(sink, &test);
-                self.backtrace = Some(Backtrace::new(test, message, None, self.package_folder.clone()));
-                return;
-            }
-            sink.report(Finding {
-                file: &file,
-                line: n,
-                error_type: ErrorType::Logic,
-                message: Cow::Borrowed(&message),
-                test: (test != "main").then_some(test.as_str()),
-                confidence: 0.95,
-                rank: Rank::Error,
-                diagnostic: false,
-            });
-            record_panicked(sink, &test);
-            if line.starts_with("Test failed: ") && test != "main" {
-                self.proptest = Some(Proptest {
-                    test: test.clone(),
-                    message: message.clone(),
-                    lines: 0,
-                });
-            }
-            // A backtrace may follow, with the test's own frame further out: a place to look at
-            // even when the panic's place is past its bound ([`Sink::report_test_line`]).
-            if test != "main" && !sink.is_test_file(&file) {
-                self.backtrace = Some(Backtrace::new(
-                    test,
-                    message,
-                    Some((file, n)),
-                    self.package_folder.clone(),
-                ));
             }
         }
         match first {
@@ -1302,6 +1343,50 @@ error: literal with an empty format string
             (20, "Linting"),
         ];
         assert_eq!(types, expected.map(|(line, t)| (line, t.to_owned())));
+    }
+
+    /// A log cut after a panic's `panicked at …:` line (its message never printed), then a
+    /// build's errors (the golden `cargo_test_single` cut there, then `cargo_build`): the panic
+    /// and each error are reported, whether the panic's place is in the project or not.
+    #[test]
+    fn a_panic_cut_before_its_message_leaves_the_output_after_it_to_be_read() {
+        let errors = "\
+error[E0432]: unresolved import `std::collections::HashMapp`
+ --> src/main.rs:1:5
+  |
+1 | use std::collections::HashMapp;
+  |     ^^^^^^^^^^^^^^^^^^^^^^^^^^ no `HashMapp` in `collections`
+";
+        let ws = Workspace::new("/w").with_files(vec!["src/lib.rs".to_owned(), "src/main.rs".to_owned()]);
+        let uncoded = errors.replace("error[E0432]", "warning");
+        for (panic, errors, expected) in [
+            (
+                "thread 'tests::boiling_point' (6913) panicked at src/lib.rs:23:9:",
+                errors,
+                &[(23, "Logic"), (1, "Import")][..],
+            ),
+            (
+                "thread 'main' (6913) panicked at /rustc/abc/library/core/src/num/mod.rs:9:1:",
+                errors,
+                &[(1, "Import")],
+            ),
+            // A header with no code may be the message: it is read as both, and the backtrace
+            // of a panic outside the project ends at its location.
+            (
+                "thread 'main' (6913) panicked at /rustc/abc/library/core/src/num/mod.rs:9:1:",
+                &uncoded,
+                &[(1, "Linting")],
+            ),
+        ] {
+            let parsed = parse(&format!("{panic}\n{errors}"), &ws);
+            let found: Vec<(u32, String)> = super::super::report_findings(&parsed)
+                .into_iter()
+                .map(|(_, line, error_type, _)| (line, error_type))
+                .collect();
+            let expected: Vec<(u32, String)> = expected.iter().map(|&(n, t)| (n, t.to_owned())).collect();
+            assert_eq!(found, expected, "{panic}");
+        }
+        assert!(begins_other_rust_output("running 1 test") && !begins_other_rust_output("error: bad digit"));
     }
 
     #[test]
