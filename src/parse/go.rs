@@ -29,8 +29,17 @@ struct Event {
     output: Option<String>,
 }
 
+/// How the runtime heads the report of an error no program can recover from (a deadlock,
+/// concurrent map writes), the goroutines' stacks following as a panic's do.
+const FATAL_ERROR: &str = "fatal error: ";
+
+/// The runtime's fatal error when every goroutine is blocked.
+const DEADLOCK: &str = "all goroutines are asleep - deadlock!";
+
 /// A panic whose goroutine stack is being read.
 struct Panic {
+    /// `panic` or `fatal error`, as the runtime heads it.
+    kind: &'static str,
     message: String,
     /// The frame in the project it was raised at, as far as the stack has been read.
     site: Option<(String, u32)>,
@@ -64,25 +73,71 @@ struct Timeout {
     running: Vec<String>,
     /// The goroutine whose stack is being read runs one of them: a function line named it.
     runs_test: bool,
+    /// A deadlock's report: the first goroutine with a project frame is the one that waits (no
+    /// test is named as running).
+    first_is_the_failure: bool,
     /// That goroutine's first project frame and its outermost frame in a test file.
     site: Option<(String, u32)>,
     test_frame: Option<(String, u32)>,
+    /// That first project frame is in a test file (a goroutine the test started, blocked in the
+    /// test's own code: not where the code under test hangs).
+    site_in_test: bool,
+    /// That goroutine's stack has a `panic(...)` call, and its first project frame under it:
+    /// a goroutine that panicked and then blocked (a deferred `Lock` on a mutex it held).
+    under_panic_call: bool,
+    panicked_at: Option<(String, u32)>,
+    /// Where the goroutines that run no test are: the first that panicked and blocked, and how
+    /// many are blocked at each place in the project's code (at most [`MAX_HANG_PLACES`]).
+    first_panicked_at: Option<(String, u32)>,
+    blocked_at: Vec<((String, u32), u32)>,
 }
 
 /// Most running tests a timeout's list is read for.
 const MAX_RUNNING_TESTS: usize = 16;
 
+/// Most places a timeout's other goroutines are counted at.
+const MAX_HANG_PLACES: usize = 16;
+
 impl Timeout {
     /// A goroutine's stack ends: when it ran a test, its places are the panic's (the first
     /// such goroutine's).
     fn end_goroutine(&mut self, panic_site: &mut Option<(String, u32)>, test_frame: &mut Option<(String, u32)>) {
-        if self.runs_test && panic_site.is_none() {
+        let waits = self.runs_test || self.first_is_the_failure && self.site.is_some();
+        if waits && panic_site.is_none() {
+            self.first_is_the_failure = false;
             *panic_site = self.site.take();
             *test_frame = self.test_frame.take();
+        } else if let Some(place) = self.panicked_at.take() {
+            self.first_panicked_at.get_or_insert(place);
+        } else if let Some(place) = self.site.take().filter(|_| !self.runs_test && !self.site_in_test) {
+            if let Some((_, count)) = self.blocked_at.iter_mut().find(|(p, _)| *p == place) {
+                *count += 1;
+            } else if self.blocked_at.len() < MAX_HANG_PLACES {
+                self.blocked_at.push((place, 1));
+            }
         }
         self.runs_test = false;
         self.site = None;
         self.test_frame = None;
+        self.site_in_test = false;
+        self.under_panic_call = false;
+        self.panicked_at = None;
+    }
+
+    /// Where the other goroutines say the hang is: where one panicked and blocked, else where
+    /// most of them are blocked in the project's code (the first such place on a tie), with what
+    /// the report says of it.
+    fn hang_place(&self) -> Option<(&(String, u32), String)> {
+        if let Some(place) = &self.first_panicked_at {
+            return Some((place, "a goroutine panicked here and then blocked".to_owned()));
+        }
+        let (place, count) = self.blocked_at.iter().rev().max_by_key(|(_, count)| *count)?;
+        let what = if *count == 1 {
+            "a goroutine is blocked here".to_owned()
+        } else {
+            format!("{count} goroutines are blocked here")
+        };
+        Some((place, what))
     }
 
     /// Whether a goroutine's function line (`pkg_test.TestX(0x...)`, `pkg.TestX.func1()` for a
@@ -353,6 +408,7 @@ impl Go {
             b'[' => is_ginkgo_failure_start(line) || look.may_hold(Needle::GoFile),
             b'{' => is_event(line),
             b'p' => line.starts_with("panic: "),
+            b'f' => line.starts_with(FATAL_ERROR),
             b'=' => line.starts_with("=== "),
             b'o' | b'F' | b'?' => true,
             b'-' => line.starts_with("--- ") || look.may_hold(Needle::GoFile),
@@ -471,12 +527,28 @@ impl Go {
             self.race = Some(Race::default());
             return;
         }
-        if let Some(message) = line.strip_prefix("panic: ") {
+        let fatal = line
+            .strip_prefix(FATAL_ERROR)
+            .filter(|m| !m.starts_with("runtime: out of memory"));
+        if let Some(message) = line.strip_prefix("panic: ").or(fatal) {
             self.end_panic(sink);
             if let Some(test) = self.failed_last.take() {
                 self.current_test = Some(test);
             }
+            let timeout = if message.starts_with("test timed out after ") {
+                Some(Timeout::default())
+            } else if message == DEADLOCK {
+                // Every goroutine is blocked; the first listed (main's, or a test's) waits on
+                // the others.
+                Some(Timeout {
+                    first_is_the_failure: true,
+                    ..Timeout::default()
+                })
+            } else {
+                None
+            };
             self.panic = Some(Panic {
+                kind: if fatal.is_some() { "fatal error" } else { "panic" },
                 message: message.trim_end_matches(" [recovered]").to_owned(),
                 site: None,
                 under_panic_call: false,
@@ -484,7 +556,7 @@ impl Go {
                 creator_next: false,
                 in_stack: false,
                 lines_before_stack: 0,
-                timeout: message.starts_with("test timed out after ").then(Timeout::default),
+                timeout,
             });
             return;
         }
@@ -517,15 +589,22 @@ impl Go {
                     if let Some(timeout) = panic.timeout.as_mut() {
                         if timeout.site.is_none() {
                             timeout.site = Some((file.to_owned(), n));
+                            timeout.site_in_test = sink.is_test_file(file);
+                        }
+                        if timeout.under_panic_call && !panic.creator_next {
+                            timeout.under_panic_call = false;
+                            timeout.panicked_at.get_or_insert_with(|| (file.to_owned(), n));
                         }
                         if sink.is_test_file(file) && !panic.creator_next {
                             timeout.test_frame = Some((file.to_owned(), n));
                         }
-                    } else if panic.site.is_none() || panic.under_panic_call {
-                        panic.site = Some((file.to_owned(), n));
-                    }
-                    if sink.is_test_file(file) && !panic.creator_next {
-                        panic.test_frame = Some((file.to_owned(), n));
+                    } else {
+                        if panic.site.is_none() || panic.under_panic_call {
+                            panic.site = Some((file.to_owned(), n));
+                        }
+                        if sink.is_test_file(file) && !panic.creator_next {
+                            panic.test_frame = Some((file.to_owned(), n));
+                        }
                     }
                     panic.under_panic_call = false;
                 }
@@ -534,6 +613,9 @@ impl Go {
             }
             if line.starts_with("panic(") {
                 panic.under_panic_call = true;
+                if let Some(timeout) = panic.timeout.as_mut() {
+                    timeout.under_panic_call = true;
+                }
                 return;
             }
             if line.starts_with("goroutine ") {
@@ -880,15 +962,17 @@ impl Go {
             timeout.end_goroutine(&mut panic.site, &mut panic.test_frame);
         }
         let Some(Panic {
+            kind,
             message,
             site: Some(site),
             test_frame,
+            timeout,
             ..
         }) = self.panic.take()
         else {
             return;
         };
-        let message = format!("panic: {message}");
+        let message = format!("{kind}: {message}");
         // Raised in the code the test calls: the test's own line, the call that led there, is a
         // second place to look at.
         sink.report_raised(
@@ -904,6 +988,22 @@ impl Go {
             },
             test_frame.as_ref().map(|(file, line)| (file.as_str(), *line)),
         );
+        // A test that timed out is blocked on other goroutines: where they are is where the
+        // hang is (a deadlock's other side), a place to look at after the test's own.
+        if let Some((place, what)) = timeout.as_ref().and_then(Timeout::hang_place)
+            && *place != site
+        {
+            sink.report(Finding {
+                file: &place.0,
+                line: place.1,
+                error_type: ErrorType::Logic,
+                message: Cow::Owned(format!("{message} ({what})")),
+                test: self.current_test.as_deref(),
+                confidence: 0.7,
+                rank: Rank::Error,
+                diagnostic: false,
+            });
+        }
     }
 
     /// Reports a testify failure whose table has ended.
@@ -1132,6 +1232,88 @@ FAIL
             .collect();
         let test = Some("TestDistancesConcurrently");
         assert_eq!(got, [("batch.go", 16, test), ("zz_batch_test.go", 10, test)]);
+    }
+
+    /// `go test -timeout 3s` on golang.org/x/sync's semaphore with a wrong type assertion in
+    /// `notifyWaiters` (the twenty-seventh outsider trial's, captured by running it, frames of
+    /// the runtime cut): a goroutine panicked while it held the mutex, its deferred `Release`
+    /// blocked on it, and so the test waits forever. The test's place first, then where that
+    /// goroutine panicked, not where the most goroutines wait.
+    #[test]
+    fn a_timeout_names_where_another_goroutine_panicked_and_blocked() {
+        let log = r#"panic: test timed out after 3s
+	running tests:
+		TestLargeAcquireDoesntStarve (3s)
+
+goroutine 17 [running]:
+testing.(*M).startAlarm.func1()
+	/usr/local/go/src/testing/testing.go:2802 +0x354
+
+goroutine 7 [select]:
+golang.org/x/sync/semaphore.(*Weighted).Acquire(0x2937452ce230, {0x5ba3b8, 0x6f4a40}, 0x2)
+	/w/semaphore/semaphore.go:80 +0x351
+golang.org/x/sync/semaphore_test.TestLargeAcquireDoesntStarve(0x29374528c908)
+	/w/semaphore/semaphore_test.go:215 +0x1c5
+created by testing.(*T).Run in goroutine 1
+	/usr/local/go/src/testing/testing.go:2101 +0x4c5
+
+goroutine 8 [sync.Mutex.Lock]:
+sync.(*Mutex).Lock(...)
+	/usr/local/go/src/sync/mutex.go:46
+golang.org/x/sync/semaphore.(*Weighted).Release(0x2937452ce230, 0x1)
+	/w/semaphore/semaphore.go:135 +0x52
+golang.org/x/sync/semaphore_test.TestLargeAcquireDoesntStarve.func1.1()
+	/w/semaphore/semaphore_test.go:210 +0x25
+panic({0x565ae0?, 0x293745336750?})
+	/usr/local/go/src/runtime/panic.go:860 +0x13a
+golang.org/x/sync/semaphore.(*Weighted).notifyWaiters(0x2937452ce230)
+	/w/semaphore/semaphore.go:152 +0x11a
+golang.org/x/sync/semaphore.(*Weighted).Release(0x2937452ce230, 0x0?)
+	/w/semaphore/semaphore.go:141 +0x79
+created by golang.org/x/sync/semaphore_test.TestLargeAcquireDoesntStarve in goroutine 7
+	/w/semaphore/semaphore_test.go:208 +0xa5
+
+goroutine 9 [sync.Mutex.Lock]:
+golang.org/x/sync/semaphore.(*Weighted).Release(0x2937452ce230, 0x1)
+	/w/semaphore/semaphore.go:135 +0x52
+created by golang.org/x/sync/semaphore_test.TestLargeAcquireDoesntStarve in goroutine 7
+	/w/semaphore/semaphore_test.go:208 +0xa5
+
+goroutine 10 [sync.Mutex.Lock]:
+golang.org/x/sync/semaphore.(*Weighted).Release(0x2937452ce230, 0x1)
+	/w/semaphore/semaphore.go:135 +0x52
+created by golang.org/x/sync/semaphore_test.TestLargeAcquireDoesntStarve in goroutine 7
+	/w/semaphore/semaphore_test.go:208 +0xa5
+FAIL	golang.org/x/sync/semaphore	3.008s
+"#;
+        let parsed = parse(log, &Workspace::new("/w"));
+        let got: Vec<_> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("semaphore/semaphore.go", 80),
+                ("semaphore/semaphore_test.go", 215),
+                ("semaphore/semaphore.go", 152)
+            ]
+        );
+        // Without the goroutine that panicked, where most of the others wait.
+        let cut = log.replace("panic({0x565ae0?, 0x293745336750?})", "sync.(*Mutex).Unlock()");
+        let parsed = parse(&cut, &Workspace::new("/w"));
+        let last = parsed.reports.last().expect("reports");
+        assert_eq!(
+            (last.file_path.as_str(), last.line_number),
+            ("semaphore/semaphore.go", 135)
+        );
+        // (goroutine 8 runs the test's function: it is the test's, not one blocked elsewhere.)
+        assert!(
+            last.message.ends_with("(2 goroutines are blocked here)"),
+            "{}",
+            last.message
+        );
     }
 
     /// errcheck 1.9 on a package that does not compile (the fourteenth outsider trial's,
@@ -1589,6 +1771,14 @@ exit status 1
                     "cache.go".to_owned(),
                     123,
                     format!("DATA RACE: read in {get}, previous write in {set}"),
+                    None
+                ),
+                // The runtime's fatal error that ended the run: raised at the first race's
+                // place, called from the test's goroutine.
+                (
+                    "race_test.go".to_owned(),
+                    17,
+                    "fatal error: concurrent map writes".to_owned(),
                     None
                 ),
             ]

@@ -30,6 +30,8 @@ pub(crate) enum Needle {
     LineComma,
     /// Any of the infrastructure words ([`INFRA_WORDS_LIST`]).
     InfraWord,
+    /// `Fatal Python error: ` (faulthandler's dump of a crash, after a test's progress dots).
+    FatalPython,
     /// `|` (a flake8 `--format` of the user's own, `path|row|col|code|text`). One byte, which
     /// would stop the automaton's prefilter wherever it stands: found by a search of its own.
     Pipe,
@@ -38,7 +40,7 @@ pub(crate) enum Needle {
 /// The needles that are not infrastructure words, with their text. None is shorter than four
 /// bytes, nor starts with a space: the scan's prefilter looks at a needle's first bytes, and short
 /// or common ones would stop it on most lines.
-const NAMED: [(Needle, &str); 7] = [
+const NAMED: [(Needle, &str); 8] = [
     (Needle::GoFile, ".go:"),
     (Needle::PyParen, ".py("),
     (Needle::TsCode, "error TS"),
@@ -46,7 +48,11 @@ const NAMED: [(Needle, &str); 7] = [
     (Needle::Error, "Error"),
     (Needle::Exception, "Exception"),
     (Needle::LineComma, ", line "),
+    (Needle::FatalPython, FATAL_PYTHON_ERROR),
 ];
+
+/// How CPython's faulthandler heads its dump of a crash (`Fatal Python error: Segmentation fault`).
+pub(crate) const FATAL_PYTHON_ERROR: &str = "Fatal Python error: ";
 
 /// Which needles a line may hold, a bit each: a clear bit means it holds none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::look::{Look, is_ascii_space};
+use super::needles::FATAL_PYTHON_ERROR;
 use super::{Finding, Needle, Rank, Sink, TestOutcome, has, has_byte, split_location, split_once_byte, split_word};
 use crate::api::shared::ErrorType;
 
@@ -148,6 +149,8 @@ pub(crate) struct Python {
     in_doctest_expected: bool,
     /// Inside pytest-timeout's dump of the threads' stacks ([`TimeoutDump`]).
     timeout: Option<TimeoutDump>,
+    /// Inside faulthandler's dump of the threads' stacks ([`FaultDump`]).
+    fault: Option<FaultDump>,
 }
 
 /// pytest-timeout's `--timeout-method=thread` dump: a `+++ Timeout +++` banner (after the
@@ -166,6 +169,42 @@ struct TimeoutDump {
 
 /// What the timed-out test is reported with: pytest-timeout's banner says no more.
 const TIMEOUT_MESSAGE: &str = "the test ran past pytest-timeout's limit (its stack when it was stopped)";
+
+/// CPython's faulthandler dump, which a crash prints (`Fatal Python error: Segmentation fault`,
+/// also after a test's progress dots), and pytest's `faulthandler_timeout` or
+/// `faulthandler.dump_traceback_later` print when a test runs too long (`Timeout (0:00:05)!`):
+///
+/// ```text
+/// Fatal Python error: Segmentation fault
+///
+/// Current thread 0x00007f03d1de7b80 (most recent call first):
+///   File "/w/buffers.py", line 9 in byte_at
+///   File "/w/tests/test_buffers.py", line 9 in test_reads_the_last_byte
+/// ```
+///
+/// Each thread's stack, innermost frame first (the reverse of a traceback), frames with no comma
+/// before `in`. The crashed thread is the `Current thread`; a timeout names none, and the stack
+/// that runs a test file is the test's.
+struct FaultDump {
+    /// What is reported: the exception's kind and message, as a traceback's would be.
+    exception: (String, String),
+    /// The stack being read, innermost frame first, whether it is the current thread's, and the
+    /// function of its outermost frame in a test file (the test's).
+    reading: Vec<Frame>,
+    reading_current: bool,
+    reading_test: Option<String>,
+    /// The stack chosen so far ([`FaultDump::choose`]), with its test.
+    chosen: Option<(Vec<Frame>, Option<String>, StackWeight)>,
+}
+
+/// How likely a dumped stack is the failure's: the current thread's (it crashed), else one that
+/// runs a test, else any; among equals the later (the main thread is dumped last).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum StackWeight {
+    Other,
+    RunsATest,
+    Current,
+}
 
 /// What an exception group's sub-exceptions start from.
 struct GroupStart {
@@ -211,6 +250,7 @@ impl Python {
             || self.section != Section::None
             || self.exception_group.is_some()
             || self.timeout.is_some()
+            || self.fault.is_some()
         {
             return true;
         }
@@ -243,6 +283,8 @@ impl Python {
         starts_something
             || look.last == b')' && look.may_hold(Needle::LineComma)
             || look.last == b'+' && is_timeout_banner(line)
+            || look.last == b'!' && line.ends_with(")!")
+            || look.may_hold(Needle::FatalPython)
             || is_ascii_space(first) && {
                 let trimmed = look.trimmed();
                 trimmed.starts_with("File \"")
@@ -374,6 +416,25 @@ impl Python {
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
+        if self.fault.is_some() {
+            if self.fault_dump_line(line, sink) {
+                return;
+            }
+            // Text that is none of the dump's: it has ended (the process died, or a cut log
+            // and another step), and the line is read as any other.
+            self.report_fault_dump(sink);
+        }
+        if let Some(exception) = fault_dump_start(line) {
+            self.flush(sink);
+            self.fault = Some(FaultDump {
+                exception,
+                reading: Vec::new(),
+                reading_current: false,
+                reading_test: None,
+                chosen: None,
+            });
+            return;
+        }
         if line.ends_with('+') && is_timeout_banner(line) {
             self.timeout_banner(sink);
             return;
@@ -704,6 +765,63 @@ impl Python {
         }
     }
 
+    /// A line inside faulthandler's dump: a thread's header, one of its frames, or an indented
+    /// line of no frame (`  <no Python frame>`, `  ...`, Python 3.14's C stack). Whether it was
+    /// the dump's. A traceback's `File` line is not (a cut dump, then another step's traceback).
+    fn fault_dump_line(&mut self, line: &str, sink: &Sink<'_>) -> bool {
+        let dump = self.fault.as_mut().expect("inside a faulthandler dump");
+        if let Some(current) = fault_thread_header(line) {
+            dump.choose();
+            dump.reading_current = current;
+            return true;
+        }
+        if !line.starts_with(' ') {
+            return false;
+        }
+        match fault_frame(line) {
+            Some((file, n, function)) => {
+                if sink.is_test_file(file) {
+                    dump.reading_test = Some(function.to_owned());
+                }
+                if dump.reading.len() < MAX_FRAMES {
+                    dump.reading.push(Frame {
+                        file: file.to_owned(),
+                        line: n,
+                        syntax_location: false,
+                        is_test: false,
+                    });
+                }
+                true
+            }
+            None => !line.trim_start().starts_with("File \""),
+        }
+    }
+
+    /// faulthandler's dump has ended: the chosen stack is reported as a traceback would be, at its
+    /// deepest frame in the project, with the test's frame (its first in a test file).
+    fn report_fault_dump(&mut self, sink: &mut Sink<'_>) {
+        let Some(mut dump) = self.fault.take() else {
+            return;
+        };
+        dump.choose();
+        let Some((mut frames, test, _)) = dump.chosen else {
+            return;
+        };
+        frames.reverse();
+        if let Some(test) = frames.iter_mut().find(|f| sink.is_test_file(&f.file)) {
+            test.is_test = true;
+        }
+        self.flush(sink);
+        self.block = Some(Block {
+            frames,
+            exception: Some(dump.exception),
+            // The test function's name, resolved to the id pytest printed for it, if any.
+            test,
+            ..Block::default()
+        });
+        self.flush(sink);
+    }
+
     /// pytest-timeout's banner: it opens the dump of the threads' stacks, or closes it, when
     /// the main thread's stack is reported as the test's failure.
     fn timeout_banner(&mut self, sink: &mut Sink<'_>) {
@@ -897,6 +1015,7 @@ impl Python {
     }
 
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
+        self.report_fault_dump(sink);
         self.flush(sink);
         self.report_doctest_place(sink);
         // pytest names tests in section headers by their short name; the node id comes from the
@@ -1437,6 +1556,66 @@ fn is_timeout_dump_line(line: &str, headed: bool) -> bool {
         }
         _ => false,
     }
+}
+
+impl FaultDump {
+    /// The stack just read is kept if it is likelier the failure's than the one kept before.
+    fn choose(&mut self) {
+        let frames = std::mem::take(&mut self.reading);
+        let test = self.reading_test.take();
+        if frames.is_empty() {
+            return;
+        }
+        let weight = if self.reading_current {
+            StackWeight::Current
+        } else if test.is_some() {
+            StackWeight::RunsATest
+        } else {
+            StackWeight::Other
+        };
+        if self.chosen.as_ref().is_none_or(|(.., kept)| weight >= *kept) {
+            self.chosen = Some((frames, test, weight));
+        }
+    }
+}
+
+/// The line that opens faulthandler's dump, and what the dump is reported as: a fatal error
+/// (`Fatal Python error: Segmentation fault`, after a test's progress dots too) or a timeout
+/// (`Timeout (0:00:05)!`, after the test's name in pytest's `-v` line too).
+fn fault_dump_start(line: &str) -> Option<(String, String)> {
+    if let Some(at) = line.find(FATAL_PYTHON_ERROR) {
+        let what = line[at + FATAL_PYTHON_ERROR.len()..].trim();
+        return Some(("Fatal Python error".to_owned(), what.to_owned()));
+    }
+    let at = line.strip_suffix(")!")?.rfind("Timeout (")?;
+    let limit = &line[at + "Timeout (".len()..line.len() - 2];
+    (!limit.is_empty() && limit.bytes().all(|b| b.is_ascii_digit() || b == b':' || b == b'.')).then(|| {
+        (
+            "Timeout".to_owned(),
+            format!("the test ran past faulthandler's timeout ({limit}): its stack when it was dumped"),
+        )
+    })
+}
+
+/// A faulthandler dump's thread header, `Thread 0x00007f… (most recent call first):` or, for the
+/// thread that crashed, `Current thread 0x…`: whether it is the current thread.
+fn fault_thread_header(line: &str) -> Option<bool> {
+    let (current, rest) = match line.strip_prefix("Current thread ") {
+        Some(rest) => (true, rest),
+        None => (false, line.strip_prefix("Thread ")?),
+    };
+    (rest.starts_with("0x") && rest.ends_with("(most recent call first):")).then_some(current)
+}
+
+/// A faulthandler frame, `  File "/w/app.py", line 9 in byte_at` (no comma before `in`, unlike a
+/// traceback's): the file, the line and the function.
+fn fault_frame(line: &str) -> Option<(&str, u32, &str)> {
+    let rest = line.trim_start().strip_prefix("File \"")?;
+    let (file, rest) = rest.split_once("\", line ")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    let n = rest[..digits].parse().ok()?;
+    let function = rest[digits..].strip_prefix(" in ")?;
+    Some((file, n, function))
 }
 
 /// The thread a pytest-timeout dump's header names: `~~~ Stack of MainThread (1398…) ~~~`.
@@ -2614,6 +2793,78 @@ E   NameError: name 'KeyErorr' is not defined
             .find(|r| r.file_path == "docs/usage.txt" && r.line_number == 9)
             .expect("the doctest's report");
         assert_eq!(report.message, "DocTestFailure: expected 9.5, got 8.25");
+    }
+
+    /// faulthandler's dumps (CPython 3.11, from runs of unittest and pytest): the crashed
+    /// thread's stack when one is `Current`, else the one that runs a test file, else the last;
+    /// reported at its deepest project frame with the test's; a traceback's `File` line without
+    /// a function after a cut dump ends it.
+    #[test]
+    fn a_faulthandler_dump_is_reported_at_the_stack_that_failed() {
+        let ws = crate::parse::Workspace::new("/w").with_files(
+            ["src/cache.py", "tests/test_threading.py", "app/cli.py", "app/worker.py"]
+                .map(str::to_owned)
+                .to_vec(),
+        );
+        let places = |log: &str| -> Vec<(String, u32, Option<String>)> {
+            crate::parse::report_places(&crate::parse::parse(log, &ws))
+                .into_iter()
+                .map(|(f, l, t)| (f.to_owned(), l, t.map(str::to_owned)))
+                .collect()
+        };
+        let aborted = "\
+.F...Fatal Python error: Aborted
+
+Thread 0x00007f8409ffb6c0 (most recent call first):
+  File \"/w/src/cache.py\", line 46 in __call__
+  File \"/w/tests/test_threading.py\", line 213 in run
+  File \"/root/.pyenv/versions/3.11.7/lib/python3.11/threading.py\", line 1045 in _bootstrap_inner
+
+Current thread 0x00007f845108eb80 (most recent call first):
+  File \"/root/.pyenv/versions/3.11.7/lib/python3.11/threading.py\", line 1123 in join
+  File \"/w/tests/test_threading.py\", line 219 in run_threading_test
+  File \"/w/tests/test_threading.py\", line 50 in test_cachedmethod_lock
+  File \"/root/.pyenv/versions/3.11.7/lib/python3.11/unittest/case.py\", line 579 in _callTestMethod
+";
+        let test = Some("test_cachedmethod_lock".to_owned());
+        assert_eq!(
+            places(aborted),
+            [
+                ("tests/test_threading.py".to_owned(), 219, test.clone()),
+                ("tests/test_threading.py".to_owned(), 50, test)
+            ]
+        );
+        let timeout = "\
+tests/test_threading.py Timeout (0:00:03)!
+Thread 0x00007f9708849b80 (most recent call first):
+  File \"/w/app/worker.py\", line 7 in loop
+
+Thread 0x00007f9708849b81 (most recent call first):
+  File \"/w/src/cache.py\", line 70 in __setitem__
+  File \"/w/tests/test_threading.py\", line 431 in test_clear
+
+Thread 0x00007f9708849b82 (most recent call first):
+  File \"/w/app/worker.py\", line 9 in idle
+  File \"<frozen runpy>\", line 88 in _run_code
+  File \"/w/app/cli.py\", line 5
+    return result
+TabError: inconsistent use of tabs and spaces in indentation
+";
+        let test = Some("test_clear".to_owned());
+        assert_eq!(
+            places(timeout),
+            [
+                ("src/cache.py".to_owned(), 70, test.clone()),
+                ("tests/test_threading.py".to_owned(), 431, test),
+                ("app/cli.py".to_owned(), 5, None),
+            ]
+        );
+        assert_eq!(
+            fault_frame("  File \"/w/a.py\", line 9 in f"),
+            Some(("/w/a.py", 9, "f"))
+        );
+        assert_eq!(fault_frame("  File \"/w/a.py\", line 9, in f"), None);
+        assert!(fault_dump_start("Timeout (0:00:01)!").is_some() && fault_dump_start("Timeout (soon)!").is_none());
     }
 
     /// pytest-timeout 2.4's thread dump (the golden `pytest_timeout_thread`), its closing banner
