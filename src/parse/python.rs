@@ -424,7 +424,10 @@ impl Python {
             // and another step), and the line is read as any other.
             self.report_fault_dump(sink);
         }
-        if let Some(exception) = fault_dump_start(line) {
+        // Most lines are ruled out by the needle or the last byte before any search.
+        if (sink.may_hold(Needle::FatalPython) || line.ends_with(")!"))
+            && let Some(exception) = fault_dump_start(line)
+        {
             self.flush(sink);
             self.fault = Some(FaultDump {
                 exception,
