@@ -62,13 +62,15 @@ struct Panic {
     lines_before_stack: u32,
     /// `panic: test timed out after 2s`: the tests still running, which its `running tests:`
     /// lines name; then the stacks of every goroutine follow, and the place is in the one
-    /// running a test (where it is blocked), not in the alarm's that panicked.
-    timeout: Option<Timeout>,
+    /// running a test (where it is blocked), not in the alarm's that panicked. Also
+    /// `fatal error: all goroutines are asleep - deadlock!`, whose stacks are read the same way.
+    hang: Option<Hang>,
 }
 
-/// What a test timeout's stacks are read for ([`Panic::timeout`]).
+/// What the stacks of a hang are read for ([`Panic::hang`]): a test's timeout, or the runtime's
+/// deadlock. One goroutine waits (the test's, or the first); the others say on what.
 #[derive(Default)]
-struct Timeout {
+struct Hang {
     /// The tests running when the time ran out (at most [`MAX_RUNNING_TESTS`]).
     running: Vec<String>,
     /// The goroutine whose stack is being read runs one of them: a function line named it.
@@ -95,12 +97,13 @@ struct Timeout {
 /// Most running tests a timeout's list is read for.
 const MAX_RUNNING_TESTS: usize = 16;
 
-/// Most places a timeout's other goroutines are counted at.
+/// Most places a hang's other goroutines are counted at.
 const MAX_HANG_PLACES: usize = 16;
 
-impl Timeout {
-    /// A goroutine's stack ends: when it ran a test, its places are the panic's (the first
-    /// such goroutine's).
+impl Hang {
+    /// A goroutine's stack ends: when it is the one that waits (it ran a test, or it is a
+    /// deadlock's first), its places are the panic's (the first such goroutine's); another's
+    /// say where the hang is ([`Hang::place`]).
     fn end_goroutine(&mut self, panic_site: &mut Option<(String, u32)>, test_frame: &mut Option<(String, u32)>) {
         let waits = self.runs_test || self.first_is_the_failure && self.site.is_some();
         if waits && panic_site.is_none() {
@@ -127,7 +130,7 @@ impl Timeout {
     /// Where the other goroutines say the hang is: where one panicked and blocked, else where
     /// most of them are blocked in the project's code (the first such place on a tie), with what
     /// the report says of it.
-    fn hang_place(&self) -> Option<(&(String, u32), String)> {
+    fn place(&self) -> Option<(&(String, u32), String)> {
         if let Some(place) = &self.first_panicked_at {
             return Some((place, "a goroutine panicked here and then blocked".to_owned()));
         }
@@ -535,14 +538,14 @@ impl Go {
             if let Some(test) = self.failed_last.take() {
                 self.current_test = Some(test);
             }
-            let timeout = if message.starts_with("test timed out after ") {
-                Some(Timeout::default())
+            let hang = if message.starts_with("test timed out after ") {
+                Some(Hang::default())
             } else if message == DEADLOCK {
                 // Every goroutine is blocked; the first listed (main's, or a test's) waits on
                 // the others.
-                Some(Timeout {
+                Some(Hang {
                     first_is_the_failure: true,
-                    ..Timeout::default()
+                    ..Hang::default()
                 })
             } else {
                 None
@@ -556,24 +559,24 @@ impl Go {
                 creator_next: false,
                 in_stack: false,
                 lines_before_stack: 0,
-                timeout,
+                hang,
             });
             return;
         }
         if let Some(panic) = self.panic.as_mut() {
             if first == b'\t'
                 && !panic.in_stack
-                && let Some(timeout) = panic.timeout.as_mut()
+                && let Some(hang) = panic.hang.as_mut()
             {
                 // `\trunning tests:`, then `\t\tTestX (2s)` for each.
                 if let Some((test, _)) = line.trim().split_once(" (")
-                    && timeout.running.len() < MAX_RUNNING_TESTS
+                    && hang.running.len() < MAX_RUNNING_TESTS
                     && !has_byte(test, b' ')
                 {
-                    if timeout.running.is_empty() {
+                    if hang.running.is_empty() {
                         self.current_test = Some(test.to_owned());
                     }
-                    timeout.running.push(test.to_owned());
+                    hang.running.push(test.to_owned());
                 }
                 return;
             }
@@ -586,17 +589,17 @@ impl Go {
                     && file != "_testmain.go"
                     && sink.is_project_file(file)
                 {
-                    if let Some(timeout) = panic.timeout.as_mut() {
-                        if timeout.site.is_none() {
-                            timeout.site = Some((file.to_owned(), n));
-                            timeout.site_in_test = sink.is_test_file(file);
+                    if let Some(hang) = panic.hang.as_mut() {
+                        if hang.site.is_none() {
+                            hang.site = Some((file.to_owned(), n));
+                            hang.site_in_test = sink.is_test_file(file);
                         }
-                        if timeout.under_panic_call && !panic.creator_next {
-                            timeout.under_panic_call = false;
-                            timeout.panicked_at.get_or_insert_with(|| (file.to_owned(), n));
+                        if hang.under_panic_call && !panic.creator_next {
+                            hang.under_panic_call = false;
+                            hang.panicked_at.get_or_insert_with(|| (file.to_owned(), n));
                         }
                         if sink.is_test_file(file) && !panic.creator_next {
-                            timeout.test_frame = Some((file.to_owned(), n));
+                            hang.test_frame = Some((file.to_owned(), n));
                         }
                     } else {
                         if panic.site.is_none() || panic.under_panic_call {
@@ -613,15 +616,15 @@ impl Go {
             }
             if line.starts_with("panic(") {
                 panic.under_panic_call = true;
-                if let Some(timeout) = panic.timeout.as_mut() {
-                    timeout.under_panic_call = true;
+                if let Some(hang) = panic.hang.as_mut() {
+                    hang.under_panic_call = true;
                 }
                 return;
             }
             if line.starts_with("goroutine ") {
                 panic.in_stack = true;
-                if let Some(timeout) = panic.timeout.as_mut() {
-                    timeout.end_goroutine(&mut panic.site, &mut panic.test_frame);
+                if let Some(hang) = panic.hang.as_mut() {
+                    hang.end_goroutine(&mut panic.site, &mut panic.test_frame);
                 }
                 return;
             }
@@ -635,11 +638,11 @@ impl Go {
                 }
             } else if line.starts_with("created by ") || is_function_line(line) {
                 panic.creator_next = line.starts_with("created by ");
-                if let Some(timeout) = panic.timeout.as_mut()
+                if let Some(hang) = panic.hang.as_mut()
                     && !panic.creator_next
-                    && timeout.names_running_test(line)
+                    && hang.names_running_test(line)
                 {
-                    timeout.runs_test = true;
+                    hang.runs_test = true;
                 }
                 return;
             } else {
@@ -957,16 +960,16 @@ impl Go {
     /// Reports the panic whose stack has ended, at the frame it was raised at.
     fn end_panic(&mut self, sink: &mut Sink<'_>) {
         if let Some(panic) = self.panic.as_mut()
-            && let Some(timeout) = panic.timeout.as_mut()
+            && let Some(hang) = panic.hang.as_mut()
         {
-            timeout.end_goroutine(&mut panic.site, &mut panic.test_frame);
+            hang.end_goroutine(&mut panic.site, &mut panic.test_frame);
         }
         let Some(Panic {
             kind,
             message,
             site: Some(site),
             test_frame,
-            timeout,
+            hang,
             ..
         }) = self.panic.take()
         else {
@@ -990,7 +993,7 @@ impl Go {
         );
         // A test that timed out is blocked on other goroutines: where they are is where the
         // hang is (a deadlock's other side), a place to look at after the test's own.
-        if let Some((place, what)) = timeout.as_ref().and_then(Timeout::hang_place)
+        if let Some((place, what)) = hang.as_ref().and_then(Hang::place)
             && *place != site
         {
             sink.report(Finding {
