@@ -195,7 +195,20 @@ struct FaultDump {
     reading_test: Option<String>,
     /// The stack chosen so far ([`FaultDump::choose`]), with its test.
     chosen: Option<(Vec<Frame>, Option<String>, StackWeight)>,
+    /// The file and function of the innermost project frame of the stack being read: where
+    /// that thread is blocked, if the dump is of a hang.
+    reading_top: Option<(String, String)>,
+    /// Where the threads are blocked in the project's code (not in a test file), and how many
+    /// at each place (at most [`MAX_HANG_PLACES`]).
+    blocked_at: Vec<((String, u32), u32)>,
+    /// The first call, further out on a stack, of the function that thread is blocked in: it
+    /// entered the function again while it held what the inner call waits for (a lock that is
+    /// not re-entrant).
+    reentered_at: Option<(String, u32)>,
 }
+
+/// Most places a hang's other threads are counted at.
+const MAX_HANG_PLACES: usize = 16;
 
 /// How likely a dumped stack is the failure's: the current thread's (it crashed), else one that
 /// runs a test, else any; among equals the later (the main thread is dumped last).
@@ -435,6 +448,9 @@ impl Python {
                 reading_current: false,
                 reading_test: None,
                 chosen: None,
+                reading_top: None,
+                blocked_at: Vec::new(),
+                reentered_at: None,
             });
             return;
         }
@@ -786,6 +802,7 @@ impl Python {
                 if sink.is_test_file(file) {
                     dump.reading_test = Some(function.to_owned());
                 }
+                dump.blocked_frame(file, n, function, sink);
                 if dump.reading.len() < MAX_FRAMES {
                     dump.reading.push(Frame {
                         file: file.to_owned(),
@@ -807,6 +824,7 @@ impl Python {
             return;
         };
         dump.choose();
+        let hang = dump.hang_place();
         let Some((mut frames, test, _)) = dump.chosen else {
             return;
         };
@@ -815,14 +833,27 @@ impl Python {
             test.is_test = true;
         }
         self.flush(sink);
+        let site = frames
+            .iter()
+            .rev()
+            .find(|f| sink.is_project_file(&f.file))
+            .map(|f| (f.file.clone(), f.line));
+        let (kind, message) = dump.exception;
         self.block = Some(Block {
             frames,
-            exception: Some(dump.exception),
+            exception: Some((kind.clone(), message.clone())),
             // The test function's name, resolved to the id pytest printed for it, if any.
-            test,
+            test: test.clone(),
             ..Block::default()
         });
         self.flush(sink);
+        // A hang: where the other threads wait is a place to look at after the test's own.
+        if let Some(((file, n), what)) = hang.filter(|(place, _)| Some(place) != site.as_ref()) {
+            let message = format!("{message} ({what})");
+            let mut finding = python_finding(&file, n, &kind, &message, test.as_deref());
+            finding.confidence = 0.7;
+            sink.report(finding);
+        }
     }
 
     /// pytest-timeout's banner: it opens the dump of the threads' stacks, or closes it, when
@@ -1562,8 +1593,61 @@ fn is_timeout_dump_line(line: &str, headed: bool) -> bool {
 }
 
 impl FaultDump {
+    /// A frame of the stack being read, for where its thread is blocked: its innermost frame in
+    /// the project counted there (not in a test file), and a call further out of the same
+    /// function noted as a re-entry.
+    fn blocked_frame(&mut self, file: &str, n: u32, function: &str, sink: &Sink<'_>) {
+        if !sink.is_project_file(file) {
+            return;
+        }
+        match &self.reading_top {
+            None => {
+                self.reading_top = Some((file.to_owned(), function.to_owned()));
+                if sink.is_test_file(file) {
+                    return;
+                }
+                let place = (file.to_owned(), n);
+                if let Some((_, count)) = self.blocked_at.iter_mut().find(|(p, _)| *p == place) {
+                    *count += 1;
+                } else if self.blocked_at.len() < MAX_HANG_PLACES {
+                    self.blocked_at.push((place, 1));
+                }
+            }
+            Some((top_file, top_function)) => {
+                if self.reentered_at.is_none() && top_file == file && top_function == function {
+                    self.reentered_at = Some((file.to_owned(), n));
+                }
+            }
+        }
+    }
+
+    /// For a hang (a timeout, or a process aborted while it hung), where the threads say it
+    /// is: a function re-entered by the thread blocked in it, else where most threads are
+    /// blocked in the project's code; with what the report says of it. None for a crash,
+    /// whose other threads have nothing to do with it.
+    fn hang_place(&self) -> Option<((String, u32), String)> {
+        let (kind, message) = &self.exception;
+        if kind != "Timeout" && message != "Aborted" {
+            return None;
+        }
+        if let Some(place) = &self.reentered_at {
+            return Some((
+                place.clone(),
+                "the function its thread is blocked in, entered again".to_owned(),
+            ));
+        }
+        let (place, count) = self.blocked_at.iter().rev().max_by_key(|(_, count)| *count)?;
+        let what = if *count == 1 {
+            "a thread is blocked here".to_owned()
+        } else {
+            format!("{count} threads are blocked here")
+        };
+        Some((place.clone(), what))
+    }
+
     /// The stack just read is kept if it is likelier the failure's than the one kept before.
     fn choose(&mut self) {
+        self.reading_top = None;
         let frames = std::mem::take(&mut self.reading);
         let test = self.reading_test.take();
         if frames.is_empty() {
@@ -2823,19 +2907,36 @@ Thread 0x00007f8409ffb6c0 (most recent call first):
   File \"/w/tests/test_threading.py\", line 213 in run
   File \"/root/.pyenv/versions/3.11.7/lib/python3.11/threading.py\", line 1045 in _bootstrap_inner
 
+Thread 0x00007f844fa3d6c0 (most recent call first):
+  File \"/w/src/cache.py\", line 46 in __call__
+  File \"/w/src/cache.py\", line 50 in __call__
+  File \"/w/tests/test_threading.py\", line 213 in run
+
 Current thread 0x00007f845108eb80 (most recent call first):
   File \"/root/.pyenv/versions/3.11.7/lib/python3.11/threading.py\", line 1123 in join
   File \"/w/tests/test_threading.py\", line 219 in run_threading_test
   File \"/w/tests/test_threading.py\", line 50 in test_cachedmethod_lock
   File \"/root/.pyenv/versions/3.11.7/lib/python3.11/unittest/case.py\", line 579 in _callTestMethod
 ";
+        // The process was aborted while it hung: the thread that entered the locked function
+        // again (line 50) is where the others wait.
         let test = Some("test_cachedmethod_lock".to_owned());
         assert_eq!(
             places(aborted),
             [
                 ("tests/test_threading.py".to_owned(), 219, test.clone()),
-                ("tests/test_threading.py".to_owned(), 50, test)
+                ("tests/test_threading.py".to_owned(), 50, test.clone()),
+                ("src/cache.py".to_owned(), 50, test)
             ]
+        );
+        // Without that thread, where most threads are blocked.
+        let without = aborted.replace("line 50 in __call__", "line 50 in get");
+        let last = crate::parse::parse(&without, &ws).reports.pop().expect("reports");
+        assert_eq!((last.file_path.as_str(), last.line_number), ("src/cache.py", 46));
+        assert!(
+            last.message.ends_with("(2 threads are blocked here)"),
+            "{}",
+            last.message
         );
         let timeout = "\
 tests/test_threading.py Timeout (0:00:03)!
@@ -2858,10 +2959,18 @@ TabError: inconsistent use of tabs and spaces in indentation
             places(timeout),
             [
                 ("src/cache.py".to_owned(), 70, test.clone()),
-                ("tests/test_threading.py".to_owned(), 431, test),
+                ("tests/test_threading.py".to_owned(), 431, test.clone()),
+                // The other threads' places, one each: the first.
+                ("app/worker.py".to_owned(), 7, test),
                 ("app/cli.py".to_owned(), 5, None),
             ]
         );
+        // A crash's other threads have nothing to do with it.
+        let crash = timeout.replace(
+            "tests/test_threading.py Timeout (0:00:03)!",
+            "Fatal Python error: Segmentation fault",
+        );
+        assert_eq!(places(&crash).len(), 3);
         assert_eq!(
             fault_frame("  File \"/w/a.py\", line 9 in f"),
             Some(("/w/a.py", 9, "f"))
