@@ -33,6 +33,10 @@ struct Event {
 /// concurrent map writes), the goroutines' stacks following as a panic's do.
 const FATAL_ERROR: &str = "fatal error: ";
 
+/// The testing package's word for a test that ended by `runtime.Goexit` (a `t.FailNow` from a
+/// goroutine or a subtest), printed at its own `testing.go` line.
+const GOEXIT: &str = "test executed panic(nil) or runtime.Goexit";
+
 /// The runtime's fatal error when every goroutine is blocked.
 const DEADLOCK: &str = "all goroutines are asleep - deadlock!";
 
@@ -730,6 +734,12 @@ impl Go {
                                 sink.set_test(report, test);
                             }
                         }
+                        return;
+                    }
+                    if &c[1] == "testing.go" && c[3].starts_with(GOEXIT) {
+                        // The testing package's own line, at its own source (a relative name
+                        // that is not listed is kept, so the message tells): the test's failure
+                        // is the `t.Fatal` before it, from another goroutine or a subtest.
                         return;
                     }
                     if c[3].trim().is_empty() {

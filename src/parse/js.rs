@@ -122,7 +122,28 @@ pub(crate) struct Js {
     indented_error_due: Option<DueTitle>,
     /// Inside jasmine's `Failures:`, and whether the failure's message is the next line.
     jasmine: Option<JasmineMessage>,
+    /// `node --test`'s spec reporter, among its failing tests: the place of the test the last
+    /// `test at FILE:L:C` line named ([`NodeTestAt`]).
+    node_test_at: Option<NodeTestAt>,
 }
+
+/// A failing test of `node --test`'s spec reporter, whose error is a quoted string and no stack
+/// (a timeout), so that only the test's `test at` line places it:
+///
+/// ```text
+/// test at test/parse.test.js:8:1
+/// ✖ parses async (100.365131ms)
+///   'test timed out after 100ms'
+/// ```
+struct NodeTestAt {
+    file: String,
+    line: u32,
+    /// The test's name, from its `✖` line.
+    name: Option<String>,
+}
+
+/// What Node prints when a module's top-level `await` never settles (the process exits 13).
+const UNSETTLED_AWAIT: &str = "Warning: Detected unsettled top-level await at ";
 
 /// Whether the current jasmine failure's message is the next line (after its `Message:`).
 #[derive(PartialEq)]
@@ -155,6 +176,7 @@ impl Js {
     #[inline]
     pub fn wants(&self, look: &Look<'_>) -> bool {
         if self.jasmine.is_some()
+            || self.node_test_at.is_some()
             || self.node_header.is_some()
             || self.indented_error_due.is_some()
             || self
@@ -208,6 +230,9 @@ impl Js {
     }
 
     pub fn line(&mut self, line: &str, sink: &mut Sink<'_>) {
+        if self.node_test_line(line, sink) {
+            return;
+        }
         let header = self.node_header.take().filter(|h| h.2 < NODE_HEADER_REACH);
         let Some(&first) = line.as_bytes().first() else {
             self.node_header = header.map(|(f, n, age)| (f, n, age + 1));
@@ -719,6 +744,80 @@ impl Js {
         );
     }
 
+    /// `node --test`'s `test at` lines and a timed-out test under one, and Node's warning of a
+    /// top-level `await` that never settled: whether the line was one of theirs.
+    fn node_test_line(&mut self, line: &str, sink: &mut Sink<'_>) -> bool {
+        if let Some(place) = line
+            .strip_prefix("test at ")
+            .or_else(|| line.strip_prefix(UNSETTLED_AWAIT))
+        {
+            let place = place.strip_prefix("file://").unwrap_or(place);
+            let (file, rest) = match place.rsplit_once(':') {
+                // `FILE:L:C`: the column off first.
+                Some((before, column))
+                    if line.starts_with("test at ") && column.bytes().all(|b| b.is_ascii_digit()) =>
+                {
+                    before.rsplit_once(':').unwrap_or((before, ""))
+                }
+                Some(split) => split,
+                None => return false,
+            };
+            let Ok(n) = rest.parse::<u32>() else {
+                return false;
+            };
+            if line.starts_with("test at ") {
+                self.node_test_at = Some(NodeTestAt {
+                    file: file.to_owned(),
+                    line: n,
+                    name: None,
+                });
+            } else {
+                sink.report(Finding {
+                    file,
+                    line: n,
+                    error_type: ErrorType::Logic,
+                    message: Cow::Borrowed("a top-level await that never settled (Node exited with code 13)"),
+                    test: None,
+                    confidence: 0.9,
+                    rank: Rank::Error,
+                    diagnostic: false,
+                });
+            }
+            return true;
+        }
+        let Some(at) = self.node_test_at.as_mut() else {
+            return false;
+        };
+        if at.name.is_none()
+            && let Some(name) = line.strip_prefix("✖ ")
+        {
+            at.name = Some(name.rsplit_once(" (").map_or(name, |(name, _)| name).to_owned());
+            return true;
+        }
+        let at = self.node_test_at.take().expect("a test's place");
+        let message = line.trim();
+        if at.name.is_some()
+            && let Some(message) = message.strip_prefix('\'').and_then(|m| m.strip_suffix('\''))
+            && message.starts_with("test timed out after ")
+        {
+            sink.report(Finding {
+                file: &at.file,
+                line: at.line,
+                error_type: ErrorType::Logic,
+                message: Cow::Borrowed(message),
+                test: at.name.as_deref(),
+                confidence: 0.9,
+                rank: Rank::Error,
+                diagnostic: false,
+            });
+            return true;
+        }
+        // Any other error comes indented under the test's name, its stack after it, as under
+        // mocha's spec reporter.
+        self.indented_error_due = at.name.map(|name| DueTitle { name, more: 0 });
+        false
+    }
+
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.flush(sink);
     }
@@ -1146,6 +1245,68 @@ pub(crate) fn js_type(message: &str) -> ErrorType {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Node 26's `node --test` spec reporter on minimist 1.2.8 with a test that times out and one
+    /// that fails an assertion, and Node's warning of a top-level `await` that never settled
+    /// (the twenty-eighth outsider trial's, captured by running them): the timeout at its `test
+    /// at` line, the assertion where its stack says, the `await` at the module's line.
+    #[test]
+    fn node_test_s_timeout_and_an_unsettled_await_are_placed() {
+        let ws = super::super::Workspace::new("/work/heldout30/repos/minimist").with_files(
+            ["test-node/parse.test.js", "scripts/cli.mjs", "index.js"]
+                .map(str::to_owned)
+                .to_vec(),
+        );
+        let spec = "\
+\u{2716} parses async (100.365131ms)
+\u{2716} alias port (1.122355ms)
+\u{2714} double dash (1.536764ms)
+\u{2139} tests 4
+\u{2139} fail 1
+\u{2139} cancelled 1
+
+\u{2716} failing tests:
+
+test at test-node/parse.test.js:8:1
+\u{2716} parses async (100.365131ms)
+  'test timed out after 100ms'
+
+test at test-node/parse.test.js:13:1
+\u{2716} alias port (1.122355ms)
+  AssertionError [ERR_ASSERTION]: Expected values to be strictly equal:
+  + actual - expected
+  
+  + undefined
+  - 8080
+  
+      at TestContext.<anonymous> (/work/heldout30/repos/minimist/test-node/parse.test.js:15:9)
+      at Test.runInAsyncScope (node:async_hooks:226:14)
+      at async startSubtestAfterBootstrap (node:internal/test_runner/harness:387:3) {
+    generatedMessage: true,
+    code: 'ERR_ASSERTION',
+  }
+
+test at test-node/parse.test.js:1:1
+\u{2716} test-node/parse.test.js (48.874183ms)
+  'test failed'
+";
+        let parsed = super::super::parse(spec, &ws);
+        let got: Vec<_> = super::super::report_places(&parsed);
+        assert_eq!(
+            got,
+            [
+                ("test-node/parse.test.js", 8, Some("parses async")),
+                ("test-node/parse.test.js", 15, Some("alias port"))
+            ]
+        );
+        let unsettled = "\
+Warning: Detected unsettled top-level await at file:///work/heldout30/repos/minimist/scripts/cli.mjs:3
+const argv = await parseAsync(process.argv.slice(2));
+             ^
+";
+        let parsed = super::super::parse(unsettled, &ws);
+        assert_eq!(super::super::report_places(&parsed), [("scripts/cli.mjs", 3, None)]);
+    }
 
     /// From a review: a jasmine spec that failed twice (each message with its own stack), then a
     /// suite's error, and Babel's error whose place a colon and a hint follow.
