@@ -151,6 +151,9 @@ pub(crate) struct Python {
     timeout: Option<TimeoutDump>,
     /// Inside faulthandler's dump of the threads' stacks ([`FaultDump`]).
     fault: Option<FaultDump>,
+    /// pytest's `!!! KeyboardInterrupt !!!` banner was the last line: the next names where the
+    /// interrupt landed (`path:227: KeyboardInterrupt: …`).
+    interrupt_due: bool,
 }
 
 /// pytest-timeout's `--timeout-method=thread` dump: a `+++ Timeout +++` banner (after the
@@ -166,6 +169,9 @@ struct TimeoutDump {
     /// A thread's header has been read (right after the banner, nothing else is the dump's).
     headed: bool,
 }
+
+/// The exception of an interrupted run, in pytest's banner and on the line after it.
+const KEYBOARD_INTERRUPT: &str = "KeyboardInterrupt";
 
 /// What the timed-out test is reported with: pytest-timeout's banner says no more.
 const TIMEOUT_MESSAGE: &str = "the test ran past pytest-timeout's limit (its stack when it was stopped)";
@@ -264,6 +270,7 @@ impl Python {
             || self.exception_group.is_some()
             || self.timeout.is_some()
             || self.fault.is_some()
+            || self.interrupt_due
         {
             return true;
         }
@@ -286,6 +293,8 @@ impl Python {
             b'X' => line.starts_with("XFAIL ") || line.starts_with("XPASS "),
             // Tracebacks, chained ones too.
             b'D' => line.starts_with("During handling of the above exception"),
+            // pytest's banner when a run was interrupted.
+            b'!' => line.starts_with("!!!"),
             // An exception group's boxed traceback, where nothing indents it.
             b'+' => line.starts_with(EXCEPTION_GROUP_TRACEBACK),
             b'T' => line.starts_with("Traceback (most recent call last)") || line.starts_with("The above exception"),
@@ -429,6 +438,23 @@ impl Python {
         let Some(&first) = line.as_bytes().first() else {
             return;
         };
+        if std::mem::take(&mut self.interrupt_due)
+            && let Some((file, n, what)) = split_location(line)
+            && what.trim_start().starts_with(KEYBOARD_INTERRUPT)
+            && sink.is_project_file(file)
+        {
+            // Where the code was when it was interrupted (a signal, or raised by the code):
+            // a place to look at, less sure than a failure's.
+            let mut finding = python_finding(file, n, KEYBOARD_INTERRUPT, "the run was interrupted here", None);
+            finding.confidence = 0.7;
+            sink.report(finding);
+            return;
+        }
+        if first == b'!' && line.starts_with("!!!") && line.contains(" KeyboardInterrupt") {
+            self.flush(sink);
+            self.interrupt_due = true;
+            return;
+        }
         if self.fault.is_some() {
             if self.fault_dump_line(line, sink) {
                 return;
@@ -2977,6 +3003,34 @@ TabError: inconsistent use of tabs and spaces in indentation
         );
         assert_eq!(fault_frame("  File \"/w/a.py\", line 9, in f"), None);
         assert!(fault_dump_start("Timeout (0:00:01)!").is_some() && fault_dump_start("Timeout (soon)!").is_none());
+    }
+
+    /// pytest 9.2 interrupted by a `KeyboardInterrupt` the code raised (the twenty-eighth
+    /// outsider trial's, on inflection 0.5.1, captured by running it): the place the line after
+    /// its banner names, when it is the project's.
+    #[test]
+    fn an_interrupted_run_is_placed_where_the_interrupt_landed() {
+        let ws = crate::parse::Workspace::new("/work/heldout30/repos/inflection")
+            .with_files(vec!["inflection/__init__.py".to_owned()]);
+        let log = "\
+................................................
+!!!!!!!!!!!!!!!!!!!!!!!!!!!! KeyboardInterrupt: th !!!!!!!!!!!!!!!!!!!!!!!!!!!!!
+/work/heldout30/repos/inflection/inflection/__init__.py:227: KeyboardInterrupt: th
+(to show a full traceback on KeyboardInterrupt use --full-trace)
+336 passed in 0.28s
+";
+        let parsed = crate::parse::parse(log, &ws);
+        assert_eq!(
+            crate::parse::report_places(&parsed),
+            [("inflection/__init__.py", 227, None)]
+        );
+        assert_eq!(parsed.reports[0].confidence_score, Some(0.7));
+        // Interrupted in the standard library: no place of the project's.
+        let elsewhere = log.replace(
+            "/work/heldout30/repos/inflection/inflection/__init__.py:227",
+            "/usr/lib/python3.11/selectors.py:468",
+        );
+        assert!(crate::parse::parse(&elsewhere, &ws).reports.is_empty());
     }
 
     /// pytest-timeout 2.4's thread dump (the golden `pytest_timeout_thread`), its closing banner
