@@ -11,7 +11,9 @@ use serde::Deserialize;
 
 use super::look::Look;
 use super::outcome::InfraKind;
-use super::{Finding, Marks, Needle, Rank, Sink, TestOutcome, has, has_byte, set_name, split_location, split_word};
+use super::{
+    BlockedAt, Finding, Marks, Needle, Rank, Sink, TestOutcome, has, has_byte, set_name, split_location, split_word,
+};
 use crate::api::shared::ErrorType;
 
 static TEST_LOCATION: LazyLock<Regex> =
@@ -93,16 +95,13 @@ struct Hang {
     under_panic_call: bool,
     panicked_at: Option<(String, u32)>,
     /// Where the goroutines that run no test are: the first that panicked and blocked, and how
-    /// many are blocked at each place in the project's code (at most [`MAX_HANG_PLACES`]).
+    /// many are blocked at each place in the project's code ([`BlockedAt`]).
     first_panicked_at: Option<(String, u32)>,
-    blocked_at: Vec<((String, u32), u32)>,
+    blocked_at: BlockedAt,
 }
 
 /// Most running tests a timeout's list is read for.
 const MAX_RUNNING_TESTS: usize = 16;
-
-/// Most places a hang's other goroutines are counted at.
-const MAX_HANG_PLACES: usize = 16;
 
 impl Hang {
     /// A goroutine's stack ends: when it is the one that waits (it ran a test, or it is a
@@ -117,11 +116,7 @@ impl Hang {
         } else if let Some(place) = self.panicked_at.take() {
             self.first_panicked_at.get_or_insert(place);
         } else if let Some(place) = self.site.take().filter(|_| !self.runs_test && !self.site_in_test) {
-            if let Some((_, count)) = self.blocked_at.iter_mut().find(|(p, _)| *p == place) {
-                *count += 1;
-            } else if self.blocked_at.len() < MAX_HANG_PLACES {
-                self.blocked_at.push((place, 1));
-            }
+            self.blocked_at.count(place);
         }
         self.runs_test = false;
         self.site = None;
@@ -138,8 +133,8 @@ impl Hang {
         if let Some(place) = &self.first_panicked_at {
             return Some((place, "a goroutine panicked here and then blocked".to_owned()));
         }
-        let (place, count) = self.blocked_at.iter().rev().max_by_key(|(_, count)| *count)?;
-        let what = if *count == 1 {
+        let (place, count) = self.blocked_at.most()?;
+        let what = if count == 1 {
             "a goroutine is blocked here".to_owned()
         } else {
             format!("{count} goroutines are blocked here")

@@ -867,6 +867,33 @@ impl Rank {
     }
 }
 
+/// Where the other threads or goroutines of a hang are blocked, and how many at each place: a
+/// dump's stacks are counted here, at most [`BlockedAt::MAX_PLACES`] places.
+#[derive(Default)]
+pub(crate) struct BlockedAt(Vec<((String, u32), u32)>);
+
+impl BlockedAt {
+    const MAX_PLACES: usize = 16;
+
+    /// One more stack blocked at `place`.
+    pub(crate) fn count(&mut self, place: (String, u32)) {
+        if let Some((_, count)) = self.0.iter_mut().find(|(p, _)| *p == place) {
+            *count += 1;
+        } else if self.0.len() < Self::MAX_PLACES {
+            self.0.push((place, 1));
+        }
+    }
+
+    /// The place most stacks are blocked at (the first counted, on a tie), and how many.
+    pub(crate) fn most(&self) -> Option<(&(String, u32), u32)> {
+        self.0
+            .iter()
+            .rev()
+            .max_by_key(|(_, count)| *count)
+            .map(|(place, count)| (place, *count))
+    }
+}
+
 /// The confidence of a test failure's report at the test's own frame, beside the one where the
 /// failure was raised below it (in the code the test calls): there the bug more likely is.
 pub(crate) const TEST_FRAME_CONFIDENCE: f64 = 0.8;

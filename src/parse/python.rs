@@ -14,7 +14,9 @@ use regex::Regex;
 
 use super::look::{Look, is_ascii_space};
 use super::needles::FATAL_PYTHON_ERROR;
-use super::{Finding, Needle, Rank, Sink, TestOutcome, has, has_byte, split_location, split_once_byte, split_word};
+use super::{
+    BlockedAt, Finding, Needle, Rank, Sink, TestOutcome, has, has_byte, split_location, split_once_byte, split_word,
+};
 use crate::api::shared::ErrorType;
 
 static FILE_FRAME: LazyLock<Regex> =
@@ -205,16 +207,13 @@ struct FaultDump {
     /// that thread is blocked, if the dump is of a hang.
     reading_top: Option<(String, String)>,
     /// Where the threads are blocked in the project's code (not in a test file), and how many
-    /// at each place (at most [`MAX_HANG_PLACES`]).
-    blocked_at: Vec<((String, u32), u32)>,
+    /// at each place ([`BlockedAt`]).
+    blocked_at: BlockedAt,
     /// The first call, further out on a stack, of the function that thread is blocked in: it
     /// entered the function again while it held what the inner call waits for (a lock that is
     /// not re-entrant).
     reentered_at: Option<(String, u32)>,
 }
-
-/// Most places a hang's other threads are counted at.
-const MAX_HANG_PLACES: usize = 16;
 
 /// How likely a dumped stack is the failure's: the current thread's (it crashed), else one that
 /// runs a test, else any; among equals the later (the main thread is dumped last).
@@ -475,7 +474,7 @@ impl Python {
                 reading_test: None,
                 chosen: None,
                 reading_top: None,
-                blocked_at: Vec::new(),
+                blocked_at: BlockedAt::default(),
                 reentered_at: None,
             });
             return;
@@ -1633,11 +1632,7 @@ impl FaultDump {
                     return;
                 }
                 let place = (file.to_owned(), n);
-                if let Some((_, count)) = self.blocked_at.iter_mut().find(|(p, _)| *p == place) {
-                    *count += 1;
-                } else if self.blocked_at.len() < MAX_HANG_PLACES {
-                    self.blocked_at.push((place, 1));
-                }
+                self.blocked_at.count(place);
             }
             Some((top_file, top_function)) => {
                 if self.reentered_at.is_none() && top_file == file && top_function == function {
@@ -1662,8 +1657,8 @@ impl FaultDump {
                 "the function its thread is blocked in, entered again".to_owned(),
             ));
         }
-        let (place, count) = self.blocked_at.iter().rev().max_by_key(|(_, count)| *count)?;
-        let what = if *count == 1 {
+        let (place, count) = self.blocked_at.most()?;
+        let what = if count == 1 {
             "a thread is blocked here".to_owned()
         } else {
             format!("{count} threads are blocked here")
