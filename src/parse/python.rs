@@ -77,6 +77,11 @@ struct Block {
     /// in the project while it handled the one before), one raised only in pytest's own code
     /// (a collection error's `CollectError`) is not.
     later_part: Option<usize>,
+    /// The frames before this index are those of an exception the next part was raised from
+    /// ("The above exception was the direct cause"): when that part was raised outside the
+    /// project (a worker pool raising again what its worker raised), the cause's deepest project
+    /// frame is where it went wrong.
+    cause_end: Option<usize>,
     /// A failed assertion as `--tb=short` shows it, `E   assert 1 == 2` with no exception line
     /// after it (pytest takes "AssertionError: " off): the exception when no other is named.
     assertion: Option<String>,
@@ -126,11 +131,12 @@ pub(crate) struct Python {
     /// What a doctest example raised, from its `UNEXPECTED EXCEPTION: TypeError('...')` line,
     /// until the `--tb=line` failure line that names only doctest's `UnexpectedException`.
     doctest_raised: Option<(String, String)>,
-    /// Under `--tb=line`, the deepest project frame of the traceback doctest printed after its
-    /// `UNEXPECTED EXCEPTION:` line: where the example's exception was raised, which the failure
-    /// line (the example's own line) does not say. Reported unnamed if no failure line takes it
-    /// (a log cut short, a path the line cannot be read from): the traceback itself shows the bug.
-    doctest_place: Option<DoctestPlace>,
+    /// Under `--tb=line`, the deepest project frame of a traceback printed as an exception's text
+    /// (doctest's after its `UNEXPECTED EXCEPTION:` line, a worker's in a `RemoteTraceback`):
+    /// where the exception was raised, which the failure line (the example's own line, the
+    /// pool's code that raised it again) does not say. Reported unnamed if no failure line takes
+    /// it (a log cut short, a path the line cannot be read from): the traceback shows the bug.
+    printed_place: Option<PrintedPlace>,
     /// What a doctest example printed and what it should have, for the failure line after them.
     doctest_output: DoctestOutput,
     /// Inside an exception group's boxed traceback: the column of its outermost box's edge.
@@ -510,7 +516,7 @@ impl Python {
 
         if first == b'=' && line.len() > 10 && line.ends_with('=') {
             self.flush(sink);
-            self.report_doctest_place(sink);
+            self.report_printed_place(sink);
             self.doctest_raised = None;
             let title = line.trim_matches('=').trim();
             self.section = if title == "FAILURES" || title == "ERRORS" {
@@ -627,6 +633,9 @@ impl Python {
             self.chained = true;
             if let Some(block) = self.block.as_mut() {
                 block.part_start = true;
+                if line.starts_with("The above") {
+                    block.cause_end = Some(block.frames.len());
+                }
                 if !block.ends_at_exception {
                     block.later_part = Some(block.frames.len());
                 }
@@ -703,7 +712,7 @@ impl Python {
             {
                 // Where the last example raised is no answer for this one: its failure line never
                 // came, so it is reported as its traceback showed it.
-                self.report_doctest_place(sink);
+                self.report_printed_place(sink);
                 self.doctest_raised = Some(raised);
                 return;
             }
@@ -714,7 +723,13 @@ impl Python {
                 // A doctest's failure names doctest's wrapper; what the example raised was said
                 // on its `UNEXPECTED EXCEPTION:` line, and where, by the traceback after it.
                 let raised = self.doctest_raised.take().filter(|_| kind == "UnexpectedException");
-                let place = self.doctest_place.take().filter(|_| raised.is_some());
+                // The printed traceback's place when the failure line is not the project's (a
+                // worker's exception raised again by the pool): the project's place is deeper.
+                // Else it is reported as it is.
+                if raised.is_none() && sink.is_project_file(file) {
+                    self.report_printed_place(sink);
+                }
+                let place = self.printed_place.take();
                 let (file, n) = place.as_ref().map_or((file, n), |p| (p.file.as_str(), p.line));
                 let (kind, message) = match raised {
                     Some(raised) => raised,
@@ -1028,11 +1043,27 @@ impl Python {
         let Some(frame) = frame else {
             return;
         };
-        if self.doctest_raised.is_some() && self.section == Section::Pytest && !self.section_has_headers {
-            // The traceback doctest printed under `--tb=line`: its place goes to the failure line
-            // that follows, which names the test.
-            self.report_doctest_place(sink);
-            self.doctest_place = Some(DoctestPlace {
+        // Raised outside the project from a cause raised in it (`multiprocessing`'s pool raising
+        // again what its worker raised, the worker's traceback printed as the cause; a library
+        // wrapping what the project's callback raised): the cause's deepest project frame is the
+        // place.
+        let end = block.cause_end.unwrap_or(0).min(block.frames.len());
+        let (cause, last_part) = block.frames.split_at(end);
+        let raised_outside = last_part.last().is_some_and(|f| !sink.is_project_file(&f.file));
+        let frame = if raised_outside && !syntax && last_part.iter().any(|f| std::ptr::eq(f, frame)) {
+            cause
+                .iter()
+                .rev()
+                .find(|f| !f.is_test && sink.is_project_file(&f.file))
+                .unwrap_or(frame)
+        } else {
+            frame
+        };
+        if self.section == Section::Pytest && !self.section_has_headers {
+            // A traceback printed under `--tb=line`: its place goes to the failure line that
+            // follows, which names the test.
+            self.report_printed_place(sink);
+            self.printed_place = Some(PrintedPlace {
                 file: frame.file.clone(),
                 line: frame.line,
                 kind: kind.clone(),
@@ -1066,9 +1097,9 @@ impl Python {
         }
     }
 
-    /// A doctest's traceback kept for a failure line that did not come: reported as it is.
-    fn report_doctest_place(&mut self, sink: &mut Sink<'_>) {
-        if let Some(p) = self.doctest_place.take() {
+    /// A printed traceback kept for a failure line that did not come: reported as it is.
+    fn report_printed_place(&mut self, sink: &mut Sink<'_>) {
+        if let Some(p) = self.printed_place.take() {
             sink.report(python_finding(&p.file, p.line, &p.kind, &p.message, None));
         }
     }
@@ -1076,7 +1107,7 @@ impl Python {
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.report_fault_dump(sink);
         self.flush(sink);
-        self.report_doctest_place(sink);
+        self.report_printed_place(sink);
         // pytest names tests in section headers by their short name; the node id comes from the
         // outcome lines. Prefer an id whose file appears in the report.
         // A long log names the same short names again and again (a suite run in several jobs):
@@ -1287,8 +1318,8 @@ fn doctest_unexpected(line: &str) -> Option<(String, String)> {
     Some((kind.to_owned(), message.to_owned()))
 }
 
-/// Where a doctest example's exception was raised, from the traceback doctest printed.
-struct DoctestPlace {
+/// Where an exception was raised, from a traceback printed under `--tb=line` ([`Python::printed_place`]).
+struct PrintedPlace {
     file: String,
     line: u32,
     kind: String,
