@@ -142,6 +142,28 @@ struct NodeTestAt {
     name: Option<String>,
 }
 
+/// What `node --test` says of a test file whose process failed outside its tests (it exited
+/// with a code other than 0 — `process.exit`, an error at load — with no test failing): the
+/// file's own test, named by its path, failed with this message and nothing else.
+const NODE_FILE_FAILED: &str = "'test failed'";
+
+/// A test file that failed outside its tests ([`NODE_FILE_FAILED`]), at the line Node gives
+/// (its first). Less sure than a failure's place: the line only names the file.
+fn file_failed<'a>(file: &'a str, line: u32, test: &'a str) -> Finding<'a> {
+    Finding {
+        file,
+        line,
+        error_type: ErrorType::Logic,
+        message: Cow::Borrowed(
+            "the test file failed outside its tests: its process exited with an error (process.exit, or an error while it loaded)",
+        ),
+        test: Some(test),
+        confidence: 0.6,
+        rank: Rank::Error,
+        diagnostic: false,
+    }
+}
+
 /// What Node prints when a module's top-level `await` never settles (the process exits 13).
 const UNSETTLED_AWAIT: &str = "Warning: Detected unsettled top-level await at ";
 
@@ -370,6 +392,9 @@ impl Js {
             sink.test(title, TestOutcome::Failed);
             self.failure = Some(Failure {
                 test: Some(title.to_owned()),
+                // A test file's own test is named by its path: the file failed outside its tests
+                // (an error at load, `process.exit`), a suite that failed to run.
+                suite: Some(title.to_owned()).filter(|title| is_js_path(title)),
                 ..Failure::default()
             });
             return;
@@ -725,6 +750,12 @@ impl Js {
         let Some(message) = failure.message else {
             return;
         };
+        if message == NODE_FILE_FAILED
+            && let Some(test) = failure.test.as_deref()
+        {
+            sink.report(file_failed(&location.0, location.1, test));
+            return;
+        }
         // Raised in the code the test calls: the test's own line, the call that led there, is a
         // second place to look at (not for a syntax error, which the test only loaded).
         let error_type = js_type(&message);
@@ -796,6 +827,14 @@ impl Js {
         }
         let at = self.node_test_at.take().expect("a test's place");
         let message = line.trim();
+        if message == NODE_FILE_FAILED
+            && let Some(name) = at.name.as_deref().filter(|name| is_js_path(name))
+        {
+            // A test file's own test failed with no error of its own: the file failed outside
+            // its tests, and no line of it is named but the test's first.
+            sink.report(file_failed(&at.file, at.line, name));
+            return true;
+        }
         if at.name.is_some()
             && let Some(message) = message.strip_prefix('\'').and_then(|m| m.strip_suffix('\''))
             && message.starts_with("test timed out after ")
@@ -1296,8 +1335,34 @@ test at test-node/parse.test.js:1:1
             got,
             [
                 ("test-node/parse.test.js", 8, Some("parses async")),
-                ("test-node/parse.test.js", 15, Some("alias port"))
+                ("test-node/parse.test.js", 15, Some("alias port")),
+                // The file's own test: `process.exit(1)` ended it outside its tests.
+                ("test-node/parse.test.js", 1, Some("test-node/parse.test.js"))
             ]
+        );
+        // The dot reporter names the file's test and its message, and no place: the file's
+        // first line, as `test at` gives it.
+        let dot = "\
+X
+
+Failed tests:
+
+\u{2716} /work/heldout30/repos/minimist/test-node/parse.test.js (64.467673ms)
+  'test failed'
+";
+        let parsed = super::super::parse(dot, &ws);
+        assert_eq!(
+            super::super::report_places(&parsed),
+            [(
+                "test-node/parse.test.js",
+                1,
+                Some("/work/heldout30/repos/minimist/test-node/parse.test.js")
+            )]
+        );
+        assert!(
+            parsed.reports[0].message.contains("outside its tests"),
+            "{:?}",
+            parsed.reports[0]
         );
         let unsettled = "\
 Warning: Detected unsettled top-level await at file:///work/heldout30/repos/minimist/scripts/cli.mjs:3

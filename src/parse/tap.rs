@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use super::js::{frame_place, js_type, node_frame, node_header};
 use super::look::Look;
-use super::{Finding, Rank, Sink, TestOutcome};
+use super::{Finding, Rank, Sink, TestOutcome, has_byte};
 
 /// A failure being read: its test, and what its YAML block said so far.
 #[derive(Default)]
@@ -94,7 +94,7 @@ impl Tap {
         if self.node_error {
             return (!comment.starts_with("Subtest: ") && !is_summary(comment)).then_some(comment);
         }
-        node_header(comment).map(|_| comment)
+        starts_node_error(comment).then_some(comment)
     }
 
     fn may_start(&self, look: &Look<'_>) -> bool {
@@ -155,7 +155,7 @@ impl Tap {
                 self.node_error = if self.node_error {
                     !comment.starts_with("Subtest: ")
                 } else {
-                    node_header(comment).is_some()
+                    starts_node_error(comment)
                 };
             }
             self.flush(sink);
@@ -369,6 +369,21 @@ fn frame(text: &str, sink: &Sink<'_>) -> Option<(String, u32)> {
     let (file, line) = frame_place(text)?;
     sink.relative(file)?;
     Some((file.to_owned(), line.parse().unwrap_or(1)))
+}
+
+/// Whether a comment is the header Node prints above an uncaught error: the place it stopped,
+/// `file:line` in the project, or in Node's own code (`node:internal/modules/cjs/loader:1210`
+/// above a module it could not find) or in code with no file (`<anonymous_script>:1` above
+/// what `JSON.parse` could not read); the error's frames name the project's line.
+fn starts_node_error(comment: &str) -> bool {
+    if node_header(comment).is_some() {
+        return true;
+    }
+    let Some((place, n)) = comment.rsplit_once(':') else {
+        return false;
+    };
+    let own = place.starts_with("node:") || place.starts_with('<') && place.ends_with('>');
+    own && !has_byte(place, b' ') && !n.is_empty() && n.len() <= 9 && n.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -660,6 +675,68 @@ ok 2 - logs a handled error
             ]
         );
         assert_eq!(parsed.reports[0].message, "SyntaxError: missing ) after argument list");
+    }
+
+    /// `node --test` (Node 20.20.2, TAP) on test files that died at load with Node's header in
+    /// its own code (a module it could not find) or in code with no file (`JSON.parse`): the
+    /// error is placed by its frames at the test file's line that ran it.
+    #[test]
+    fn a_load_time_error_under_node_s_own_header_is_placed_by_its_frames() {
+        let missing = "\
+TAP version 13
+# node:internal/modules/cjs/loader:1210
+#   throw err;
+#   ^
+# Error: Cannot find module './helpers-missing.js'
+# Require stack:
+# - /tmp/nt/t2/load.test.js
+#     at Module._resolveFilename (node:internal/modules/cjs/loader:1207:15)
+#     at Module._load (node:internal/modules/cjs/loader:1038:27)
+#     at Module.require (node:internal/modules/cjs/loader:1289:19)
+#     at require (node:internal/modules/helpers:182:18)
+#     at Object.<anonymous> (/tmp/nt/t2/load.test.js:3:17)
+#     at Module._compile (node:internal/modules/cjs/loader:1521:14)
+#     at Function.executeUserEntryPoint [as runMain] (node:internal/modules/run_main:164:12) {
+#   code: 'MODULE_NOT_FOUND',
+#   requireStack: [ '/tmp/nt/t2/load.test.js' ]
+# }
+# Node.js v20.20.2
+# Subtest: /tmp/nt/t2/load.test.js
+not ok 1 - /tmp/nt/t2/load.test.js
+  ---
+  duration_ms: 82.623195
+  location: '/tmp/nt/t2/load.test.js:1:1'
+  failureType: 'testCodeFailure'
+  exitCode: 1
+  signal: ~
+  error: 'test failed'
+  code: 'ERR_TEST_FAILURE'
+  ...
+1..1
+";
+        let parsed = parse(missing, &Workspace::new("/tmp/nt"));
+        assert_eq!(
+            crate::parse::report_kinds(&parsed),
+            [
+                ("t2/load.test.js", 3, ErrorType::Import),
+                ("t2/load.test.js", 1, ErrorType::Logic)
+            ]
+        );
+        let json = missing
+            .replace("node:internal/modules/cjs/loader:1210", "<anonymous_script>:1")
+            .replace(
+                "Error: Cannot find module './helpers-missing.js'",
+                "SyntaxError: Expected double-quoted property name in JSON at position 8",
+            );
+        let parsed = parse(&json, &Workspace::new("/tmp/nt"));
+        assert_eq!(
+            crate::parse::report_kinds(&parsed)[0],
+            ("t2/load.test.js", 3, ErrorType::Syntax)
+        );
+        // A comment like a place of Node's own that is no header: a test's output.
+        assert!(!super::starts_node_error("node:internal is 3"));
+        assert!(!super::starts_node_error("<anonymous>: 3"));
+        assert!(super::starts_node_error("node:internal/modules/cjs/loader:1210"));
     }
 
     #[test]
