@@ -70,6 +70,18 @@ struct Failure {
     suite: Option<String>,
     /// The outermost frame in a test file: the test's own call that led to the error.
     test_frame: Option<(String, u32)>,
+    /// The error this one was thrown for (`new Error(msg, { cause })`), shown after its stack.
+    cause: Option<Cause>,
+}
+
+/// The cause of an error, as the runners show it after the error's stack: mocha's `Caused by:
+/// TypeError: ...`, jest's `Cause:` with the error on the next line, Node's `[cause]: TypeError:
+/// ...` (`node --test`, an uncaught error), each with its own frames.
+#[derive(Default)]
+struct Cause {
+    message: Option<String>,
+    /// Its first frame in the project: where it was thrown, a third place to look at.
+    location: Option<(String, u32)>,
 }
 
 impl Failure {
@@ -432,6 +444,12 @@ impl Js {
                     None => node_frame(line),
                 }
             {
+                if let Some(cause) = failure.cause.as_mut() {
+                    if cause.location.is_none() && sink.is_project_file(file) {
+                        cause.location = Some((file.to_owned(), n.parse().unwrap_or(1)));
+                    }
+                    return;
+                }
                 failure.frames += 1;
                 if sink.is_project_file(file) {
                     let place = || (file.to_owned(), n.parse().unwrap_or(1));
@@ -444,6 +462,33 @@ impl Js {
                 }
             }
             return;
+        }
+        if let Some(failure) = self.failure.as_mut().filter(|f| f.frames > 0) {
+            if let Some(cause) = failure.cause.as_mut().filter(|c| c.message.is_none()) {
+                // jest's `Cause:`: the error is the next line.
+                cause.message = js_error(trimmed).map(|(kind, message)| format!("{kind}: {message}"));
+                if cause.message.is_some() {
+                    return;
+                }
+            }
+            let shown = trimmed
+                .strip_prefix("Caused by: ")
+                .or_else(|| trimmed.strip_prefix("[cause]: "));
+            if let Some(error) = shown.and_then(js_error) {
+                failure.cause = Some(Cause {
+                    message: Some(format!("{}: {}", error.0, error.1)),
+                    location: None,
+                });
+                return;
+            }
+            if trimmed.starts_with("... ") && trimmed.ends_with(" lines matching cause stack trace ...") {
+                // Node's stand-in for the frames the error shares with its cause: the stack goes on.
+                return;
+            }
+            if trimmed == "Cause:" && self.in_jest_block {
+                failure.cause = Some(Cause::default());
+                return;
+            }
         }
         // node:test's failure of a test whose code threw, `Error [ERR_TEST_FAILURE]: msg` (in
         // brackets when it has no stack of its own): what was thrown is its `cause:`, with the
@@ -773,6 +818,27 @@ impl Js {
             },
             called_at.map(|(file, line)| (file.as_str(), *line)),
         );
+        // The error it was thrown for, where that was thrown (the code the test's call reached
+        // through a wrapper that caught it), unless already reported.
+        if let Some(Cause {
+            message: cause_message,
+            location: Some((file, n)),
+        }) = failure.cause
+            && (file.as_str(), n) != (location.0.as_str(), location.1)
+            && failure.test_frame.as_ref().is_none_or(|(f, l)| (f, *l) != (&file, n))
+        {
+            let cause_message = cause_message.unwrap_or(message);
+            sink.report(Finding {
+                file: &file,
+                line: n,
+                error_type: js_type(&cause_message),
+                message: Cow::Borrowed(&cause_message),
+                test: failure.test.as_deref(),
+                confidence: 0.7,
+                rank: Rank::Error,
+                diagnostic: false,
+            });
+        }
     }
 
     /// `node --test`'s `test at` lines and a timed-out test under one, and Node's warning of a
@@ -2033,5 +2099,52 @@ Error: Failed to parse source for import analysis because the content contains i
             assert_eq!(crate::parse::report_places(&parsed), places, "{log}");
             assert!(parsed.failing_tests().iter().any(|t| t == name), "{log}");
         }
+    }
+
+    /// mocha 10's spec reporter on an error thrown with a `cause` (`new Error(msg, { cause })`,
+    /// captured by running it): the wrapper's place, the test's line, and where the cause was
+    /// thrown, from its `Caused by:` stack, typed by the cause.
+    #[test]
+    fn an_error_s_cause_is_placed_where_it_was_thrown() {
+        let log = "\
+  config
+    1) loads config from a query
+
+
+  0 passing (2ms)
+  1 failing
+
+  1) config
+       loads config from a query:
+     Error: could not load config from query
+      at loadConfig (lib/decode.js:9:11)
+      at Context.<anonymous> (test/config.test.js:6:28)
+      at process.processImmediate (node:internal/timers:483:21)
+     Caused by: TypeError: String.prototype.replaceAll called with a non-global RegExp argument
+      at String.replaceAll (<anonymous>)
+      at decodeValue (lib/decode.js:2:15)
+      at Array.map (<anonymous>)
+      at /tmp/jc/lib/decode.js:7:78
+      at Array.map (<anonymous>)
+      at loadConfig (lib/decode.js:7:48)
+      at Context.<anonymous> (test/config.test.js:6:28)
+      at process.processImmediate (node:internal/timers:483:21)
+";
+        let ws = super::super::Workspace::new("/tmp/jc")
+            .with_files(["lib/decode.js", "test/config.test.js"].map(str::to_owned).to_vec());
+        let parsed = super::super::parse(log, &ws);
+        assert_eq!(
+            super::super::report_kinds(&parsed),
+            [
+                ("lib/decode.js", 9, ErrorType::Logic),
+                ("test/config.test.js", 6, ErrorType::Logic),
+                ("lib/decode.js", 2, ErrorType::TypeError)
+            ]
+        );
+        assert!(
+            parsed.reports[2]
+                .message
+                .starts_with("TypeError: String.prototype.replaceAll")
+        );
     }
 }

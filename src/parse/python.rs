@@ -82,6 +82,8 @@ struct Block {
     /// project (a worker pool raising again what its worker raised), the cause's deepest project
     /// frame is where it went wrong.
     cause_end: Option<usize>,
+    /// The exception of that cause, when it was read.
+    cause_exception: Option<(String, String)>,
     /// A failed assertion as `--tb=short` shows it, `E   assert 1 == 2` with no exception line
     /// after it (pytest takes "AssertionError: " off): the exception when no other is named.
     assertion: Option<String>,
@@ -106,6 +108,9 @@ struct Block {
 /// How `python -m doctest` heads an example's expected output, and what came instead.
 const DOCTEST_EXPECTED: &str = "Expected:";
 const DOCTEST_GOT: &str = "Got:";
+
+/// What a pytest failure cut short before its exception is reported as ([`Python::end_cut_block`]).
+const CUT_SHORT: &str = "the log ends before this failure's exception (cut short)";
 
 /// Most frames one block keeps (a RecursionError prints a thousand).
 const MAX_FRAMES: usize = 64;
@@ -515,6 +520,10 @@ impl Python {
         }
 
         if first == b'=' && line.len() > 10 && line.ends_with('=') {
+            if line.contains(" test session starts ") {
+                // Another run begins: a failure of the last one still open was cut short.
+                self.end_cut_block();
+            }
             self.flush(sink);
             self.report_printed_place(sink);
             self.doctest_raised = None;
@@ -635,6 +644,7 @@ impl Python {
                 block.part_start = true;
                 if line.starts_with("The above") {
                     block.cause_end = Some(block.frames.len());
+                    block.cause_exception.clone_from(&block.exception);
                 }
                 if !block.ends_at_exception {
                     block.later_part = Some(block.frames.len());
@@ -1049,15 +1059,19 @@ impl Python {
         // place.
         let end = block.cause_end.unwrap_or(0).min(block.frames.len());
         let (cause, last_part) = block.frames.split_at(end);
+        let cause_frame = cause.iter().rev().find(|f| !f.is_test && sink.is_project_file(&f.file));
         let raised_outside = last_part.last().is_some_and(|f| !sink.is_project_file(&f.file));
-        let frame = if raised_outside && !syntax && last_part.iter().any(|f| std::ptr::eq(f, frame)) {
-            cause
-                .iter()
-                .rev()
-                .find(|f| !f.is_test && sink.is_project_file(&f.file))
-                .unwrap_or(frame)
-        } else {
-            frame
+        let (frame, cause_frame) = match cause_frame {
+            Some(cause_frame) if !syntax && last_part.iter().any(|f| std::ptr::eq(f, frame)) => {
+                if raised_outside {
+                    (cause_frame, None)
+                } else {
+                    // Raised in the project from a cause raised in it too (`raise ConfigError(...)
+                    // from e`): the cause's place is a third place to look at.
+                    (frame, Some(cause_frame))
+                }
+            }
+            _ => (frame, None),
         };
         if self.section == Section::Pytest && !self.section_has_headers {
             // A traceback printed under `--tb=line`: its place goes to the failure line that
@@ -1084,14 +1098,24 @@ impl Python {
                     .find(|f| f.is_test && !raised_at_frame(f) && sink.is_project_file(&f.file))
             })
             .flatten();
-        let (raised_at, called_at) = sink.report_raised(
-            python_finding(&frame.file, frame.line, kind, message, test),
-            test_frame.map(|f| (f.file.as_str(), f.line)),
-        );
+        let mut finding = python_finding(&frame.file, frame.line, kind, message, test);
+        if kind == CUT_SHORT {
+            finding.confidence = 0.5;
+        }
+        let (raised_at, called_at) = sink.report_raised(finding, test_frame.map(|f| (f.file.as_str(), f.line)));
+        let cause_at = cause_frame
+            .filter(|c| !raised_at_frame(c) && test_frame.is_none_or(|t| (&t.file, t.line) != (&c.file, c.line)))
+            .and_then(|c| {
+                let (cause_kind, cause_message) =
+                    block.cause_exception.as_ref().map_or((kind, message), |(k, m)| (k, m));
+                let mut finding = python_finding(&c.file, c.line, cause_kind, cause_message, test);
+                finding.confidence = 0.7;
+                sink.report(finding)
+            });
         if !block.test_is_final
             && let Some(short) = block.test
         {
-            for i in [raised_at, called_at].into_iter().flatten() {
+            for i in [raised_at, called_at, cause_at].into_iter().flatten() {
                 self.pending_names.push((i, short.clone()));
             }
         }
@@ -1104,8 +1128,21 @@ impl Python {
         }
     }
 
+    /// A pytest failure whose traceback was cut short before its exception (the log ends, or
+    /// another run begins): the frames it showed are still where to look, less surely.
+    fn end_cut_block(&mut self) {
+        if let Some(block) = self
+            .block
+            .as_mut()
+            .filter(|b| !b.ends_at_exception && b.exception.is_none() && b.assertion.is_none() && !b.frames.is_empty())
+        {
+            block.exception = Some((CUT_SHORT.to_owned(), String::new()));
+        }
+    }
+
     pub fn finish(&mut self, sink: &mut Sink<'_>) {
         self.report_fault_dump(sink);
+        self.end_cut_block();
         self.flush(sink);
         self.report_printed_place(sink);
         // pytest names tests in section headers by their short name; the node id comes from the
@@ -3110,5 +3147,59 @@ KeyError: 'port'
         }
         assert!(is_timeout_banner("+++++ Timeout +++++") && !is_timeout_banner("a + Timeout +"));
         assert_eq!(stack_of("~~~~ Stack of Thread-1 (1406) ~~~~"), Some("Thread-1"));
+    }
+
+    /// pytest's long traceback cut by `head -c` before its exception (the twenty-ninth outsider
+    /// trial's, on boltons 24.0.0): the frames it showed are reported, less surely; the same
+    /// failure cut and followed by another run's session is too; a whole one is unchanged.
+    #[test]
+    fn a_failure_cut_before_its_exception_is_placed_by_the_frames_it_showed() {
+        let cut = "\
+=================================== FAILURES ===================================
+____________________________ test_remap_drops_nones ____________________________
+
+    def test_remap_drops_nones():
+        data = {'name': 'x', 'tags': ['a', None, 'b'], 'meta': {'owner': None, 'size': 3}}
+>       assert strip_nones(data) == {'name': 'x', 'tags': ['a', 'b'], 'meta': {'size': 3}}
+
+tests/test_trial_extra.py:31: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
+tests/test_trial_extra.py:26: in strip_nones
+    return remap(obj, visit=lambda p, k, v: v is not None)
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
+
+root = {'meta': {'owner': None, 'size': 3}, 'name': 'x', 'tags': ['a', None, 'b']}
+
+    def remap(root, visit=default_visit, enter=default_enter, exit=default_exit,
+              **kwargs):
+        \"\"\"The remap (\"recursive map\") function is used to traverse and
+";
+        let ws = crate::parse::Workspace::new("/work/heldout31/repos/boltons").with_files(
+            ["tests/test_trial_extra.py", "boltons/iterutils.py"]
+                .map(str::to_owned)
+                .to_vec(),
+        );
+        let places = |log: &str| {
+            let parsed = crate::parse::parse(log, &ws);
+            parsed
+                .reports
+                .iter()
+                .map(|r| (r.file_path.clone(), r.line_number, r.confidence_score))
+                .collect::<Vec<_>>()
+        };
+        let expected = [
+            ("tests/test_trial_extra.py".to_owned(), 26, Some(0.5)),
+            ("tests/test_trial_extra.py".to_owned(), 31, Some(0.8)),
+        ];
+        assert_eq!(places(cut), expected);
+        let then_another_run = format!(
+            "{cut}============================= test session starts ==============================\n\
+             collected 0 items\n"
+        );
+        assert_eq!(places(&then_another_run), expected);
+        let whole = format!(
+            "{cut}E       AssertionError: assert {{}} == {{'a': 1}}\n\ntests/test_trial_extra.py:26: AssertionError\n"
+        );
+        assert_eq!(places(&whole)[0].2, Some(0.95), "{:?}", places(&whole));
     }
 }
