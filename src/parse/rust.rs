@@ -120,6 +120,25 @@ pub(crate) struct Rust {
     /// taken out ([`lint_shape`]): rustc notes a lint's level once, at its first diagnostic, so
     /// the second `unused variable` has no note (clippy's link is on each of its own).
     lint_shapes: std::collections::BTreeSet<String>,
+    /// A mismatched-types error's block, read for the declaration that fixed the type it
+    /// expected ([`Mismatch`]).
+    mismatch: Option<Mismatch>,
+}
+
+/// rustc's `error[E0308]: mismatched types` names, besides the value's place, the declaration
+/// that made it expect its type, as a secondary label in the source it shows: `` --- expected
+/// `u32` because of return type`` under a signature, `` --- expected due to this`` under a
+/// binding's annotation. A changed signature breaks every return that no longer matches it: each
+/// error's place is a symptom, the declaration is where one fix ends them all.
+struct Mismatch {
+    /// The file of the source shown now (the error's, or a note's `:::` elsewhere).
+    file: String,
+    /// The error's message, for the declaration's report.
+    message: String,
+    /// The line number of the last source line shown: a label's line is the one above it.
+    shown: Option<u32>,
+    /// Lines read since the error: a block longer than [`MAX_HELD_ERROR_LINES`] has ended unseen.
+    lines: u16,
 }
 
 /// Most lint messages remembered ([`Rust::lint_shapes`]).
@@ -187,6 +206,7 @@ impl Rust {
             || self.header.is_some()
             || self.proptest.is_some()
             || self.held.is_some()
+            || self.mismatch.is_some()
         {
             return true;
         }
@@ -286,6 +306,16 @@ impl Rust {
                 return;
             }
             self.report_held(sink);
+        }
+        if let Some(mismatch) = self.mismatch.as_mut() {
+            // Read beside the rest: a block cut short, then another tool's indented lines, loses
+            // nothing to it.
+            mismatch.lines += 1;
+            if in_diagnostic_block(line) && mismatch.lines <= MAX_HELD_ERROR_LINES {
+                mismatch.read(line, sink);
+            } else {
+                self.mismatch = None;
+            }
         }
         if let Some(backtrace) = self.backtrace.as_mut() {
             if backtrace.frame(line, sink) {
@@ -404,6 +434,20 @@ impl Rust {
                         });
                     } else {
                         emit_header(&header, file, n, sink);
+                        if let Header::Rustc {
+                            code: Some(code),
+                            message,
+                            ..
+                        } = header
+                            && code == "E0308"
+                        {
+                            self.mismatch = Some(Mismatch {
+                                file: file.to_owned(),
+                                message: format!("error[{code}]: {message}"),
+                                shown: None,
+                                lines: 0,
+                            });
+                        }
                     }
                 }
             }
@@ -623,6 +667,48 @@ fn in_diagnostic_block(line: &str) -> bool {
         Some(b'.') => line.starts_with("..."),
         Some(b'h' | b'n') => line.starts_with("help: ") || line.starts_with("note: "),
         _ => false,
+    }
+}
+
+impl Mismatch {
+    /// A line of the error's block: a source line (`199 | pub fn f() -> u32 {`), a label under
+    /// it, or a note's place in another file.
+    fn read(&mut self, line: &str, sink: &mut Sink<'_>) {
+        let trimmed = line.trim_start();
+        if let Some(location) = trimmed.strip_prefix("::: ").or_else(|| trimmed.strip_prefix("--> "))
+            && let Some((file, ..)) = split_location(location)
+        {
+            file.clone_into(&mut self.file);
+            return;
+        }
+        let Some((gutter, text)) = trimmed.split_once('|') else {
+            return;
+        };
+        let gutter = gutter.trim_end();
+        if !gutter.is_empty() {
+            self.shown = gutter.parse().ok();
+            return;
+        }
+        // A secondary label: `-` marks under the source, then its text.
+        let label = text.trim_start();
+        let Some(label) = label.strip_prefix('-').map(|l| l.trim_start_matches('-').trim_start()) else {
+            return;
+        };
+        if let Some(n) = self.shown
+            && (label.ends_with("because of return type") || label == "expected due to this")
+            && sink.is_project_file(&self.file)
+        {
+            sink.report(Finding {
+                file: &self.file,
+                line: n,
+                error_type: ErrorType::TypeError,
+                message: Cow::Owned(format!("{}: {label}", self.message)),
+                test: None,
+                confidence: 0.7,
+                rank: Rank::Error,
+                diagnostic: true,
+            });
+        }
     }
 }
 
