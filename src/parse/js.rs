@@ -471,11 +471,14 @@ impl Js {
                     return;
                 }
             }
+            // An error with no frame of the project's own (jest's timeout, thrown in
+            // jest-circus) is placed by its cause's frames, read as if they were its own.
+            let own_place = failure.location.is_some();
             let shown = trimmed
                 .strip_prefix("Caused by: ")
                 .or_else(|| trimmed.strip_prefix("[cause]: "));
             if let Some(error) = shown.and_then(js_error) {
-                failure.cause = Some(Cause {
+                failure.cause = own_place.then(|| Cause {
                     message: Some(format!("{}: {}", error.0, error.1)),
                     location: None,
                 });
@@ -486,7 +489,7 @@ impl Js {
                 return;
             }
             if trimmed == "Cause:" && self.in_jest_block {
-                failure.cause = Some(Cause::default());
+                failure.cause = own_place.then(Cause::default);
                 return;
             }
         }
@@ -2145,6 +2148,52 @@ Error: Failed to parse source for import analysis because the content contains i
             parsed.reports[2]
                 .message
                 .starts_with("TypeError: String.prototype.replaceAll")
+        );
+    }
+
+    /// jest 30's timeout (the twenty-seventh outsider trial's, on bottleneck 2.19.5): the error
+    /// is thrown in jest-circus, and its `Cause:` names where the test was declared. An error
+    /// with no project frame of its own is placed by its cause's frames, as its own: the
+    /// test's line, and the call of the file's `describe` further out.
+    #[test]
+    fn an_error_without_a_project_frame_is_placed_by_its_cause_s() {
+        let log = "\
+FAIL test/general.js (16.735 s)
+  ● General › Should pass multiple arguments back even on errors when using submit()
+
+    thrown: \"Exceeded timeout of 5000 ms for a test while waiting for `done()` to be called.
+    Add a timeout value to this test to increase the timeout, if this is a long-running test. See https://jestjs.io/docs/api#testname-fn-timeout.\"
+
+      at _getError (node_modules/jest-circus/build/jestAdapterInit.js:1985:12)
+          at Array.map (<anonymous>)
+
+    Cause:
+        thrown: \"Exceeded timeout of 5000 ms for a test while waiting for `done()` to be called.
+        Add a timeout value to this test to increase the timeout, if this is a long-running test. See https://jestjs.io/docs/api#testname-fn-timeout.\"
+
+          80 |   })
+          81 |
+        > 82 |   it('Should pass multiple arguments back even on errors when using submit()', function (done) {
+             |   ^
+          83 |     c = makeTest({ maxConcurrent: 1 })
+          84 |
+          85 |     c.limiter.submit(c.job, new Error('welp'), 1, 2, function (err, x, y) {
+
+          at test/general.js:82:3
+          at Object.<anonymous> (test/general.js:6:1)
+
+";
+        let ws = super::super::Workspace::new("/work/heldout29/repos/bottleneck")
+            .with_files(["test/general.js", "lib/Bottleneck.js"].map(str::to_owned).to_vec());
+        let parsed = super::super::parse(log, &ws);
+        let places: Vec<_> = parsed
+            .reports
+            .iter()
+            .map(|r| (r.file_path.as_str(), r.line_number, r.confidence_score))
+            .collect();
+        assert_eq!(
+            places,
+            [("test/general.js", 82, Some(0.9)), ("test/general.js", 6, Some(0.8))]
         );
     }
 }
