@@ -2186,13 +2186,8 @@ FAIL test/general.js (16.735 s)
         let ws = super::super::Workspace::new("/work/heldout29/repos/bottleneck")
             .with_files(["test/general.js", "lib/Bottleneck.js"].map(str::to_owned).to_vec());
         let parsed = super::super::parse(log, &ws);
-        let places: Vec<_> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.confidence_score))
-            .collect();
         assert_eq!(
-            places,
+            super::super::report_confidences(&parsed),
             [("test/general.js", 82, Some(0.9)), ("test/general.js", 6, Some(0.8))]
         );
     }

@@ -1782,6 +1782,16 @@ pub(crate) fn report_places(parsed: &ParseOutput) -> Vec<(&str, u32, Option<&str
         .collect()
 }
 
+/// Each report's file, line and confidence, for tests to compare at a glance.
+#[cfg(test)]
+pub(crate) fn report_confidences(parsed: &ParseOutput) -> Vec<(&str, u32, Option<f64>)> {
+    parsed
+        .reports
+        .iter()
+        .map(|r| (r.file_path.as_str(), r.line_number, r.confidence_score))
+        .collect()
+}
+
 /// Each report's file, line, type and message, for tests to compare at a glance.
 #[cfg(test)]
 pub(crate) fn report_findings(parsed: &ParseOutput) -> Vec<(&str, u32, String, &str)> {

@@ -2852,11 +2852,7 @@ ERROR tests/test_q.py::test_query - IndexError: list index out of range
 "#;
         for log in [auto, native] {
             let parsed = crate::parse::parse(log, &crate::parse::Workspace::new("/w"));
-            let places: Vec<(&str, u32, Option<f64>)> = parsed
-                .reports
-                .iter()
-                .map(|r| (r.file_path.as_str(), r.line_number, r.confidence_score))
-                .collect();
+            let places = crate::parse::report_confidences(&parsed);
             assert_eq!(
                 places,
                 [("app/db.py", 2, Some(0.95)), ("tests/conftest.py", 7, Some(0.8))],
@@ -3179,27 +3175,27 @@ root = {'meta': {'owner': None, 'size': 3}, 'name': 'x', 'tags': ['a', None, 'b'
                 .map(str::to_owned)
                 .to_vec(),
         );
-        let places = |log: &str| {
-            let parsed = crate::parse::parse(log, &ws);
-            parsed
-                .reports
-                .iter()
-                .map(|r| (r.file_path.clone(), r.line_number, r.confidence_score))
-                .collect::<Vec<_>>()
-        };
         let expected = [
-            ("tests/test_trial_extra.py".to_owned(), 26, Some(0.5)),
-            ("tests/test_trial_extra.py".to_owned(), 31, Some(0.8)),
+            ("tests/test_trial_extra.py", 26, Some(0.5)),
+            ("tests/test_trial_extra.py", 31, Some(0.8)),
         ];
-        assert_eq!(places(cut), expected);
+        let parsed = crate::parse::parse(cut, &ws);
+        assert_eq!(crate::parse::report_confidences(&parsed), expected);
         let then_another_run = format!(
             "{cut}============================= test session starts ==============================\n\
              collected 0 items\n"
         );
-        assert_eq!(places(&then_another_run), expected);
+        let parsed = crate::parse::parse(&then_another_run, &ws);
+        assert_eq!(crate::parse::report_confidences(&parsed), expected);
         let whole = format!(
             "{cut}E       AssertionError: assert {{}} == {{'a': 1}}\n\ntests/test_trial_extra.py:26: AssertionError\n"
         );
-        assert_eq!(places(&whole)[0].2, Some(0.95), "{:?}", places(&whole));
+        let parsed = crate::parse::parse(&whole, &ws);
+        assert_eq!(
+            crate::parse::report_confidences(&parsed)[0].2,
+            Some(0.95),
+            "{:?}",
+            parsed.reports
+        );
     }
 }

@@ -422,11 +422,7 @@ not ok 2 - unflatten nested keys
 1..2
 ";
         let parsed = parse(log, &Workspace::new("/work/heldout18/projects/jsmono"));
-        let places: Vec<_> = parsed
-            .reports
-            .iter()
-            .map(|r| (r.file_path.as_str(), r.line_number, r.confidence_score))
-            .collect();
+        let places = crate::parse::report_confidences(&parsed);
         assert_eq!(
             places,
             [
