@@ -80,7 +80,7 @@ struct Block {
     /// The frames before this index are those of an exception the next part was raised from
     /// ("The above exception was the direct cause"): when that part was raised outside the
     /// project (a worker pool raising again what its worker raised), the cause's deepest project
-    /// frame is where it went wrong.
+    /// frame is where it went wrong; when raised in the project, a third place to look at.
     cause_end: Option<usize>,
     /// The exception of that cause, when it was read.
     cause_exception: Option<(String, String)>,
