@@ -695,21 +695,35 @@ impl Mismatch {
             return;
         };
         if let Some(n) = self.shown
-            && (label.ends_with("because of return type") || label == "expected due to this")
-            && sink.is_project_file(&self.file)
+            && names_the_expected_type(label)
         {
-            sink.report(Finding {
-                file: &self.file,
-                line: n,
-                error_type: ErrorType::TypeError,
-                message: Cow::Owned(format!("{}: {label}", self.message)),
-                test: None,
-                confidence: 0.7,
-                rank: Rank::Error,
-                diagnostic: true,
-            });
+            report_expected_type(&self.file, n, &self.message, label, sink);
         }
     }
+}
+
+/// Whether a secondary label of E0308 marks the declaration that made rustc expect its type
+/// ([`Mismatch`]); cargo's JSON carries the same labels in its spans.
+pub(crate) fn names_the_expected_type(label: &str) -> bool {
+    label.ends_with("because of return type") || label == "expected due to this"
+}
+
+/// The declaration a mismatched-types error's label names, at 0.7 beside the error's own place:
+/// a symptom's place comes first, the one fix for many symptoms next.
+pub(crate) fn report_expected_type(file: &str, line: u32, error: &str, label: &str, sink: &mut Sink<'_>) {
+    if !sink.is_project_file(file) {
+        return;
+    }
+    sink.report(Finding {
+        file,
+        line,
+        error_type: ErrorType::TypeError,
+        message: Cow::Owned(format!("{error}: {label}")),
+        test: None,
+        confidence: 0.7,
+        rank: Rank::Error,
+        diagnostic: true,
+    });
 }
 
 /// Whether a line of a diagnostic's block says the diagnostic is a lint: a lint level's note

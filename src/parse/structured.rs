@@ -23,7 +23,7 @@ use super::js::{eslint_finding, js_type};
 use super::json_item::{self, EslintMessage, Item, JestAssertion};
 use super::json_stream::{JsonStream, Piece, Role, Shape, Status, Tag};
 use super::lint::{mypy_type, pylint_type, pyright_finding};
-use super::rust::{lint_finding_type, rustc_type};
+use super::rust::{lint_finding_type, names_the_expected_type, report_expected_type, rustc_type};
 use super::xml_stream::{Flow, XmlPiece, XmlStream};
 use super::{Finding, MAX_REPORTS, Parser, Rank, Sink, TEST_FRAME_CONFIDENCE, TestOutcome};
 use crate::api::shared::{BugReport, ErrorType};
@@ -39,6 +39,10 @@ pub const MAX_DOCUMENT_WARNINGS: usize = MAX_DOCUMENT_REPORTS * 3 / 4;
 /// case) is complete. A JSON document past it goes on (its element is too long to read anyway);
 /// a JUnit document past it is given up, since XML text can take any line.
 pub const MAX_HELD: usize = 4 * 1024 * 1024;
+/// Most bytes of a one-line JSON record read ([`single_line`]): cargo's message carries its error
+/// code's whole explanation and rendered text (E0277's is 10 KB), libtest's event a failed test's
+/// output. A longer record is not read.
+const MAX_RECORD: usize = 1024 * 1024;
 /// Deepest element nesting of a JUnit document.
 const MAX_XML_DEPTH: usize = 64;
 /// Failure text kept of one test case: its start and its end (where pytest puts the location).
@@ -101,6 +105,9 @@ pub(crate) struct Structured {
     /// bytes): another tool's output, when a tool wrote its document without a final newline
     /// (`cat report.xml; ruff check .`). It is read as a line of its own.
     after_end: Option<String>,
+    /// A one-line JSON record being read: the line's first bytes and the rest as it comes, read
+    /// when the line ends (a record longer than [`super::clean::MAX_LINE`] is whole only then).
+    record: Option<String>,
 }
 
 impl Structured {
@@ -138,7 +145,8 @@ impl Structured {
         let Some(&first) = line.as_bytes().first() else {
             return false;
         };
-        if single_line(line, sink) {
+        if record_reader(line).is_some() {
+            self.record = Some(line.to_owned());
             return true;
         }
         let reading = match first {
@@ -181,6 +189,7 @@ impl Structured {
     /// Whether the rest of a line longer than [`super::clean::MAX_LINE`] is wanted.
     pub fn wants_rest(&self) -> bool {
         self.doc.is_some()
+            || self.record.is_some()
             || self
                 .after_end
                 .as_ref()
@@ -190,7 +199,14 @@ impl Structured {
     /// The rest of a long line, in one or more pieces, after [`Structured::begin_line`].
     pub fn rest(&mut self, piece: &str, sink: &mut Sink<'_>) {
         if self.doc.is_none() {
-            if let Some(tail) = self.after_end.as_mut() {
+            if let Some(record) = self.record.as_mut() {
+                if record.len() + piece.len() > MAX_RECORD {
+                    // Past the bound, a record is not read: the rest of its line is not wanted.
+                    self.record = None;
+                } else {
+                    record.push_str(piece);
+                }
+            } else if let Some(tail) = self.after_end.as_mut() {
                 push_bounded(tail, piece);
             }
             return;
@@ -205,6 +221,9 @@ impl Structured {
 
     /// The end of the line.
     pub fn end_line(&mut self, sink: &mut Sink<'_>) {
+        if let Some(record) = self.record.take() {
+            single_line(&record, sink);
+        }
         self.feed("\n", false, sink);
         let Some(doc) = self.doc.as_mut() else {
             return;
@@ -344,27 +363,41 @@ impl Structured {
 /// The formats with one JSON record per line (cargo's and mypy's messages, ruff's `json-lines`):
 /// `true` when the line was one. Also read in lines a document held back and gave up.
 pub(crate) fn single_line(line: &str, sink: &mut Sink<'_>) -> bool {
-    if !line.starts_with('{') {
+    let Some(read) = record_reader(line) else {
         return false;
+    };
+    read(line, sink);
+    true
+}
+
+/// The reader of a one-line JSON record, by how the record starts (each tool writes its first
+/// key first).
+fn record_reader(line: &str) -> Option<fn(&str, &mut Sink<'_>)> {
+    if !line.starts_with('{') {
+        return None;
     }
-    if line.starts_with("{\"reason\":") {
-        cargo_message(line, sink);
+    let read: fn(&str, &mut Sink<'_>) = if line.starts_with("{\"reason\":") {
+        cargo_message
     } else if line.starts_with("{\"file\": ") {
-        mypy_json(line, sink);
+        mypy_json
     } else if line.starts_with("{\"code\":") {
-        staticcheck_json(line, sink);
+        staticcheck_json
     } else if line.starts_with("{ \"type\": \"test\"") || line.starts_with("{\"type\":\"test\"") {
         // libtest's own spacing, and nextest's compact form of the same events.
-        libtest_event(line, sink);
+        libtest_event
     } else if line.starts_with("{\"cell\":") {
         // ruff `json-lines` (ruff sorts keys, `cell` comes first).
-        if let Some(item) = json_item::read(line) {
-            array_item(&item, sink.report_count(), sink);
-        }
+        ruff_json_line
     } else {
-        return false;
+        return None;
+    };
+    Some(read)
+}
+
+fn ruff_json_line(line: &str, sink: &mut Sink<'_>) {
+    if let Some(item) = json_item::read(line) {
+        array_item(&item, sink.report_count(), sink);
     }
-    true
 }
 
 /// A test's event in libtest's JSON (`cargo test -- -Z unstable-options --format json`, which
@@ -1341,6 +1374,9 @@ struct Span<'a> {
     column_start: Option<u64>,
     #[serde(default)]
     is_primary: bool,
+    /// The text rustc prints under the span: read for E0308's secondary labels.
+    #[serde(borrow, default)]
+    label: Option<Cow<'a, str>>,
 }
 
 /// A line or column number as a report gives it, at least 1 (and at most `u32::MAX`).
@@ -1390,12 +1426,30 @@ fn cargo_message(line: &str, sink: &mut Sink<'_>) {
         file: &span.file_name,
         line: position(span.line_start),
         error_type,
-        message: Cow::Owned(rendered),
+        message: Cow::Borrowed(&rendered),
         test: None,
         confidence: 1.0,
         rank,
         diagnostic: true,
     });
+    if code == Some("E0308") {
+        // A label on the error's own line (`let n: u32 = f();`) names no other place.
+        let elsewhere =
+            |s: &&Span<'_>| !s.is_primary && (s.file_name != span.file_name || s.line_start != span.line_start);
+        for label_span in spans.iter().filter(elsewhere) {
+            if let Some(label) = label_span.label.as_deref()
+                && names_the_expected_type(label)
+            {
+                report_expected_type(
+                    &label_span.file_name,
+                    position(label_span.line_start),
+                    &rendered,
+                    label,
+                    sink,
+                );
+            }
+        }
+    }
 }
 
 fn mypy_json(line: &str, sink: &mut Sink<'_>) {
@@ -2238,6 +2292,31 @@ error: test failed, to rerun pass `--lib`
             crate::parse::report_places(&parsed),
             [("src/lib.rs", 6, Some("rvt::rvt$tests::bad_t"))]
         );
+    }
+
+    /// A one-line record longer than a line's bound (a test that printed a few hundred lines
+    /// before it panicked; cargo's message with its code's explanation) is read whole, whether
+    /// the log comes at once or streamed in small pieces, and behind a CI's timestamps.
+    #[test]
+    fn a_one_line_record_longer_than_a_line_s_bound_is_read_whole() {
+        let printed: String = (0..800).map(|i| format!("checking input {i:>4}: ok\\n")).collect();
+        let event = format!(
+            r#"{{"type":"test","event":"failed","name":"tests::wraps","exec_time":0.004,"stdout":"{printed}\nthread 'tests::wraps' panicked at src/lib.rs:6:26:\nassertion failed\n"}}"#
+        );
+        assert!(event.len() > 2 * crate::parse::clean::MAX_LINE);
+        let workspace = Workspace::new("/w").with_files(vec!["src/lib.rs".to_owned()]);
+        let want = [("src/lib.rs", 6, Some("tests::wraps"))];
+        for log in [
+            format!("{event}\nerror: test failed\n"),
+            format!("2026-11-28T03:00:00.1234567Z {event}\n"),
+        ] {
+            let parsed = crate::parse::parse(&log, &workspace);
+            assert_eq!(crate::parse::report_places(&parsed), want, "{}", &log[..40]);
+            let streamed =
+                crate::parse::parse_reader(std::io::BufReader::with_capacity(1000, log.as_bytes()), &workspace)
+                    .unwrap();
+            assert_eq!(crate::parse::report_places(&streamed), want, "streamed: {}", &log[..40]);
+        }
     }
 
     /// pytest-bdd 8's `--cucumberjson` report (the fifteenth outsider trial's, captured by running
