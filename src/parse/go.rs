@@ -12,7 +12,7 @@ use serde::Deserialize;
 use super::look::Look;
 use super::outcome::InfraKind;
 use super::{
-    BlockedAt, Finding, Marks, Needle, Rank, Sink, TestOutcome, has, has_byte, set_name, split_location, split_word,
+    Finding, Marks, Needle, PlaceCounts, Rank, Sink, TestOutcome, has, has_byte, set_name, split_location, split_word,
 };
 use crate::api::shared::ErrorType;
 
@@ -71,7 +71,19 @@ struct Panic {
     /// running a test (where it is blocked), not in the alarm's that panicked. Also
     /// `fatal error: all goroutines are asleep - deadlock!`, whose stacks are read the same way.
     hang: Option<Hang>,
+    /// `fatal error: stack overflow`: how often each project frame of the stack is called
+    /// ([`STACK_OVERFLOW`]).
+    recursion: Option<PlaceCounts>,
 }
+
+/// The runtime's fatal error when a goroutine's stack outgrows its limit: a recursion without
+/// end. Its stack's top frame is wherever the limit happened to be reached; the frame it repeats
+/// is the call that recursed, where the fix goes.
+const STACK_OVERFLOW: &str = "stack overflow";
+
+/// How often a frame repeats in an overflowed stack to be its recursive call (the runtime prints
+/// the top 100 frames).
+const RECURSION_REPEATS: u32 = 3;
 
 /// What the stacks of a hang are read for ([`Panic::hang`]): a test's timeout, or the runtime's
 /// deadlock. One goroutine waits (the test's, or the first); the others say on what.
@@ -95,9 +107,9 @@ struct Hang {
     under_panic_call: bool,
     panicked_at: Option<(String, u32)>,
     /// Where the goroutines that run no test are: the first that panicked and blocked, and how
-    /// many are blocked at each place in the project's code ([`BlockedAt`]).
+    /// many are blocked at each place in the project's code ([`PlaceCounts`]).
     first_panicked_at: Option<(String, u32)>,
-    blocked_at: BlockedAt,
+    blocked_at: PlaceCounts,
 }
 
 /// Most running tests a timeout's list is read for.
@@ -559,6 +571,7 @@ impl Go {
                 in_stack: false,
                 lines_before_stack: 0,
                 hang,
+                recursion: (message == STACK_OVERFLOW).then(PlaceCounts::default),
             });
             return;
         }
@@ -603,6 +616,11 @@ impl Go {
                     } else {
                         if panic.site.is_none() || panic.under_panic_call {
                             panic.site = Some((file.to_owned(), n));
+                        }
+                        if let Some(calls) = panic.recursion.as_mut()
+                            && panic.in_stack
+                        {
+                            calls.count((file.to_owned(), n));
                         }
                         if sink.is_test_file(file) && !panic.creator_next {
                             panic.test_frame = Some((file.to_owned(), n));
@@ -972,14 +990,22 @@ impl Go {
         let Some(Panic {
             kind,
             message,
-            site: Some(site),
+            site: Some(mut site),
             test_frame,
             hang,
+            recursion,
             ..
         }) = self.panic.take()
         else {
             return;
         };
+        if let Some((call, _)) = recursion
+            .as_ref()
+            .and_then(PlaceCounts::most)
+            .filter(|&(_, repeats)| repeats >= RECURSION_REPEATS)
+        {
+            call.clone_into(&mut site);
+        }
         let message = format!("{kind}: {message}");
         // Raised in the code the test calls: the test's own line, the call that led there, is a
         // second place to look at.

@@ -867,15 +867,16 @@ impl Rank {
     }
 }
 
-/// Where the other threads or goroutines of a hang are blocked, and how many at each place: a
-/// dump's stacks are counted here, at most [`BlockedAt::MAX_PLACES`] places.
+/// How many times each place in the project was seen, at most [`PlaceCounts::MAX_PLACES`]
+/// places: where the other threads or goroutines of a hang are blocked (a stack each), or the
+/// calls an overflowed stack repeats (a frame each).
 #[derive(Default)]
-pub(crate) struct BlockedAt(Vec<((String, u32), u32)>);
+pub(crate) struct PlaceCounts(Vec<((String, u32), u32)>);
 
-impl BlockedAt {
+impl PlaceCounts {
     const MAX_PLACES: usize = 16;
 
-    /// One more stack blocked at `place`.
+    /// `place` seen once more.
     pub(crate) fn count(&mut self, place: (String, u32)) {
         if let Some((_, count)) = self.0.iter_mut().find(|(p, _)| *p == place) {
             *count += 1;
@@ -884,7 +885,7 @@ impl BlockedAt {
         }
     }
 
-    /// The place most stacks are blocked at (the first counted, on a tie), and how many.
+    /// The place seen most (the first counted, on a tie), and how many times.
     pub(crate) fn most(&self) -> Option<(&(String, u32), u32)> {
         self.0
             .iter()

@@ -15,7 +15,7 @@ use regex::Regex;
 use super::look::{Look, is_ascii_space};
 use super::needles::FATAL_PYTHON_ERROR;
 use super::{
-    BlockedAt, Finding, Needle, Rank, Sink, TestOutcome, has, has_byte, split_location, split_once_byte, split_word,
+    Finding, Needle, PlaceCounts, Rank, Sink, TestOutcome, has, has_byte, split_location, split_once_byte, split_word,
 };
 use crate::api::shared::ErrorType;
 
@@ -111,6 +111,23 @@ const DOCTEST_GOT: &str = "Got:";
 
 /// What a pytest failure cut short before its exception is reported as ([`Python::end_cut_block`]).
 const CUT_SHORT: &str = "the log ends before this failure's exception (cut short)";
+
+/// How often a frame repeats in a RecursionError's traceback to be its recursive call: Python
+/// prints a repeated line three times, then `[Previous line repeated 971 more times]`; pytest
+/// prints more of them.
+const RECURSION_REPEATS: u32 = 3;
+
+/// The project's frame a RecursionError's traceback repeats most, at least
+/// [`RECURSION_REPEATS`] times: the call that recursed without end (a base case never reached, an
+/// override calling itself). Mutual recursion repeats two frames as often: the outer is taken.
+fn recursive_call<'f>(frames: &'f [Frame], sink: &Sink<'_>) -> Option<&'f Frame> {
+    let mut calls = PlaceCounts::default();
+    for frame in frames.iter().filter(|f| !f.is_test && sink.is_project_file(&f.file)) {
+        calls.count((frame.file.clone(), frame.line));
+    }
+    let ((file, line), _) = calls.most().filter(|&(_, repeats)| repeats >= RECURSION_REPEATS)?;
+    frames.iter().find(|f| f.line == *line && f.file == *file)
+}
 
 /// Most frames one block keeps (a RecursionError prints a thousand).
 const MAX_FRAMES: usize = 64;
@@ -218,8 +235,8 @@ struct FaultDump {
     /// that thread is blocked, if the dump is of a hang.
     reading_top: Option<(String, String)>,
     /// Where the threads are blocked in the project's code (not in a test file), and how many
-    /// at each place ([`BlockedAt`]).
-    blocked_at: BlockedAt,
+    /// at each place ([`PlaceCounts`]).
+    blocked_at: PlaceCounts,
     /// The first call, further out on a stack, of the function that thread is blocked in: it
     /// entered the function again while it held what the inner call waits for (a lock that is
     /// not re-entrant).
@@ -485,7 +502,7 @@ impl Python {
                 reading_test: None,
                 chosen: None,
                 reading_top: None,
-                blocked_at: BlockedAt::default(),
+                blocked_at: PlaceCounts::default(),
                 reentered_at: None,
             });
             return;
@@ -1047,6 +1064,9 @@ impl Python {
                 .rev()
                 .find(|f| f.syntax_location && sink.is_project_file(&f.file))
                 .or_else(|| candidates.next())
+        } else if kind == "RecursionError" {
+            // Where the limit was hit is incidental: the call that repeats is the recursion.
+            recursive_call(&block.frames, sink).or_else(|| candidates.next())
         } else {
             candidates.next()
         };

@@ -53,6 +53,11 @@ struct Backtrace {
     /// `cargo test`'s `Running` line, or learnt from the backtrace: from a frame at the panic's
     /// own place, or from the crate a `./` frame's function names.
     crate_folder: Option<String>,
+    /// The panic is a failed assertion (`assert!`, `debug_assert!`, `assert_eq!`) in the code
+    /// the test calls, and no caller of it has been read yet: a function that checks what it is
+    /// given, so the project's code that called it with what broke the check is a place to look
+    /// at too (`set_len(CAP + 1)` fails `set_len`'s `debug_assert!`).
+    precondition: bool,
 }
 
 /// Most backtrace lines read for a project frame (two per frame; deep recursion aside, the
@@ -786,6 +791,7 @@ fn report_panic(
 impl Backtrace {
     fn new(test: String, message: String, site: Option<(String, u32)>, crate_folder: Option<String>) -> Self {
         Backtrace {
+            precondition: site.is_some() && message.trim_start_matches("panicked: ").starts_with("assertion"),
             test,
             message,
             site,
@@ -887,6 +893,19 @@ impl Backtrace {
             };
             sink.report_test_line(&site.0, site.1, called);
             return true;
+        }
+        if self.precondition && elsewhere && !self.in_test_function {
+            self.precondition = false;
+            sink.report(Finding {
+                file,
+                line: n,
+                error_type: ErrorType::Logic,
+                message: Cow::Owned(format!("{} (the call that broke the check)", self.message)),
+                test: (self.test != "main").then_some(self.test.as_str()),
+                confidence: 0.7,
+                rank: Rank::Error,
+                diagnostic: false,
+            });
         }
         self.in_test_function
     }
