@@ -81,10 +81,6 @@ struct Panic {
 /// is the call that recursed, where the fix goes.
 const STACK_OVERFLOW: &str = "stack overflow";
 
-/// How often a frame repeats in an overflowed stack to be its recursive call (the runtime prints
-/// the top 100 frames).
-const RECURSION_REPEATS: u32 = 3;
-
 /// What the stacks of a hang are read for ([`Panic::hang`]): a test's timeout, or the runtime's
 /// deadlock. One goroutine waits (the test's, or the first); the others say on what.
 #[derive(Default)]
@@ -999,11 +995,7 @@ impl Go {
         else {
             return;
         };
-        if let Some((call, _)) = recursion
-            .as_ref()
-            .and_then(PlaceCounts::most)
-            .filter(|&(_, repeats)| repeats >= RECURSION_REPEATS)
-        {
+        if let Some(call) = recursion.as_ref().and_then(PlaceCounts::recursive_call) {
             call.clone_into(&mut site);
         }
         let message = format!("{kind}: {message}");

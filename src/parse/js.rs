@@ -11,7 +11,8 @@ use regex::Regex;
 
 use super::look::{Look, is_ascii_space};
 use super::{
-    Finding, Needle, Rank, Sink, TestOutcome, has_byte, looks_like_source, row_place, rsplit_once_byte, split_once_byte,
+    Finding, Needle, PlaceCounts, Rank, Sink, TestOutcome, has_byte, looks_like_source, row_place, rsplit_once_byte,
+    split_once_byte,
 };
 use crate::api::shared::ErrorType;
 
@@ -72,7 +73,16 @@ struct Failure {
     test_frame: Option<(String, u32)>,
     /// The error this one was thrown for (`new Error(msg, { cause })`), shown after its stack.
     cause: Option<Cause>,
+    /// The project's frames of a stack that overflowed ([`STACK_OVERFLOW`]), counted.
+    calls: PlaceCounts,
+    /// The location is an unresolved import's importer at its first line, a guess: a frame in
+    /// that file (vitest's `❯ src/index.ts:3:1`, the import's own line) says better.
+    importer_line: bool,
 }
+
+/// V8's RangeError when the stack outgrows its limit: a recursion without end. The stack's top
+/// frame is wherever the limit was reached; the call it repeats is the recursion.
+pub(crate) const STACK_OVERFLOW: &str = "Maximum call stack size exceeded";
 
 /// The cause of an error, as the runners show it after the error's stack: mocha's `Caused by:
 /// TypeError: ...`, jest's `Cause:` with the error on the next line, Node's `[cause]: TypeError:
@@ -453,8 +463,19 @@ impl Js {
                 failure.frames += 1;
                 if sink.is_project_file(file) {
                     let place = || (file.to_owned(), n.parse().unwrap_or(1));
-                    if failure.location.is_none() {
+                    let in_importer = || {
+                        failure.importer_line
+                            && failure
+                                .location
+                                .as_ref()
+                                .is_some_and(|(importer, _)| sink.relative(importer) == sink.relative(file))
+                    };
+                    if failure.location.is_none() || in_importer() {
                         failure.location = Some(place());
+                        failure.importer_line = false;
+                    }
+                    if failure.message.as_deref().is_some_and(|m| m.contains(STACK_OVERFLOW)) {
+                        failure.calls.count(place());
                     }
                     if self.jest_file.as_deref() == Some(file) || sink.is_test_file(file) {
                         failure.test_frame = Some(place());
@@ -589,20 +610,21 @@ impl Js {
                 self.flush(sink);
                 // Node names the place it stopped above the error; the frames may all be Node's
                 // own. An ES module whose import Node could not resolve is named in the message.
-                let location = self
+                let header = self
                     .node_header
                     .take()
                     .filter(|(file, _, _)| sink.is_project_file(file))
-                    .map(|(file, n, _)| (file, n))
-                    .or_else(|| {
-                        esm_importer(message)
-                            .filter(|file| sink.is_project_file(file))
-                            .map(|file| (file.to_owned(), 1))
-                    });
+                    .map(|(file, n, _)| (file, n));
+                let importer = header
+                    .is_none()
+                    .then(|| esm_importer(message).filter(|file| sink.is_project_file(file)))
+                    .flatten()
+                    .map(|file| (file.to_owned(), 1));
                 self.failure = Some(Failure {
                     test,
                     message: Some(format!("{kind}: {message}")),
-                    location,
+                    importer_line: importer.is_some(),
+                    location: header.or(importer),
                     ..Failure::default()
                 });
                 return;
@@ -781,7 +803,8 @@ impl Js {
         };
         // A suite that failed to run with no place of the code: its test file's imports, at line
         // 1, are where to look.
-        let (location, confidence) = match (failure.location, failure.suite) {
+        let location = failure.calls.recursive_call().cloned().or(failure.location);
+        let (location, confidence) = match (location, failure.suite) {
             (Some(location), _) => (location, 0.9),
             // jest's notice of a test file with no test in it names no broken line.
             (None, Some(suite))

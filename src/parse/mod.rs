@@ -867,6 +867,11 @@ impl Rank {
     }
 }
 
+/// How often a frame repeats in an overflowed stack to be taken for its recursive call: Python
+/// prints a repeated frame three times before `[Previous line repeated 971 more times]`, Node
+/// shows ten frames, Go a hundred.
+pub(crate) const RECURSION_REPEATS: u32 = 3;
+
 /// How many times each place in the project was seen, at most [`PlaceCounts::MAX_PLACES`]
 /// places: where the other threads or goroutines of a hang are blocked (a stack each), or the
 /// calls an overflowed stack repeats (a frame each).
@@ -883,6 +888,15 @@ impl PlaceCounts {
         } else if self.0.len() < Self::MAX_PLACES {
             self.0.push((place, 1));
         }
+    }
+
+    /// The call a stack that overflowed repeats most, when it repeats it at least
+    /// [`RECURSION_REPEATS`] times: the recursion without end (a base case never reached, an
+    /// override calling itself), where the fix goes, wherever the limit happened to be reached.
+    pub(crate) fn recursive_call(&self) -> Option<&(String, u32)> {
+        self.most()
+            .filter(|&(_, repeats)| repeats >= RECURSION_REPEATS)
+            .map(|(place, _)| place)
     }
 
     /// The place seen most (the first counted, on a tie), and how many times.

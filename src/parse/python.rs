@@ -112,20 +112,14 @@ const DOCTEST_GOT: &str = "Got:";
 /// What a pytest failure cut short before its exception is reported as ([`Python::end_cut_block`]).
 const CUT_SHORT: &str = "the log ends before this failure's exception (cut short)";
 
-/// How often a frame repeats in a RecursionError's traceback to be its recursive call: Python
-/// prints a repeated line three times, then `[Previous line repeated 971 more times]`; pytest
-/// prints more of them.
-const RECURSION_REPEATS: u32 = 3;
-
-/// The project's frame a RecursionError's traceback repeats most, at least
-/// [`RECURSION_REPEATS`] times: the call that recursed without end (a base case never reached, an
-/// override calling itself). Mutual recursion repeats two frames as often: the outer is taken.
+/// The project's frame a RecursionError's traceback repeats most ([`PlaceCounts::recursive_call`]).
+/// Mutual recursion repeats two frames as often: the outer is taken.
 fn recursive_call<'f>(frames: &'f [Frame], sink: &Sink<'_>) -> Option<&'f Frame> {
     let mut calls = PlaceCounts::default();
     for frame in frames.iter().filter(|f| !f.is_test && sink.is_project_file(&f.file)) {
         calls.count((frame.file.clone(), frame.line));
     }
-    let ((file, line), _) = calls.most().filter(|&(_, repeats)| repeats >= RECURSION_REPEATS)?;
+    let (file, line) = calls.recursive_call()?;
     frames.iter().find(|f| f.line == *line && f.file == *file)
 }
 

@@ -9,6 +9,7 @@
 //! | lerna and nx `--stream`             | `calc: > calc@1.0.0 test` (npm's header) | `calc: `        |
 //! | yarn `workspaces foreach -p`        | `[calc]: ` and a package folder `calc/`  | `[calc]: `      |
 //! | npm `--workspaces` / `-w`           | `> calc@1.0.0 test` (npm's header), no prefix: one package after another | none |
+//! | concurrently, npm-run-all `--print-label` | `[lint] > lint` (npm's header of the script the process runs) | `[lint] `, `[0] ` |
 //!
 //! Log collectors name the container or the step before each line of its output, and several
 //! containers' lines interleave as well: their prefixes are taken off the same way, from the
@@ -97,7 +98,7 @@ impl Runners {
         }
         let pnpm = if script_start { pnpm_script_start(line) } else { None };
         let learnt = pnpm.or_else(|| match line.as_bytes().first() {
-            Some(b'[') => yarn_prefix(line, workspace),
+            Some(b'[') => yarn_prefix(line, workspace).or_else(|| label_prefix(line).map(|text| (text, String::new()))),
             _ => named_prefix(line).map(|(text, name)| (text, package_folder(workspace, name))),
         });
         if let Some((text, folder)) = learnt {
@@ -467,6 +468,22 @@ fn yarn_prefix(line: &str, workspace: &Workspace) -> Option<(String, String)> {
     let folder = package_folder(workspace, name);
     (!folder.is_empty()).then(|| (line[..close + 3].to_owned(), folder))
 }
+
+/// A process's label before each line of its output, as concurrently prints it (`[lint] `, or
+/// the process's index, `[0] `) and npm-run-all's `--print-label` (`[lint] `, padded to the
+/// longest label's width): shown by npm's header of the script the process runs after it
+/// (`[lint] > lint`, `[test] > calc@1.0.0 test`). The processes' lines interleave; the paths they
+/// print are the scripts' own (no package folder is known).
+fn label_prefix(line: &str) -> Option<String> {
+    let close = line.find("] > ")?;
+    let label = &line[1..close];
+    let header_starts = line.as_bytes().get(close + 4).is_some_and(|&b| is_name_byte(b));
+    (header_starts && !label.trim().is_empty() && label.len() <= MAX_LABEL && !label.contains('['))
+        .then(|| line[..close + 2].to_owned())
+}
+
+/// Longest process label kept ([`label_prefix`]): concurrently's default is the command itself.
+const MAX_LABEL: usize = 64;
 
 /// The folder of the repository's package `name` ([`Workspace::package_folder`]); empty when
 /// not known.

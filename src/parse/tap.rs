@@ -5,9 +5,9 @@
 
 use std::borrow::Cow;
 
-use super::js::{frame_place, js_type, node_frame, node_header};
+use super::js::{STACK_OVERFLOW, frame_place, js_type, node_frame, node_header};
 use super::look::Look;
-use super::{Finding, Rank, Sink, TestOutcome, has_byte};
+use super::{Finding, PlaceCounts, Rank, Sink, TestOutcome, has_byte};
 
 /// A failure being read: its test, and what its YAML block said so far.
 #[derive(Default)]
@@ -25,6 +25,9 @@ struct Failure {
     stack: Option<(String, u32)>,
     /// The outermost frame of `stack:` in a test file: the test's call that led to the error.
     test_frame: Option<(String, u32)>,
+    /// The frames of `stack:` in the project, counted: a stack that overflowed is placed at the
+    /// call it repeats ([`STACK_OVERFLOW`]).
+    calls: PlaceCounts,
     /// node's `location:`: where the test is.
     location: Option<(String, u32)>,
     /// tape's `operator:`; `error` when the test threw.
@@ -117,7 +120,13 @@ impl Tap {
             return;
         }
         let trimmed = line.trim_start();
-        if let Some((passed, name)) = outcome(trimmed) {
+        // An outcome line is at column 0, or, once TAP has been seen, indented by spaces (node's
+        // subtests): as routing offers them ([`Tap::wants`]).
+        let indented = line.trim_start_matches(' ');
+        if let Some((passed, name)) = (indented.len() == line.len() || self.seen)
+            .then(|| outcome(indented))
+            .flatten()
+        {
             self.flush(sink);
             self.seen = true;
             self.node_error = false;
@@ -243,6 +252,9 @@ impl Tap {
             if sink.is_test_file(&place.0) {
                 failure.test_frame = Some(place.clone());
             }
+            if failure.error.as_deref().is_some_and(|e| e.contains(STACK_OVERFLOW)) {
+                failure.calls.count(place.clone());
+            }
             failure.stack.get_or_insert(place);
         }
     }
@@ -250,7 +262,7 @@ impl Tap {
     /// Reports the failure read so far: an assertion at tape's `at:`; a thrown error where its
     /// stack first enters the project; else where the test is.
     fn flush(&mut self, sink: &mut Sink<'_>) {
-        let Some(failure) = self.failure.take() else {
+        let Some(mut failure) = self.failure.take() else {
             return;
         };
         if failure.subtests_failed {
@@ -258,6 +270,9 @@ impl Tap {
         }
         let threw = failure.operator.as_deref() == Some("error")
             || failure.name.as_deref().is_some_and(|n| n != "AssertionError");
+        if let Some(call) = failure.calls.recursive_call().cloned() {
+            failure.stack = Some(call);
+        }
         let place = if threw {
             failure.stack.clone().or(failure.at)
         } else {
