@@ -1265,6 +1265,28 @@ b:test: ok
 
     /// Each collector's prefix as the collector prints it, and lines that only look like one.
     #[test]
+    fn a_process_label_is_known_by_npm_s_header_after_it() {
+        for (line, prefix) in [
+            ("[lint] > lint", Some("[lint] ")),
+            ("[test] > calc@1.0.0 test", Some("[test] ")),
+            ("[0] > @acme/ui@2.1.0 test:unit", Some("[0] ")),
+            // npm-run-all pads its labels to the longest one's width.
+            ("[lint    ] > lint", Some("[lint    ] ")),
+            // Not a label: no header after it, or not npm's.
+            ("[lint] eslint lib", None),
+            (
+                "[INFO] >>> maven-source-plugin:3.2.1:jar (attach-sources) > generate-sources @ app >>>",
+                None,
+            ),
+            ("[vite] > (hmr update)", None),
+            ("[] > lint", None),
+            ("[  ] > lint", None),
+        ] {
+            assert_eq!(label_prefix(line).as_deref(), prefix, "{line:?}");
+        }
+    }
+
+    #[test]
     fn collector_prefixes_are_known_by_their_shapes() {
         for (line, prefix) in [
             (
