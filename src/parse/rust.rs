@@ -896,16 +896,8 @@ impl Backtrace {
         }
         if self.precondition && elsewhere && !self.in_test_function {
             self.precondition = false;
-            sink.report(Finding {
-                file,
-                line: n,
-                error_type: ErrorType::Logic,
-                message: Cow::Owned(format!("{} (the call that broke the check)", self.message)),
-                test: (self.test != "main").then_some(self.test.as_str()),
-                confidence: 0.7,
-                rank: Rank::Error,
-                diagnostic: false,
-            });
+            let message = format!("{} (the call that broke the check)", self.message);
+            report_panic(sink, file, n, &self.test, &message, 0.7);
         }
         self.in_test_function
     }

@@ -105,9 +105,10 @@ pub(crate) struct Structured {
     /// bytes): another tool's output, when a tool wrote its document without a final newline
     /// (`cat report.xml; ruff check .`). It is read as a line of its own.
     after_end: Option<String>,
-    /// A one-line JSON record being read: the line's first bytes and the rest as it comes, read
-    /// when the line ends (a record longer than [`super::clean::MAX_LINE`] is whole only then).
-    record: Option<String>,
+    /// A one-line JSON record being read, and its reader: the line's first bytes and the rest as
+    /// it comes, read when the line ends (a record longer than [`super::clean::MAX_LINE`] is
+    /// whole only then).
+    record: Option<(RecordReader, String)>,
 }
 
 impl Structured {
@@ -145,8 +146,8 @@ impl Structured {
         let Some(&first) = line.as_bytes().first() else {
             return false;
         };
-        if record_reader(line).is_some() {
-            self.record = Some(line.to_owned());
+        if let Some(read) = record_reader(line) {
+            self.record = Some((read, line.to_owned()));
             return true;
         }
         let reading = match first {
@@ -199,7 +200,7 @@ impl Structured {
     /// The rest of a long line, in one or more pieces, after [`Structured::begin_line`].
     pub fn rest(&mut self, piece: &str, sink: &mut Sink<'_>) {
         if self.doc.is_none() {
-            if let Some(record) = self.record.as_mut() {
+            if let Some((_, record)) = self.record.as_mut() {
                 if record.len() + piece.len() > MAX_RECORD {
                     // Past the bound, a record is not read: the rest of its line is not wanted.
                     self.record = None;
@@ -221,8 +222,8 @@ impl Structured {
 
     /// The end of the line.
     pub fn end_line(&mut self, sink: &mut Sink<'_>) {
-        if let Some(record) = self.record.take() {
-            single_line(&record, sink);
+        if let Some((read, record)) = self.record.take() {
+            read(&record, sink);
         }
         self.feed("\n", false, sink);
         let Some(doc) = self.doc.as_mut() else {
@@ -370,13 +371,16 @@ pub(crate) fn single_line(line: &str, sink: &mut Sink<'_>) -> bool {
     true
 }
 
+/// What reads one tool's one-line JSON record ([`record_reader`]).
+type RecordReader = fn(&str, &mut Sink<'_>);
+
 /// The reader of a one-line JSON record, by how the record starts (each tool writes its first
 /// key first).
-fn record_reader(line: &str) -> Option<fn(&str, &mut Sink<'_>)> {
+fn record_reader(line: &str) -> Option<RecordReader> {
     if !line.starts_with('{') {
         return None;
     }
-    let read: fn(&str, &mut Sink<'_>) = if line.starts_with("{\"reason\":") {
+    let read: RecordReader = if line.starts_with("{\"reason\":") {
         cargo_message
     } else if line.starts_with("{\"file\": ") {
         mypy_json
